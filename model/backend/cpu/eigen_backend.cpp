@@ -1,0 +1,134 @@
+// The CPU reference backend: OpenBLAS for the GEMMs (single-threaded: a
+// replica is one thread), Eigen for the elementwise ops.
+#include "model/backend/cpu/eigen_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <mutex>
+
+#include <Eigen/Core>
+#include TROUPE_CBLAS_HEADER
+
+#include "model/optim/adam_kernel.hpp"
+
+namespace troupe {
+
+namespace {
+
+using row_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using matrix_map = Eigen::Map<row_matrix>;
+using const_matrix_map = Eigen::Map<const row_matrix>;
+using const_vector_map = Eigen::Map<const Eigen::RowVectorXf>;
+
+// Each replica computes on its own thread; OpenBLAS threads would fight them.
+void use_single_threaded_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+class eigen_backend final : public backend {
+public:
+  std::string name() const override { return "cpu"; }
+  bool host_memory() const override { return true; }
+
+  void* allocate(size_t bytes) override {
+    // 64-byte alignment keeps Eigen's packets aligned; round up as aligned_alloc wants.
+    void* ptr = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+    if (ptr == nullptr)
+      throw std::bad_alloc{};
+    return ptr;
+  }
+  void release(void* ptr) noexcept override { std::free(ptr); }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void fill_zero(void* dst, size_t bytes) override { std::memset(dst, 0, bytes); }
+
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+            const float* a, const float* b, float beta, float* c) override {
+    // Leading dimensions of the stored (untransposed) row-major matrices.
+    const int lda = transpose_a ? m : k;
+    const int ldb = transpose_b ? k : n;
+    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+                transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+                ldb, beta, c, n);
+  }
+
+  void bias_activation(float* y, const float* bias, int rows, int cols,
+                       activation act) override {
+    matrix_map out(y, rows, cols);
+    out.rowwise() += const_vector_map(bias, cols);
+    if (act == activation::relu)
+      out = out.cwiseMax(0.0f);
+  }
+
+  void activation_backward(float* dy, const float* y, size_t count,
+                           activation act) override {
+    if (act != activation::relu)
+      return;
+    for (size_t i = 0; i < count; ++i)
+      dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  }
+
+  void bias_gradient(const float* dy, int rows, int cols, float* db) override {
+    // A plain loop, not Eigen's colwise().sum(): Eigen's reduction order
+    // depends on the pointers' alignment, which broke bitwise reproducibility.
+    std::fill(db, db + cols, 0.0f);
+    for (int r = 0; r < rows; ++r) {
+      const float* __restrict row = dy + static_cast<size_t>(r) * cols;
+      for (int c = 0; c < cols; ++c)
+        db[c] += row[c];
+    }
+  }
+
+  void softmax_cross_entropy(const float* logits, const int32_t* labels, int rows,
+                             int classes, float scale, float* dlogits,
+                             float* stats) override {
+    double loss_sum = 0.0;
+    int64_t correct = 0;
+    for (int r = 0; r < rows; ++r) {
+      const float* z = logits + static_cast<size_t>(r) * classes;
+      int argmax = 0;
+      for (int c = 1; c < classes; ++c)
+        if (z[c] > z[argmax])
+          argmax = c;
+      const float max = z[argmax];
+      float sum = 0.0f;
+      for (int c = 0; c < classes; ++c)
+        sum += std::exp(z[c] - max);
+      const int label = labels[r];
+      loss_sum += static_cast<double>(std::log(sum) + max - z[label]);
+      correct += argmax == label ? 1 : 0;
+      if (dlogits != nullptr) {
+        float* dz = dlogits + static_cast<size_t>(r) * classes;
+        const float inverse_sum = 1.0f / sum;
+        for (int c = 0; c < classes; ++c)
+          dz[c] = std::exp(z[c] - max) * inverse_sum * scale;
+        dz[label] -= scale;
+      }
+    }
+    stats[0] += static_cast<float>(loss_sum);
+    stats[1] += static_cast<float>(correct);
+  }
+
+  void adam_update(float* weights, const float* gradient, float* m, float* v,
+                   size_t count, const adam_coefficients& c) override {
+    adam_kernel(weights, gradient, m, v, count, c);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<backend> make_eigen_backend() {
+  use_single_threaded_blas();
+  return std::make_unique<eigen_backend>();
+}
+
+} // namespace troupe

@@ -1,0 +1,48 @@
+// A labelled image set in memory, pixels scaled to [0, 1], and the loader for a
+// directory that holds the four standard (Fashion-)MNIST files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/expected.hpp"
+
+namespace troupe {
+
+/// Holds samples as rows of floats in [0, 1] and their labels.
+struct dataset {
+  int count = 0;
+  int features = 0;             // rows * cols of one image
+  int classes = 10;
+  std::vector<float> images;    // (count, features)
+  std::vector<int32_t> labels;  // (count), each in [0, classes)
+
+  const float* image(size_t i) const { return images.data() + i * features; }
+};
+
+/// Holds the training and test sets of one directory.
+struct dataset_pair {
+  dataset train;
+  dataset test;
+};
+
+/// Names Debian's Fashion-MNIST directory, the default data directory.
+std::string default_data_dir();
+
+/// Loads one image file and one label file; checks that the counts match and
+/// every label lies in [0, classes).
+expected<dataset> load_split(const std::string& images_path,
+                             const std::string& labels_path, int classes = 10);
+
+/// Loads train-images-idx3-ubyte, train-labels-idx1-ubyte,
+/// t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte from `dir`, each as the
+/// plain name or with ".gz" (the .gz file wins when both exist).
+expected<dataset_pair> load_dataset(const std::string& dir);
+
+/// Copies the samples named by `indices` into contiguous buffers:
+/// images_out: (count, features), labels_out: (count).
+void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
+                  float* images_out, int32_t* labels_out);
+
+} // namespace troupe

@@ -1,0 +1,50 @@
+// Error values for model/: a small expected<T> so that model/ needs no CAF
+// headers (the actors layer turns these into caf::error at its edge).
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace troupe {
+
+/// Says which kind of recoverable failure a model/ call met.
+enum class model_errc {
+  io_error = 1,     // a file is missing or cannot be read
+  bad_format,       // a file's content is not what its format promises
+  invalid_argument, // a caller passed a value that makes no sense
+  device_error,     // a compute device is missing or failed
+};
+
+/// Holds a failure: its kind and a sentence for a person.
+struct model_error {
+  model_errc code;
+  std::string message;
+};
+
+/// Holds either a value or the model_error that prevented it.
+template <class T>
+class expected {
+public:
+  expected(T value) : content_(std::move(value)) {}
+  expected(model_error err) : content_(std::move(err)) {}
+
+  explicit operator bool() const noexcept { return content_.index() == 0; }
+  T& operator*() & { return std::get<0>(content_); }
+  const T& operator*() const& { return std::get<0>(content_); }
+  T&& operator*() && { return std::get<0>(std::move(content_)); }
+  T* operator->() { return &std::get<0>(content_); }
+  const T* operator->() const { return &std::get<0>(content_); }
+  const model_error& error() const { return std::get<1>(content_); }
+
+private:
+  std::variant<T, model_error> content_;
+};
+
+/// Builds a model_error in one expression: `return fail(model_errc::io_error, "...")`.
+inline model_error fail(model_errc code, std::string message) {
+  return model_error{code, std::move(message)};
+}
+
+} // namespace troupe

@@ -1,0 +1,46 @@
+// The small value that describes a model ("784-128relu-10"), so that a remote
+// node can build the same network from a message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/expected.hpp"
+
+namespace troupe {
+
+/// Names the elementwise function applied after a dense layer.
+enum class activation { none, relu };
+
+/// Describes one dense layer: its output width and activation.
+struct dense_spec {
+  int units = 0;
+  activation act = activation::none;
+};
+
+/// Describes a multilayer perceptron: input width and dense layers. The last
+/// layer's outputs are logits for softmax cross-entropy.
+struct model_spec {
+  int inputs = 0;
+  std::vector<dense_spec> layers;
+
+  int classes() const { return layers.empty() ? 0 : layers.back().units; }
+  int widest() const;
+};
+
+/// Parses "784-128relu-10": the input width, then each layer's units with an
+/// optional "relu" suffix. The last layer must have no activation.
+expected<model_spec> parse_model_spec(const std::string& text);
+
+/// Formats a spec back into the text parse_model_spec reads.
+std::string to_string(const model_spec& spec);
+
+/// Hashes the spec's text (FNV-1a 64) so peers can check they train one model.
+uint64_t fingerprint(const model_spec& spec);
+
+/// Hashes bytes with FNV-1a 64.
+uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 14695981039346656037ull);
+
+} // namespace troupe

@@ -1,0 +1,148 @@
+// Forward and backward passes of a dense network, expressed as backend ops.
+#include "model/network.hpp"
+
+#include <algorithm>
+
+namespace troupe {
+
+network::network(const model_spec& spec, backend& compute, size_t max_batch)
+  : spec_(spec),
+    layout_(spec),
+    backend_(&compute),
+    max_batch_(std::max<size_t>(max_batch, 1)),
+    own_params_(compute, layout_.size()),
+    gradient_(compute, layout_.size()),
+    input_(compute, max_batch_ * static_cast<size_t>(spec.inputs)),
+    labels_(compute, max_batch_),
+    stats_(compute, 2) {
+  for (const auto& layer : spec_.layers) {
+    activations_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
+    deltas_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
+  }
+  compute.fill_zero(own_params_.data(), layout_.size() * sizeof(float));
+  compute.fill_zero(stats_.data(), 2 * sizeof(float));
+  params_ = own_params_.data();
+}
+
+void network::use_parameters(const float* params) {
+  if (backend_->host_memory()) {
+    params_ = params;
+  } else {
+    own_params_.upload(params, layout_.size());
+    params_ = own_params_.data();
+  }
+}
+
+void network::upload_batch(const float* images, const int32_t* labels, size_t batch) {
+  if (backend_->host_memory()) {
+    input_ptr_ = images; // read in place: no copy on the CPU
+    labels_ptr_ = labels;
+    return;
+  }
+  input_.upload(images, batch * static_cast<size_t>(spec_.inputs));
+  labels_.upload(labels, batch);
+  input_ptr_ = input_.data();
+  labels_ptr_ = labels_.data();
+}
+
+// Reads input_, writes activations_[l] = act(x_l W_l + b_l); the last holds logits.
+void network::forward(size_t batch) {
+  const float* x = input_ptr_;
+  const int rows = static_cast<int>(batch);
+  for (size_t l = 0; l < layout_.layers().size(); ++l) {
+    const auto& view = layout_.layers()[l];
+    float* y = activations_[l].data();
+    // x: (batch, in), w: (in, out), y: (batch, out)
+    backend_->gemm(false, false, rows, view.out, view.in, 1.0f, x,
+                   params_ + view.weights_offset, 0.0f, y);
+    backend_->bias_activation(y, params_ + view.bias_offset, rows, view.out,
+                              spec_.layers[l].act);
+    x = y;
+  }
+}
+
+// Starts from deltas_.back() = dloss/dlogits and writes every layer's
+// weight and bias gradient into `gradient` (layout order).
+void network::backward(size_t batch, float* gradient) {
+  const int rows = static_cast<int>(batch);
+  for (size_t l = layout_.layers().size(); l-- > 0;) {
+    const auto& view = layout_.layers()[l];
+    const float* x = l == 0 ? input_ptr_ : activations_[l - 1].data();
+    const float* delta = deltas_[l].data();
+    // dw = x^T delta: (in, out); db = column sums of delta: (out)
+    backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f,
+                   gradient + view.weights_offset);
+    backend_->bias_gradient(delta, rows, view.out, gradient + view.bias_offset);
+    if (l == 0)
+      break;
+    // dx = delta w^T: (batch, in), then through the previous layer's activation.
+    float* previous = deltas_[l - 1].data();
+    backend_->gemm(false, true, rows, view.in, view.out, 1.0f, delta,
+                   params_ + view.weights_offset, 0.0f, previous);
+    backend_->activation_backward(previous, activations_[l - 1].data(),
+                                  batch * static_cast<size_t>(view.in),
+                                  spec_.layers[l - 1].act);
+  }
+}
+
+void network::compute_gradient_on_device(const float* images, const int32_t* labels,
+                                         size_t batch) {
+  gradient_into(images, labels, batch, gradient_.data());
+}
+
+void network::gradient_into(const float* images, const int32_t* labels, size_t batch,
+                            float* gradient) {
+  if (batch == 0) {
+    backend_->fill_zero(gradient, layout_.size() * sizeof(float));
+    return;
+  }
+  upload_batch(images, labels, batch);
+  forward(batch);
+  const int rows = static_cast<int>(batch);
+  backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_, rows,
+                                  spec_.classes(), 1.0f / static_cast<float>(batch),
+                                  deltas_.back().data(), stats_.data());
+  backward(batch, gradient);
+  pending_samples_ += static_cast<int64_t>(batch);
+}
+
+batch_stats network::take_stats() {
+  float stats[2];
+  stats_.download(stats, 2);
+  backend_->fill_zero(stats_.data(), 2 * sizeof(float));
+  batch_stats result;
+  result.loss_sum = stats[0];
+  result.correct = static_cast<int64_t>(stats[1]);
+  result.samples = pending_samples_;
+  pending_samples_ = 0;
+  return result;
+}
+
+batch_stats network::compute_gradient(const float* images, const int32_t* labels,
+                                      size_t batch, float* gradient_out) {
+  if (backend_->host_memory()) {
+    gradient_into(images, labels, batch, gradient_out);
+  } else {
+    gradient_into(images, labels, batch, gradient_.data());
+    gradient_.download(gradient_out, layout_.size());
+  }
+  return take_stats();
+}
+
+batch_stats network::evaluate(const float* images, const int32_t* labels,
+                              size_t count) {
+  batch_stats total;
+  for (size_t begin = 0; begin < count; begin += max_batch_) {
+    const size_t batch = std::min(max_batch_, count - begin);
+    upload_batch(images + begin * spec_.inputs, labels + begin, batch);
+    forward(batch);
+    backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
+                                    static_cast<int>(batch), spec_.classes(), 0.0f,
+                                    nullptr, stats_.data());
+    pending_samples_ += static_cast<int64_t>(batch);
+    total += take_stats();
+  }
+  return total;
+}
+
+} // namespace troupe

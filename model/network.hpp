@@ -1,0 +1,97 @@
+// A dense network (model_spec) computed by one backend: forward, backward and
+// evaluation over batches. Parameters and gradients use parameter_layout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "model/backend/backend.hpp"
+#include "model/model_spec.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace troupe {
+
+/// Sums over a batch: cross-entropy loss and correct predictions.
+struct batch_stats {
+  double loss_sum = 0;
+  int64_t correct = 0;
+  int64_t samples = 0;
+
+  double mean_loss() const { return samples > 0 ? loss_sum / samples : 0.0; }
+  double accuracy() const {
+    return samples > 0 ? static_cast<double>(correct) / samples : 0.0;
+  }
+  batch_stats& operator+=(const batch_stats& other) {
+    loss_sum += other.loss_sum;
+    correct += other.correct;
+    samples += other.samples;
+    return *this;
+  }
+};
+
+/// Runs a model_spec on one backend with buffers for batches of up to
+/// max_batch samples, allocated once.
+class network {
+public:
+  network(const model_spec& spec, backend& compute, size_t max_batch);
+
+  const model_spec& spec() const { return spec_; }
+  const parameter_layout& layout() const { return layout_; }
+  size_t max_batch() const { return max_batch_; }
+  backend& compute() const { return *backend_; }
+
+  /// Makes the next steps use `params` (layout().size() floats). On a device
+  /// backend they are copied; on a host backend they are read in place, so
+  /// they must stay alive and unchanged until the next call.
+  void use_parameters(const float* params);
+
+  /// Computes the gradient of the mean loss over one batch and writes it to
+  /// gradient_out (host, layout().size() floats). images: (batch, inputs).
+  /// A batch of 0 samples gives a zero gradient.
+  batch_stats compute_gradient(const float* images, const int32_t* labels,
+                               size_t batch, float* gradient_out);
+
+  /// Computes loss and accuracy over `count` samples (any count), forward only.
+  batch_stats evaluate(const float* images, const int32_t* labels, size_t count);
+
+  // --- device-resident training (a single replica on a GPU) ----------------
+  /// Returns the network's own parameter buffer on the device; after
+  /// use_device_parameters() the steps read it.
+  float* device_parameters() { return own_params_.data(); }
+  /// Makes the steps read device_parameters() (upload into it first).
+  void use_device_parameters() { params_ = own_params_.data(); }
+  /// Returns the gradient buffer that compute_gradient_on_device() fills.
+  float* device_gradient() { return gradient_.data(); }
+  /// Like compute_gradient, but the gradient stays on the device and the stats
+  /// accumulate on the device until take_stats().
+  void compute_gradient_on_device(const float* images, const int32_t* labels,
+                                  size_t batch);
+  /// Returns (and clears) the stats accumulated by compute_gradient_on_device.
+  batch_stats take_stats();
+
+private:
+  void forward(size_t batch);
+  void backward(size_t batch, float* gradient);
+  void upload_batch(const float* images, const int32_t* labels, size_t batch);
+  void gradient_into(const float* images, const int32_t* labels, size_t batch,
+                     float* gradient);
+
+  model_spec spec_;
+  parameter_layout layout_;
+  backend* backend_;
+  size_t max_batch_;
+  const float* params_ = nullptr;     // what the ops read: own_params_ or the caller's
+  device_array<float> own_params_;    // (layout.size())
+  device_array<float> gradient_;      // (layout.size())
+  device_array<float> input_;         // (max_batch, inputs)
+  device_array<int32_t> labels_;      // (max_batch)
+  const float* input_ptr_ = nullptr;  // the batch the ops read: input_ or the caller's
+  const int32_t* labels_ptr_ = nullptr;
+  std::vector<device_array<float>> activations_; // per layer: (max_batch, units)
+  std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
+  device_array<float> stats_;         // [loss_sum, correct]
+  int64_t pending_samples_ = 0;
+};
+
+} // namespace troupe

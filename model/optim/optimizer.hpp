@@ -1,0 +1,49 @@
+// Optimizers over flat parameter buffers, as the variable store applies them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/expected.hpp"
+
+namespace troupe {
+
+/// Chooses an optimizer and its hyperparameters (Keras defaults).
+struct optimizer_config {
+  std::string name = "adam"; // "adam" or "sgd"
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;        // adam
+  float beta2 = 0.999f;      // adam
+  float epsilon = 1e-7f;     // adam
+  float momentum = 0.0f;     // sgd
+  bool nesterov = false;     // sgd
+};
+
+/// Updates a flat weight buffer from a flat gradient, keeping its own state.
+class optimizer {
+public:
+  virtual ~optimizer() = default;
+
+  /// Applies one step: weights and gradient have size() floats.
+  virtual void apply(float* weights, const float* gradient) = 0;
+
+  /// Returns how many steps were applied.
+  virtual uint64_t steps() const = 0;
+
+  /// Returns the state as flat floats (for checkpoints), steps excluded.
+  virtual std::vector<float> state() const = 0;
+
+  /// Restores state() and the step count; false if the size does not fit.
+  virtual bool restore(const std::vector<float>& state, uint64_t steps) = 0;
+
+  virtual size_t size() const = 0;
+};
+
+/// Creates the optimizer that `config` names, for `size` parameters.
+expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config,
+                                                    size_t size);
+
+} // namespace troupe

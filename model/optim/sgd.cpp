@@ -1,0 +1,52 @@
+// SGD with momentum, and the optimizer factory.
+#include "model/optim/sgd.hpp"
+
+#include "model/optim/adam.hpp"
+
+namespace troupe {
+
+sgd::sgd(const optimizer_config& config, size_t size)
+  : config_(config), velocity_(size, 0.0f) {
+}
+
+void sgd::apply(float* __restrict weights, const float* __restrict gradient) {
+  ++steps_;
+  const float lr = config_.learning_rate;
+  const float momentum = config_.momentum;
+  float* __restrict velocity = velocity_.data();
+  const size_t count = velocity_.size();
+  if (config_.nesterov) {
+    for (size_t i = 0; i < count; ++i) {
+      velocity[i] = momentum * velocity[i] - lr * gradient[i];
+      weights[i] += momentum * velocity[i] - lr * gradient[i];
+    }
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      velocity[i] = momentum * velocity[i] - lr * gradient[i];
+      weights[i] += velocity[i];
+    }
+  }
+}
+
+bool sgd::restore(const std::vector<float>& state, uint64_t steps) {
+  if (state.size() != velocity_.size())
+    return false;
+  velocity_ = state;
+  steps_ = steps;
+  return true;
+}
+
+expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config,
+                                                    size_t size) {
+  if (!(config.learning_rate > 0.0f))
+    return fail(model_errc::invalid_argument,
+                "learning rate must be positive, got " + std::to_string(config.learning_rate));
+  if (config.name == "adam")
+    return std::unique_ptr<optimizer>{new adam(config, size)};
+  if (config.name == "sgd")
+    return std::unique_ptr<optimizer>{new sgd(config, size)};
+  return fail(model_errc::invalid_argument,
+              "unknown optimizer '" + config.name + "' (expected adam or sgd)");
+}
+
+} // namespace troupe

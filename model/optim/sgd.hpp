@@ -1,0 +1,31 @@
+// Stochastic gradient descent with optional (Nesterov) momentum, as Keras:
+//   velocity = momentum * velocity - lr * g
+//   w += velocity                              (plain momentum)
+//   w += momentum * velocity - lr * g          (Nesterov)
+// With momentum 0 this is w -= lr * g.
+#pragma once
+
+#include <vector>
+
+#include "model/optim/optimizer.hpp"
+
+namespace troupe {
+
+/// Keeps the velocity and applies the Keras SGD update.
+class sgd final : public optimizer {
+public:
+  sgd(const optimizer_config& config, size_t size);
+
+  void apply(float* weights, const float* gradient) override;
+  uint64_t steps() const override { return steps_; }
+  std::vector<float> state() const override { return velocity_; }
+  bool restore(const std::vector<float>& state, uint64_t steps) override;
+  size_t size() const override { return velocity_.size(); }
+
+private:
+  optimizer_config config_;
+  std::vector<float> velocity_;
+  uint64_t steps_ = 0;
+};
+
+} // namespace troupe

@@ -1,0 +1,111 @@
+// Closed-form checks of Adam (Keras formula) and SGD with momentum.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "model/optim/adam.hpp"
+#include "model/optim/sgd.hpp"
+
+using namespace troupe;
+
+TEST_CASE("adam's first two steps follow the Keras formula", "[model][optim][adam]") {
+  optimizer_config config; // lr 1e-3, b1 .9, b2 .999, eps 1e-7
+  auto optim = make_optimizer(config, 3);
+  REQUIRE(optim);
+  std::vector<float> w{1.0f, -2.0f, 0.5f};
+  const std::vector<float> g1{0.5f, -0.25f, 0.0f};
+  const std::vector<float> g2{-1.0f, 0.1f, 2.0f};
+  (*optim)->apply(w.data(), g1.data());
+  (*optim)->apply(w.data(), g2.data());
+  CHECK((*optim)->steps() == 2u);
+  for (size_t i = 0; i < w.size(); ++i) {
+    double expected_w = std::vector<double>{1.0, -2.0, 0.5}[i];
+    double m = 0, v = 0;
+    int t = 0;
+    for (double g : {double{g1[i]}, double{g2[i]}}) {
+      ++t;
+      m = 0.9 * m + 0.1 * g;
+      v = 0.999 * v + 0.001 * g * g;
+      const double alpha = 1e-3 * std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t));
+      expected_w -= alpha * m / (std::sqrt(v) + 1e-7);
+    }
+    INFO("weight " << i);
+    CHECK(w[i] == Approx(expected_w).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("adam's first step moves each weight by about lr against the gradient's sign",
+          "[model][optim][adam]") {
+  optimizer_config config;
+  config.learning_rate = 0.01f;
+  adam optim(config, 2);
+  std::vector<float> w{0.0f, 0.0f};
+  const std::vector<float> g{3.0f, -0.001f};
+  optim.apply(w.data(), g.data());
+  // m = .1 g, sqrt(v) = sqrt(.001)|g|, alpha = lr sqrt(.001) / .1, so the
+  // step is lr sign(g) |g| s / (|g| s + eps) with s = sqrt(.001): epsilon
+  // only matters for tiny gradients.
+  const double s = std::sqrt(0.001);
+  CHECK(w[0] == Approx(-0.01 * 3.0 * s / (3.0 * s + 1e-7)).epsilon(1e-5));
+  CHECK(w[1] == Approx(0.01 * 0.001 * s / (0.001 * s + 1e-7)).epsilon(1e-5));
+  CHECK(w[1] < 0.00998f); // epsilon visibly shortens the tiny gradient's step
+}
+
+TEST_CASE("adam's state restores into a fresh optimizer", "[model][optim][adam]") {
+  optimizer_config config;
+  adam first(config, 4), second(config, 4);
+  std::vector<float> w1{1, 2, 3, 4}, g{0.1f, -0.2f, 0.3f, -0.4f};
+  first.apply(w1.data(), g.data());
+  REQUIRE(second.restore(first.state(), first.steps()));
+  auto w2 = w1;
+  first.apply(w1.data(), g.data());
+  second.apply(w2.data(), g.data());
+  CHECK(w1 == w2);
+  CHECK_FALSE(second.restore(std::vector<float>(3), 1));
+}
+
+TEST_CASE("sgd without momentum is w -= lr g", "[model][optim][sgd]") {
+  optimizer_config config;
+  config.name = "sgd";
+  config.learning_rate = 0.1f;
+  auto optim = make_optimizer(config, 2);
+  REQUIRE(optim);
+  std::vector<float> w{1.0f, -1.0f};
+  const std::vector<float> g{2.0f, -4.0f};
+  (*optim)->apply(w.data(), g.data());
+  CHECK(w[0] == Approx(0.8f));
+  CHECK(w[1] == Approx(-0.6f));
+}
+
+TEST_CASE("sgd with momentum accumulates velocity as Keras does", "[model][optim][sgd]") {
+  optimizer_config config;
+  config.name = "sgd";
+  config.learning_rate = 0.1f;
+  config.momentum = 0.9f;
+  sgd plain(config, 1);
+  config.nesterov = true;
+  sgd nesterov(config, 1);
+  float w = 1.0f, wn = 1.0f;
+  const float g = 1.0f;
+  plain.apply(&w, &g);   // v = -.1, w = .9
+  plain.apply(&w, &g);   // v = -.19, w = .71
+  nesterov.apply(&wn, &g); // v = -.1, w += .9 * -.1 - .1 = .81
+  nesterov.apply(&wn, &g); // v = -.19, w += .9 * -.19 - .1 = .539
+  CHECK(w == Approx(0.71f));
+  CHECK(wn == Approx(0.539f));
+}
+
+TEST_CASE("unknown optimizers and bad learning rates are clear errors",
+          "[model][optim]") {
+  optimizer_config config;
+  config.name = "adagrad";
+  auto unknown = make_optimizer(config, 1);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message.find("adagrad") != std::string::npos);
+  config.name = "adam";
+  config.learning_rate = -1.0f;
+  auto negative = make_optimizer(config, 1);
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().code == model_errc::invalid_argument);
+}
