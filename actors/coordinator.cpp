@@ -1,0 +1,385 @@
+// The coordinator actor and the blocking fit() entry point around it.
+#include "actors/coordinator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include <caf/all.hpp>
+
+#include "actors/replica.hpp"
+#include "actors/variable_store.hpp"
+#include "messages/errors.hpp"
+#include "model/backend/cpu/eigen_backend.hpp"
+#include "model/data/batch_plan.hpp"
+#include "model/network.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct coordinator_state {
+  static inline const char* name = "troupe.coordinator";
+
+  fit_options options;
+  std::shared_ptr<const dataset_pair> data;
+  epoch_observer observer;
+  std::vector<std::string> devices;
+  std::unique_ptr<backend> eval_backend;
+  std::unique_ptr<network> eval_net;
+  store_actor store;
+  std::vector<replica_actor> replicas;
+  std::vector<bool> alive;
+  std::vector<bool> reported;  // this epoch
+  std::vector<replica_report> reports;
+  uint32_t epoch = 0;
+  clock_type::time_point epoch_start;
+  store_stats last_stats;
+  double train_seconds = 0;
+  uint64_t train_samples = 0;
+  epoch_record last_record;
+  caf::typed_response_promise<fit_summary> promise;
+  bool done = false;
+};
+
+using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
+
+std::chrono::milliseconds step_timeout(const coordinator_state& st) {
+  return std::chrono::milliseconds(st.options.step_timeout_ms);
+}
+
+void shutdown(coordinator_pointer self) {
+  auto& st = self->state;
+  for (auto& replica : st.replicas)
+    self->send_exit(replica, caf::exit_reason::user_shutdown);
+  if (st.store)
+    self->send_exit(st.store, caf::exit_reason::user_shutdown);
+  self->quit();
+}
+
+void fail_run(coordinator_pointer self, caf::error err) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  st.done = true;
+  st.promise.deliver(std::move(err));
+  shutdown(self);
+}
+
+uint32_t live_count(const coordinator_state& st) {
+  return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
+}
+
+void start_epoch(coordinator_pointer self);
+
+void finish_epoch(coordinator_pointer self) {
+  auto& st = self->state;
+  const double seconds =
+    std::chrono::duration<double>(clock_type::now() - st.epoch_start).count();
+  self->request(st.store, step_timeout(st), stats_atom::value)
+    .then(
+      [self, seconds](store_stats& stats) {
+        auto& st = self->state;
+        epoch_record record;
+        record.epoch = st.epoch + 1;
+        double loss_sum = 0;
+        uint64_t correct = 0;
+        for (size_t i = 0; i < st.reports.size(); ++i) {
+          if (!st.reported[i])
+            continue;
+          const auto& report = st.reports[i];
+          record.samples += report.samples;
+          loss_sum += report.loss_sum;
+          correct += report.correct;
+          record.compute_seconds += report.compute_seconds;
+          record.wait_seconds += report.wait_seconds;
+        }
+        record.train_loss = record.samples > 0 ? loss_sum / record.samples : 0;
+        record.train_accuracy = record.samples > 0 ? double(correct) / record.samples : 0;
+        record.seconds = seconds;
+        record.samples_per_second = seconds > 0 ? record.samples / seconds : 0;
+        record.pushes = stats.pushes - st.last_stats.pushes;
+        record.apply_seconds = stats.apply_seconds - st.last_stats.apply_seconds;
+        const auto staleness = stats.staleness_sum - st.last_stats.staleness_sum;
+        record.staleness_mean = record.pushes > 0 ? double(staleness) / record.pushes : 0;
+        record.staleness_max = stats.staleness_max;
+        record.version = stats.version;
+        record.live_replicas = live_count(st);
+        st.last_stats = stats;
+        st.train_seconds += seconds;
+        st.train_samples += record.samples;
+        self->request(st.store, step_timeout(st), params_atom::value)
+          .then(
+            [self, record](params_msg& params) mutable {
+              auto& st = self->state;
+              st.eval_net->use_parameters(params.values.data());
+              auto test = st.eval_net->evaluate(st.data->test.images.data(),
+                                                st.data->test.labels.data(),
+                                                static_cast<size_t>(st.data->test.count));
+              record.test_loss = test.mean_loss();
+              record.test_accuracy = test.accuracy();
+              st.last_record = record;
+              if (st.observer)
+                st.observer(record);
+              ++st.epoch;
+              start_epoch(self);
+            },
+            [self](caf::error& err) { fail_run(self, err); });
+      },
+      [self](caf::error& err) { fail_run(self, err); });
+}
+
+void finish_epoch_if_complete(coordinator_pointer self) {
+  auto& st = self->state;
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    if (st.alive[i] && !st.reported[i])
+      return;
+  finish_epoch(self);
+}
+
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {
+  auto& st = self->state;
+  if (st.done || !st.alive[index])
+    return;
+  st.alive[index] = false;
+  const std::string what = "replica " + std::to_string(index) + " on "
+                           + st.devices[index] + " died in epoch "
+                           + std::to_string(st.epoch + 1) + ": " + reason;
+  if (st.options.on_replica_loss != "continue") {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + " (--on-replica-loss=abort)"));
+    return;
+  }
+  if (live_count(st) == 0) {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + "; no replica is left"));
+    return;
+  }
+  std::fprintf(stderr, "warning: %s; continuing with %u replicas\n", what.c_str(),
+               live_count(st));
+  if (!st.reported[index])
+    finish_epoch_if_complete(self);
+}
+
+void start_epoch(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.epoch == st.options.epochs) {
+    self->request(st.store, step_timeout(st), params_atom::value)
+      .then(
+        [self](params_msg& params) {
+          auto& st = self->state;
+          fit_summary summary;
+          summary.mode = st.options.mode;
+          summary.replicas = static_cast<uint32_t>(st.replicas.size());
+          summary.live_replicas = live_count(st);
+          summary.epochs = st.options.epochs;
+          summary.test_loss = st.last_record.test_loss;
+          summary.test_accuracy = st.last_record.test_accuracy;
+          summary.samples_per_second =
+            st.train_seconds > 0 ? st.train_samples / st.train_seconds : 0;
+          summary.version = params.version;
+          summary.params_fnv1a64 =
+            fnv1a64(params.values.data(), params.values.size() * sizeof(float));
+          summary.params = params.values;
+          st.done = true;
+          st.promise.deliver(std::move(summary));
+          shutdown(self);
+        },
+        [self](caf::error& err) { fail_run(self, err); });
+    return;
+  }
+  self->request(st.store, step_timeout(st), params_atom::value)
+    .then(
+      [self](params_msg& params) {
+        auto& st = self->state;
+        const batch_plan plan(static_cast<size_t>(st.data->train.count),
+                              st.options.batch_size, st.replicas.size());
+        // A replica waits at most one step timeout per round; this is the backstop.
+        const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
+        std::fill(st.reported.begin(), st.reported.end(), false);
+        st.epoch_start = clock_type::now();
+        epoch_order order{st.epoch, params};
+        for (size_t i = 0; i < st.replicas.size(); ++i) {
+          if (!st.alive[i])
+            continue;
+          self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
+            .then(
+              [self, i](replica_report& report) {
+                auto& st = self->state;
+                st.reports[i] = report;
+                st.reported[i] = true;
+                finish_epoch_if_complete(self);
+              },
+              [self, i](caf::error& err) {
+                auto& st = self->state;
+                if (err == caf::sec::request_receiver_down) {
+                  lose_replica(self, i, describe(err));
+                  return;
+                }
+                if (st.alive[i])
+                  fail_run(self, err);
+              });
+        }
+      },
+      [self](caf::error& err) { fail_run(self, err); });
+}
+
+coordinator_actor::behavior_type coordinator(coordinator_pointer self,
+                                             std::shared_ptr<coordinator_state> init) {
+  auto& st = self->state;
+  st.options = init->options;
+  st.data = init->data;
+  st.observer = init->observer;
+  st.devices = init->devices;
+  st.eval_backend = make_eigen_backend();
+  auto spec = *parse_model_spec(st.options.model);
+  st.eval_net = std::make_unique<network>(spec, *st.eval_backend, 1000);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (size_t i = 0; i < st.replicas.size(); ++i)
+      if (st.replicas[i].address() == msg.source)
+        lose_replica(self, i, describe(msg.reason));
+    if (st.store && st.store.address() == msg.source)
+      fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                       "the variable store died: " + describe(msg.reason)));
+  });
+  return {
+    [self](fit_atom) -> caf::result<fit_summary> {
+      auto& st = self->state;
+      st.promise = self->make_response_promise<fit_summary>();
+      const auto layout = parameter_layout(st.eval_net->spec());
+      store_options store_opts;
+      store_opts.mode = st.options.mode;
+      store_opts.optimizer = st.options.optimizer;
+      store_opts.initial_parameters = glorot_uniform_parameters(layout, st.options.seed);
+      auto store = spawn_variable_store(self->system(), std::move(store_opts));
+      if (!store) {
+        fail_run(self, to_caf_error(store.error()));
+        return st.promise;
+      }
+      st.store = *store;
+      self->monitor(st.store);
+      auto train = std::shared_ptr<const dataset>(st.data, &st.data->train);
+      for (uint32_t i = 0; i < st.options.replicas; ++i) {
+        replica_config cfg;
+        cfg.index = i;
+        cfg.replicas = st.options.replicas;
+        cfg.model = st.options.model;
+        cfg.device = st.devices[i];
+        cfg.seed = st.options.seed;
+        cfg.global_batch = st.options.batch_size;
+        cfg.step_timeout_ms = st.options.step_timeout_ms;
+        if (st.options.fail_at_push > 0 && i == st.options.fail_replica)
+          cfg.fail_at_push = st.options.fail_at_push;
+        auto replica = spawn_replica(self->system(), cfg, st.store, train);
+        if (!replica) {
+          fail_run(self, to_caf_error(replica.error()));
+          return st.promise;
+        }
+        self->monitor(*replica);
+        st.replicas.push_back(*replica);
+        // Watches reach the store before any push: the first epoch order
+        // follows the store's answer to a later request from this actor.
+        self->request(st.store, step_timeout(st), watch_atom::value, i, *replica)
+          .then([](uint32_t) {}, [self](caf::error& err) { fail_run(self, err); });
+      }
+      st.alive.assign(st.replicas.size(), true);
+      st.reported.assign(st.replicas.size(), false);
+      st.reports.assign(st.replicas.size(), replica_report{});
+      start_epoch(self);
+      return st.promise;
+    },
+  };
+}
+
+} // namespace
+
+caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
+                                                       uint32_t replicas) {
+  std::vector<std::string> pool;
+  if (devices == "auto") {
+    for (int i = 0; i < 64; ++i) {
+      auto probe = "cuda:" + std::to_string(i);
+      if (!make_backend(probe))
+        break;
+      pool.push_back(probe);
+    }
+    if (pool.empty())
+      pool.push_back("cpu");
+  } else {
+    std::stringstream list(devices);
+    for (std::string device; std::getline(list, device, ',');) {
+      if (device != "cpu" && device.rfind("cuda:", 0) != 0)
+        return make_troupe_error(troupe_errc::bad_config,
+                                 "--devices: '" + device
+                                   + "' is not a device (expected cpu, cuda:N or auto)");
+      pool.push_back(device);
+    }
+    if (pool.empty())
+      return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
+  }
+  std::vector<std::string> assigned;
+  for (uint32_t i = 0; i < replicas; ++i)
+    assigned.push_back(pool[i % pool.size()]);
+  return assigned;
+}
+
+caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& options,
+                               std::shared_ptr<const dataset_pair> data,
+                               epoch_observer observer) {
+  if (options.mode != "sync" && options.mode != "async")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--mode: '" + options.mode + "' (expected sync or async)");
+  if (options.on_replica_loss != "abort" && options.on_replica_loss != "continue")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--on-replica-loss: '" + options.on_replica_loss
+                               + "' (expected abort or continue)");
+  if (options.replicas == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
+  if (options.epochs == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--epochs must be at least 1");
+  if (options.batch_size < options.replicas)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--batch-size=" + std::to_string(options.batch_size)
+                               + " is smaller than --replicas="
+                               + std::to_string(options.replicas)
+                               + " (the batch is global: each replica takes its share)");
+  if (options.step_timeout_ms == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--step-timeout must be positive");
+  auto spec = parse_model_spec(options.model);
+  if (!spec)
+    return to_caf_error(spec.error());
+  if (!data || data->train.count == 0 || data->test.count == 0)
+    return make_troupe_error(troupe_errc::bad_data, "no training or test data");
+  if (data->train.features != spec->inputs || data->train.classes != spec->classes())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "model " + options.model + " does not fit the data ("
+                               + std::to_string(data->train.features) + " features, "
+                               + std::to_string(data->train.classes) + " classes)");
+  auto devices = assign_devices(options.devices, options.replicas);
+  if (!devices)
+    return devices.error();
+  auto init = std::make_shared<coordinator_state>();
+  init->options = options;
+  init->data = std::move(data);
+  init->observer = std::move(observer);
+  init->devices = std::move(*devices);
+  const batch_plan plan(static_cast<size_t>(init->data->train.count), options.batch_size,
+                        options.replicas);
+  // Bound on the whole run: every round of every epoch at its step timeout.
+  const auto run_timeout = std::chrono::milliseconds(options.step_timeout_ms)
+                           * ((plan.rounds() + 4) * (options.epochs + 1));
+  auto coordinator_handle = system.spawn<caf::detached>(coordinator, init);
+  caf::expected<fit_summary> result = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->request(coordinator_handle, run_timeout, fit_atom::value)
+    .receive([&](fit_summary& summary) { result = std::move(summary); },
+             [&](caf::error& err) { result = std::move(err); });
+  self->send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
+  return result;
+}
+
+} // namespace troupe

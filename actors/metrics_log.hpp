@@ -1,0 +1,37 @@
+// Progress lines for people and JSON-lines metrics for programs.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "actors/coordinator.hpp"
+
+namespace troupe {
+
+/// Formats one epoch as a Keras-like progress line.
+std::string progress_line(const epoch_record& record, uint32_t epochs,
+                          const std::string& mode);
+
+/// Writes one JSON object per line: a record per epoch, then a final record.
+class metrics_log {
+public:
+  /// Opens (truncates) `path`; an unwritable path is an error.
+  static caf::expected<metrics_log> open(const std::string& path);
+
+  void write_epoch(const epoch_record& record, const fit_options& options);
+  void write_summary(const fit_summary& summary, const fit_options& options);
+
+private:
+  explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}
+  void write_line(const std::string& line);
+
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+};
+
+/// Formats a 64-bit checksum as 16 hex digits.
+std::string hex64(uint64_t value);
+
+} // namespace troupe

@@ -1,0 +1,172 @@
+// The replica actor's training loop: compute, push, wait for parameters.
+#include "actors/replica.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include <caf/all.hpp>
+
+#include "messages/errors.hpp"
+#include "model/data/batch_plan.hpp"
+#include "model/network.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_between(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// What a replica owns, built before it is spawned.
+struct replica_setup {
+  replica_config config;
+  store_actor store;
+  std::shared_ptr<const dataset> train;
+  std::unique_ptr<backend> compute;
+  std::unique_ptr<network> net;
+};
+
+struct replica_state {
+  static inline const char* name = "troupe.replica";
+
+  std::shared_ptr<replica_setup> setup;
+  params_msg params;
+  std::shared_ptr<std::vector<float>> gradient; // reused once the store lets go
+  std::vector<float> batch_images;
+  std::vector<int32_t> batch_labels;
+  std::vector<uint32_t> order;                  // this epoch's permutation
+  std::unique_ptr<batch_plan> plan;
+  size_t next_round = 0;                        // position in this epoch
+  uint64_t first_round = 0;                     // the store's round at epoch start
+  uint64_t pushes = 0;                          // over the replica's life
+  replica_report report;
+  caf::typed_response_promise<replica_report> promise;
+  clock_type::time_point pushed_at;
+};
+
+using replica_pointer = replica_actor::stateful_pointer<replica_state>;
+
+void run_round(replica_pointer self) {
+  auto& st = self->state;
+  const auto& cfg = st.setup->config;
+  if (st.next_round == st.plan->rounds()) {
+    st.promise.deliver(st.report);
+    return;
+  }
+  const auto start = clock_type::now();
+  const auto slice = st.plan->slice(st.next_round, cfg.index);
+  push_msg push;
+  push.replica = cfg.index;
+  push.round = st.first_round + st.next_round;
+  push.base_version = st.params.version;
+  push.batch_size = static_cast<uint32_t>(slice.size);
+  if (slice.size > 0) {
+    if (!st.gradient || st.gradient.use_count() > 1)
+      st.gradient = std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+    gather_batch(*st.setup->train, st.order.data() + slice.begin, slice.size,
+                 st.batch_images.data(), st.batch_labels.data());
+    st.setup->net->use_parameters(st.params.values.data());
+    auto stats = st.setup->net->compute_gradient(st.batch_images.data(),
+                                                 st.batch_labels.data(), slice.size,
+                                                 st.gradient->data());
+    st.report.samples += static_cast<uint64_t>(stats.samples);
+    st.report.loss_sum += stats.loss_sum;
+    st.report.correct += static_cast<uint64_t>(stats.correct);
+    push.gradient = shared_floats{st.gradient};
+  }
+  st.pushed_at = clock_type::now();
+  st.report.compute_seconds += seconds_between(start, st.pushed_at);
+  ++st.report.pushes;
+  if (++st.pushes == cfg.fail_at_push)
+    throw std::runtime_error("injected fault at push " + std::to_string(st.pushes));
+  self->request(st.setup->store, std::chrono::milliseconds(cfg.step_timeout_ms),
+                push_atom::value, std::move(push))
+    .then(
+      [self](params_msg& fresh) {
+        auto& st = self->state;
+        st.report.wait_seconds += seconds_between(st.pushed_at, clock_type::now());
+        st.params = std::move(fresh);
+        ++st.next_round;
+        run_round(self);
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        st.promise.deliver(make_troupe_error(
+          err == caf::sec::request_timeout ? troupe_errc::timeout : troupe_errc::bad_data,
+          "replica " + std::to_string(st.setup->config.index) + ": push of round "
+            + std::to_string(st.first_round + st.next_round) + " failed: " + describe(err)));
+      });
+}
+
+replica_actor::behavior_type replica(replica_pointer self,
+                                     std::shared_ptr<replica_setup> setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  const auto& net = *st.setup->net;
+  st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
+  st.batch_labels.resize(net.max_batch());
+  return {
+    [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
+      auto& st = self->state;
+      const auto& cfg = st.setup->config;
+      st.promise = self->make_response_promise<replica_report>();
+      st.params = std::move(order.params);
+      st.first_round = st.params.round;
+      st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
+                                   order.epoch);
+      st.plan = std::make_unique<batch_plan>(st.order.size(), cfg.global_batch,
+                                             cfg.replicas);
+      st.next_round = 0;
+      st.report = replica_report{};
+      st.report.replica = cfg.index;
+      run_round(self);
+      return st.promise;
+    },
+  };
+}
+
+} // namespace
+
+expected<replica_actor> spawn_replica(caf::actor_system& system,
+                                      const replica_config& config, store_actor store,
+                                      std::shared_ptr<const dataset> train) {
+  if (config.replicas == 0 || config.index >= config.replicas)
+    return fail(model_errc::invalid_argument,
+                "replica index " + std::to_string(config.index) + " is outside 0.."
+                  + std::to_string(config.replicas));
+  if (config.global_batch < config.replicas)
+    return fail(model_errc::invalid_argument,
+                "batch size " + std::to_string(config.global_batch)
+                  + " is smaller than the number of replicas ("
+                  + std::to_string(config.replicas) + ")");
+  auto spec = parse_model_spec(config.model);
+  if (!spec)
+    return spec.error();
+  if (!train) {
+    auto loaded = load_dataset(config.data_dir);
+    if (!loaded)
+      return loaded.error();
+    train = std::make_shared<const dataset>(std::move(loaded->train));
+  }
+  if (train->features != spec->inputs || train->classes != spec->classes())
+    return fail(model_errc::invalid_argument,
+                "model " + config.model + " does not fit the data ("
+                  + std::to_string(train->features) + " features, "
+                  + std::to_string(train->classes) + " classes)");
+  auto compute = make_backend(config.device);
+  if (!compute)
+    return compute.error();
+  auto setup = std::make_shared<replica_setup>();
+  setup->config = config;
+  setup->store = std::move(store);
+  setup->train = std::move(train);
+  setup->compute = std::move(*compute);
+  const size_t per_replica = (config.global_batch + config.replicas - 1) / config.replicas;
+  setup->net = std::make_unique<network>(*spec, *setup->compute, per_replica);
+  return system.spawn<caf::detached>(replica, std::move(setup));
+}
+
+} // namespace troupe

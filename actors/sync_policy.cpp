@@ -1,0 +1,82 @@
+// The synchronous update policy.
+#include "actors/sync_policy.hpp"
+
+namespace troupe {
+
+sync_policy::sync_policy(size_t parameter_count) : sum_(parameter_count) {
+}
+
+push_refusal sync_policy::check(const gradient_push& push) const {
+  if (live_.count(push.replica) == 0)
+    return push_refusal::unknown_replica;
+  if (push.round < round_)
+    return push_refusal::stale_round;
+  if (push.round > round_)
+    return push_refusal::unexpected_round;
+  if (pushed_.count(push.replica) > 0)
+    return push_refusal::duplicate_push;
+  return push_refusal::none;
+}
+
+void sync_policy::on_push(gradient_push push, store_port& store) {
+  const auto replica = push.replica;
+  pushed_.emplace(replica, std::move(push));
+  close_round_if_complete(store);
+}
+
+void sync_policy::on_replica_joined(uint32_t replica) {
+  live_.insert(replica);
+}
+
+void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
+  // A gradient it already pushed this round still counts: it is valid work.
+  live_.erase(replica);
+  close_round_if_complete(store);
+}
+
+void sync_policy::close_round_if_complete(store_port& store) {
+  if (pushed_.empty())
+    return;
+  for (auto replica : live_)
+    if (pushed_.count(replica) == 0)
+      return;
+  uint64_t total = 0;
+  for (const auto& entry : pushed_)
+    total += entry.second.batch_size;
+  if (total > 0) {
+    // std::map iterates in replica-index order: the sum never depends on
+    // arrival order, so sync runs are bitwise reproducible.
+    const float* only = nullptr;
+    bool first = true;
+    for (const auto& entry : pushed_) {
+      const auto& push = entry.second;
+      if (push.batch_size == 0)
+        continue;
+      const float weight = static_cast<float>(push.batch_size) / static_cast<float>(total);
+      const float* g = push.gradient->data();
+      float* __restrict sum = sum_.data();
+      const size_t count = sum_.size();
+      if (first && weight == 1.0f) {
+        only = g; // a single contributor: apply its gradient as it is
+      } else if (first) {
+        for (size_t i = 0; i < count; ++i)
+          sum[i] = weight * g[i];
+      } else {
+        for (size_t i = 0; i < count; ++i)
+          sum[i] += weight * g[i];
+      }
+      first = false;
+    }
+    store.apply_step(only != nullptr ? only : sum_.data());
+  }
+  // Release the gradients before answering, so replicas can reuse their buffers.
+  std::vector<uint64_t> tickets;
+  for (const auto& entry : pushed_)
+    tickets.push_back(entry.second.ticket);
+  pushed_.clear();
+  ++round_;
+  for (auto ticket : tickets)
+    store.answer(ticket);
+}
+
+} // namespace troupe

@@ -1,0 +1,200 @@
+// The variable store actor: validation, bookkeeping and answers around the
+// update policy.
+#include "actors/variable_store.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "actors/update_policy.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// True if any value is NaN or +-Inf (all exponent bits set). Integer bit
+// tests vectorize, where a float comparison loop would not.
+bool has_non_finite(const float* values, size_t count) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, values + i, sizeof bits);
+    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad != 0;
+}
+
+struct store_state : store_port {
+  static inline const char* name = "troupe.store";
+
+  std::vector<float> params;
+  std::unique_ptr<optimizer> optim;
+  std::unique_ptr<update_policy> policy;
+  uint64_t version = 0;
+  std::shared_ptr<const std::vector<float>> snapshot; // params at `version`, shared by answers
+  std::unordered_map<uint64_t, caf::typed_response_promise<params_msg>> open;
+  std::unordered_map<uint64_t, uint64_t> staleness_of; // ticket -> staleness
+  uint64_t next_ticket = 0;
+  std::unordered_map<caf::actor_addr, uint32_t> replicas;
+  store_stats stats;
+
+  shared_floats current() {
+    if (!snapshot || snapshot->size() != params.size())
+      snapshot = std::make_shared<const std::vector<float>>(params);
+    return shared_floats{snapshot};
+  }
+
+  params_msg answer_value(uint64_t staleness) {
+    params_msg msg;
+    msg.version = version;
+    msg.round = policy->next_round();
+    msg.staleness = staleness;
+    msg.values = current();
+    return msg;
+  }
+
+  void apply_step(const float* gradient) override {
+    optim->apply(params.data(), gradient);
+    ++version;
+    snapshot.reset();
+  }
+
+  void answer(uint64_t ticket) override {
+    auto promise = open.find(ticket);
+    if (promise == open.end())
+      return;
+    promise->second.deliver(answer_value(staleness_of[ticket]));
+    open.erase(promise);
+    staleness_of.erase(ticket);
+  }
+
+  caf::error validate(const push_msg& push) const {
+    const size_t size = push.gradient.size();
+    if (!(size == params.size() || (size == 0 && push.batch_size == 0)))
+      return make_troupe_error(troupe_errc::bad_gradient,
+                               "gradient from replica " + std::to_string(push.replica)
+                                 + " has " + std::to_string(size) + " values, expected "
+                                 + std::to_string(params.size()));
+    if (size > 0 && has_non_finite(push.gradient.data(), size))
+      return make_troupe_error(troupe_errc::bad_gradient,
+                               "gradient from replica " + std::to_string(push.replica)
+                                 + " contains NaN or Inf");
+    switch (policy->check(gradient_push{push.replica, push.round, push.batch_size, {}, 0})) {
+      case push_refusal::none:
+        return caf::none;
+      case push_refusal::unknown_replica:
+        return make_troupe_error(troupe_errc::unknown_replica,
+                                 "replica " + std::to_string(push.replica)
+                                   + " is not a live member of this sync run");
+      case push_refusal::stale_round:
+        return make_troupe_error(troupe_errc::stale_round,
+                                 "gradient from replica " + std::to_string(push.replica)
+                                   + " is for round " + std::to_string(push.round)
+                                   + ", which is closed (the store is at round "
+                                   + std::to_string(policy->next_round()) + ")");
+      case push_refusal::unexpected_round:
+        return make_troupe_error(troupe_errc::unexpected_round,
+                                 "gradient from replica " + std::to_string(push.replica)
+                                   + " is for round " + std::to_string(push.round)
+                                   + ", but the store is at round "
+                                   + std::to_string(policy->next_round()));
+      case push_refusal::duplicate_push:
+        return make_troupe_error(troupe_errc::duplicate_push,
+                                 "replica " + std::to_string(push.replica)
+                                   + " pushed twice in round " + std::to_string(push.round));
+    }
+    return caf::none;
+  }
+};
+
+// Everything a store starts with, built and checked before spawning.
+struct store_setup {
+  store_options options;
+  std::unique_ptr<optimizer> optim;
+  std::unique_ptr<update_policy> policy;
+};
+
+store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_state> self,
+                                          std::shared_ptr<store_setup> setup) {
+  auto& st = self->state;
+  st.params = std::move(setup->options.initial_parameters);
+  st.version = setup->options.initial_version;
+  st.optim = std::move(setup->optim);
+  st.policy = std::move(setup->policy);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    auto replica = st.replicas.find(msg.source);
+    if (replica == st.replicas.end())
+      return;
+    const auto index = replica->second;
+    st.replicas.erase(replica);
+    st.policy->on_replica_lost(index, st);
+  });
+  return {
+    [self](push_atom, push_msg& push) -> caf::result<params_msg> {
+      auto& st = self->state;
+      auto err = st.validate(push);
+      if (err) {
+        ++st.stats.rejected;
+        return err;
+      }
+      const auto start = clock_type::now();
+      const uint64_t ticket = st.next_ticket++;
+      const uint64_t staleness = st.version >= push.base_version
+                                   ? st.version - push.base_version
+                                   : 0;
+      ++st.stats.pushes;
+      st.stats.staleness_sum += staleness;
+      st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
+      auto promise = self->make_response_promise<params_msg>();
+      st.open.emplace(ticket, promise);
+      st.staleness_of.emplace(ticket, staleness);
+      st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
+                                       std::move(push.gradient.values), ticket},
+                         st);
+      st.stats.apply_seconds +=
+        std::chrono::duration<double>(clock_type::now() - start).count();
+      return promise;
+    },
+    [self](params_atom) -> params_msg { return self->state.answer_value(0); },
+    [self](stats_atom) -> store_stats {
+      auto& st = self->state;
+      st.stats.version = st.version;
+      st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
+      return st.stats;
+    },
+    [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
+      auto& st = self->state;
+      self->monitor(replica);
+      st.replicas.emplace(replica.address(), index);
+      st.policy->on_replica_joined(index);
+      return static_cast<uint32_t>(st.replicas.size());
+    },
+  };
+}
+
+} // namespace
+
+expected<store_actor> spawn_variable_store(caf::actor_system& system,
+                                           store_options options) {
+  if (options.initial_parameters.empty())
+    return fail(model_errc::invalid_argument, "the store needs initial parameters");
+  auto setup = std::make_shared<store_setup>();
+  auto optim = make_optimizer(options.optimizer, options.initial_parameters.size());
+  if (!optim)
+    return optim.error();
+  auto policy = make_update_policy(options.mode, options.initial_parameters.size());
+  if (!policy)
+    return policy.error();
+  setup->optim = std::move(*optim);
+  setup->policy = std::move(*policy);
+  setup->options = std::move(options);
+  return system.spawn(variable_store, std::move(setup));
+}
+
+} // namespace troupe

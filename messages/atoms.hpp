@@ -1,0 +1,15 @@
+// The atoms that name Troupe's requests (CAF atoms hold at most 10 characters).
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace troupe {
+
+using push_atom = caf::atom_constant<caf::atom("push")>;
+using params_atom = caf::atom_constant<caf::atom("params")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
+using fit_atom = caf::atom_constant<caf::atom("fit")>;
+
+} // namespace troupe

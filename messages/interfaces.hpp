@@ -1,0 +1,28 @@
+// The typed interfaces of Troupe's actors: the contracts CAF checks at compile
+// time, and at connect time across the network.
+#pragma once
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/protocol.hpp"
+
+namespace troupe {
+
+/// A replica trains one epoch per order and reports what it did.
+using replica_actor = caf::typed_actor<
+  caf::replies_to<epoch_atom, epoch_order>::with<replica_report>>;
+
+/// The variable store: owns parameters and optimizer, answers pushes according
+/// to its update policy, watches replicas so none leaves a round waiting.
+using store_actor = caf::typed_actor<
+  caf::replies_to<push_atom, push_msg>::with<params_msg>,
+  caf::replies_to<params_atom>::with<params_msg>,
+  caf::replies_to<stats_atom>::with<store_stats>,
+  caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>>;
+
+/// The coordinator runs a whole fit and answers with its summary.
+using coordinator_actor = caf::typed_actor<caf::replies_to<fit_atom>::with<fit_summary>>;
+
+} // namespace troupe

@@ -1,0 +1,130 @@
+// The values Troupe's actors exchange (see docs/protocol.md for the flow).
+// Every type here is registered in register_messages(); a type that is not
+// fails silently across the network in CAF 0.17.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/shared_floats.hpp"
+
+namespace troupe {
+
+/// Carries one replica's gradient for one step to the store.
+struct push_msg {
+  uint32_t replica = 0;
+  uint64_t round = 0;        // sync: the round it belongs to; async: informational
+  uint64_t base_version = 0; // the parameter version it was computed at
+  uint32_t batch_size = 0;   // samples behind it; 0 in a short last round
+  shared_floats gradient;    // mean-loss gradient; may be empty when batch_size is 0
+};
+
+/// Carries the parameters at one version (the store's answer to a push).
+struct params_msg {
+  uint64_t version = 0;   // optimizer steps applied so far
+  uint64_t round = 0;     // the next sync round the store expects
+  uint64_t staleness = 0; // for a push answer: version - base_version at apply
+  shared_floats values;
+};
+
+/// Tells a replica to train one epoch, starting from `params`.
+struct epoch_order {
+  uint64_t epoch = 0;
+  params_msg params;
+};
+
+/// Sums what one replica did in one epoch.
+struct replica_report {
+  uint32_t replica = 0;
+  uint64_t samples = 0;
+  double loss_sum = 0;
+  uint64_t correct = 0;
+  uint64_t pushes = 0;
+  double compute_seconds = 0; // gradient computation
+  double wait_seconds = 0;    // from push until the answer arrived
+};
+
+/// Sums what the store did so far.
+struct store_stats {
+  uint64_t version = 0;
+  uint64_t pushes = 0;         // accepted gradients
+  uint64_t rejected = 0;       // gradients answered with an error
+  double apply_seconds = 0;    // reducing + optimizer + publishing
+  uint64_t staleness_sum = 0;
+  uint64_t staleness_max = 0;
+  uint32_t live_replicas = 0;
+};
+
+/// Describes one replica's job: which model, where its data lives, its place
+/// among the replicas. Small, so a remote node can be sent it.
+struct replica_config {
+  uint32_t index = 0;
+  uint32_t replicas = 1;
+  std::string model = "784-128relu-10";
+  std::string device = "cpu";
+  std::string data_dir;
+  uint64_t seed = 0;
+  uint32_t global_batch = 32;
+  uint32_t step_timeout_ms = 60000;
+  uint32_t fail_at_push = 0; // fault injection for tests: throw at this push (0: never)
+};
+
+/// Sums a finished fit for whoever started it.
+struct fit_summary {
+  std::string mode;
+  uint32_t replicas = 0;      // at the start
+  uint32_t live_replicas = 0; // at the end
+  uint32_t epochs = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double samples_per_second = 0; // training loop only
+  uint64_t version = 0;
+  uint64_t params_fnv1a64 = 0;
+  shared_floats params;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
+  return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
+           x.batch_size, x.gradient);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
+  return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness,
+           x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, epoch_order& x) {
+  return f(caf::meta::type_name("epoch_order"), x.epoch, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
+  return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
+           x.correct, x.pushes, x.compute_seconds, x.wait_seconds);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
+  return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.rejected,
+           x.apply_seconds, x.staleness_sum, x.staleness_max, x.live_replicas);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
+  return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
+           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
+  return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
+           x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
+           x.params_fnv1a64, x.params);
+}
+
+} // namespace troupe
