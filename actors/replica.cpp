@@ -77,6 +77,8 @@ void run_round(replica_pointer self) {
     st.report.correct += static_cast<uint64_t>(stats.correct);
     push.gradient = shared_floats{st.gradient};
   }
+  // Let go of the parameters: the store can then step them in place.
+  st.params.values = shared_floats{};
   st.pushed_at = clock_type::now();
   st.report.compute_seconds += seconds_between(start, st.pushed_at);
   ++st.report.pushes;

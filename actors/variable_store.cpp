@@ -32,36 +32,33 @@ bool has_non_finite(const float* values, size_t count) {
 struct store_state : store_port {
   static inline const char* name = "troupe.store";
 
-  std::vector<float> params;
+  // The parameters, shared with the answers that carry them. The optimizer
+  // writes in place when no one else holds the buffer (sync: replicas drop
+  // it once their gradient is computed), else into a copy.
+  std::shared_ptr<std::vector<float>> params;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
   uint64_t version = 0;
-  std::shared_ptr<const std::vector<float>> snapshot; // params at `version`, shared by answers
   std::unordered_map<uint64_t, caf::typed_response_promise<params_msg>> open;
   std::unordered_map<uint64_t, uint64_t> staleness_of; // ticket -> staleness
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   store_stats stats;
 
-  shared_floats current() {
-    if (!snapshot || snapshot->size() != params.size())
-      snapshot = std::make_shared<const std::vector<float>>(params);
-    return shared_floats{snapshot};
-  }
-
   params_msg answer_value(uint64_t staleness) {
     params_msg msg;
     msg.version = version;
     msg.round = policy->next_round();
     msg.staleness = staleness;
-    msg.values = current();
+    msg.values = shared_floats{params};
     return msg;
   }
 
   void apply_step(const float* gradient) override {
-    optim->apply(params.data(), gradient);
+    if (params.use_count() > 1)
+      params = std::make_shared<std::vector<float>>(*params);
+    optim->apply(params->data(), gradient);
     ++version;
-    snapshot.reset();
   }
 
   void answer(uint64_t ticket) override {
@@ -75,11 +72,11 @@ struct store_state : store_port {
 
   caf::error validate(const push_msg& push) const {
     const size_t size = push.gradient.size();
-    if (!(size == params.size() || (size == 0 && push.batch_size == 0)))
+    if (!(size == params->size() || (size == 0 && push.batch_size == 0)))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " has " + std::to_string(size) + " values, expected "
-                                 + std::to_string(params.size()));
+                                 + std::to_string(params->size()));
     if (size > 0 && has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
@@ -122,7 +119,8 @@ struct store_setup {
 store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_state> self,
                                           std::shared_ptr<store_setup> setup) {
   auto& st = self->state;
-  st.params = std::move(setup->options.initial_parameters);
+  st.params = std::make_shared<std::vector<float>>(
+    std::move(setup->options.initial_parameters));
   st.version = setup->options.initial_version;
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
