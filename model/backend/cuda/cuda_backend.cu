@@ -1,0 +1,201 @@
+// The CUDA backend: one device, one stream, one cuBLAS handle. Memory ops and
+// gemm live here; the elementwise ops call the kernels in cuda_kernels.cu.
+#include "model/backend/cuda/cuda_backend.hpp"
+
+#include <algorithm>
+#include <new>
+#include <string>
+
+#include "model/backend/cuda/cuda_check.hpp"
+#include "model/backend/cuda/cuda_kernels.cuh"
+
+namespace troupe {
+
+namespace {
+
+using cuda_detail::launch_adam_update;
+using cuda_detail::launch_bias_activation;
+using cuda_detail::launch_bias_gradient;
+using cuda_detail::launch_relu_backward;
+using cuda_detail::launch_softmax_cross_entropy;
+
+// cuBLAS is column-major. The bytes of a row-major (r, c) matrix are the
+// column-major (c, r) matrix, its transpose. So the row-major product
+// C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T:
+// swap the operands and m with n; each operand keeps its own transpose flag,
+// and every leading dimension is the stored row length of that operand.
+void row_major_gemm(cublasHandle_t blas, bool transpose_a, bool transpose_b,
+                    int m, int n, int k, float alpha, const float* a,
+                    const float* b, float beta, float* c) {
+  int lda = transpose_a ? m : k; // a stored (k, m) or (m, k)
+  int ldb = transpose_b ? k : n; // b stored (n, k) or (k, n)
+  TROUPE_CUBLAS_CHECK(cublasSgemm(blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
+                                  k, &alpha, b, std::max(ldb, 1), a,
+                                  std::max(lda, 1), &beta, c, std::max(n, 1)));
+}
+
+class cuda_backend final : public backend {
+public:
+  cuda_backend(int device, cudaStream_t stream, cublasHandle_t blas)
+    : device_(device), stream_(stream), blas_(blas) {}
+
+  ~cuda_backend() override {
+    make_current();
+    TROUPE_CUBLAS_CHECK(cublasDestroy(blas_));
+    TROUPE_CUDA_CHECK(cudaStreamDestroy(stream_));
+  }
+
+  std::string name() const override { return "cuda:" + std::to_string(device_); }
+
+  bool host_memory() const override { return false; }
+
+  void* allocate(size_t bytes) override {
+    if (bytes == 0)
+      return nullptr;
+    make_current();
+    void* ptr = nullptr;
+    cudaError_t status = cudaMalloc(&ptr, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      (void) cudaGetLastError(); // clears the error: the device stays usable
+      throw std::bad_alloc();
+    }
+    TROUPE_CUDA_CHECK(status);
+    return ptr;
+  }
+
+  void release(void* ptr) noexcept override {
+    if (ptr == nullptr)
+      return;
+    make_current();
+    TROUPE_CUDA_CHECK(cudaFree(ptr));
+  }
+
+  // cudaMemcpyDefault lets the runtime tell host from device pointers, so a
+  // source already on this device (a resident data set) is copied on the device.
+  // A pageable host source is staged before the call returns, so the caller
+  // may reuse it at once.
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0)
+      return;
+    make_current();
+    TROUPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
+  }
+
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    make_current();
+    if (bytes != 0)
+      TROUPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
+    TROUPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void fill_zero(void* dst, size_t bytes) override {
+    if (bytes == 0)
+      return;
+    make_current();
+    TROUPE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+  }
+
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+            const float* a, const float* b, float beta, float* c) override {
+    if (m <= 0 || n <= 0)
+      return;
+    make_current();
+    row_major_gemm(blas_, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+  }
+
+  void bias_activation(float* y, const float* bias, int rows, int cols,
+                       activation act) override {
+    make_current();
+    launch_bias_activation(stream_, y, bias, rows, cols, act);
+  }
+
+  void activation_backward(float* dy, const float* y, size_t count,
+                           activation act) override {
+    if (act == activation::none)
+      return; // the identity's derivative is 1: nothing to launch
+    make_current();
+    launch_relu_backward(stream_, dy, y, count);
+  }
+
+  void bias_gradient(const float* dy, int rows, int cols, float* db) override {
+    make_current();
+    launch_bias_gradient(stream_, dy, rows, cols, db);
+  }
+
+  void softmax_cross_entropy(const float* logits, const int32_t* labels,
+                             int rows, int classes, float scale, float* dlogits,
+                             float* stats) override {
+    make_current();
+    launch_softmax_cross_entropy(stream_, logits, labels, rows, classes, scale,
+                                 dlogits, stats);
+  }
+
+  void adam_update(float* weights, const float* gradient, float* m, float* v,
+                   size_t count, const adam_coefficients& c) override {
+    make_current();
+    launch_adam_update(stream_, weights, gradient, m, v, count, c);
+  }
+
+private:
+  // The current device is per host thread, and a replica's actor may run on a
+  // different scheduler thread at each message; setting it is cheap.
+  void make_current() const { TROUPE_CUDA_CHECK(cudaSetDevice(device_)); }
+
+  int device_;
+  cudaStream_t stream_;
+  cublasHandle_t blas_;
+};
+
+model_error device_failure(std::string message) {
+  return fail(model_errc::device_error, std::move(message));
+}
+
+} // namespace
+
+expected<std::unique_ptr<backend>> make_cuda_backend(int device_index) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void) cudaGetLastError();
+    int runtime = 0;
+    (void) cudaRuntimeGetVersion(&runtime); // works without a driver
+    return device_failure("cudaGetDeviceCount failed under CUDA runtime "
+                          + std::to_string(runtime / 1000) + "."
+                          + std::to_string(runtime % 1000 / 10) + ": "
+                          + cudaGetErrorString(status));
+  }
+  if (count == 0)
+    return device_failure("the CUDA driver reports no device");
+  if (device_index < 0 || device_index >= count)
+    return device_failure("cuda:" + std::to_string(device_index)
+                          + " is out of range: this machine has "
+                          + std::to_string(count) + " CUDA device"
+                          + (count == 1 ? "" : "s") + " (cuda:0 to cuda:"
+                          + std::to_string(count - 1) + ")");
+  std::string where = " on cuda:" + std::to_string(device_index) + ": ";
+  status = cudaSetDevice(device_index);
+  if (status != cudaSuccess)
+    return device_failure("cudaSetDevice failed" + where + cudaGetErrorString(status));
+  cudaStream_t stream = nullptr;
+  // Non-blocking: the stream does not wait for work on the legacy default stream.
+  status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (status != cudaSuccess)
+    return device_failure("cudaStreamCreateWithFlags failed" + where
+                          + cudaGetErrorString(status));
+  cublasHandle_t blas = nullptr;
+  cublasStatus_t blas_status = cublasCreate(&blas);
+  if (blas_status == CUBLAS_STATUS_SUCCESS) {
+    blas_status = cublasSetStream(blas, stream);
+    if (blas_status != CUBLAS_STATUS_SUCCESS)
+      cublasDestroy(blas);
+  }
+  if (blas_status != CUBLAS_STATUS_SUCCESS) {
+    cudaStreamDestroy(stream);
+    return device_failure("cuBLAS setup failed" + where
+                          + cublasGetStatusString(blas_status));
+  }
+  return std::unique_ptr<backend>(new cuda_backend(device_index, stream, blas));
+}
+
+} // namespace troupe

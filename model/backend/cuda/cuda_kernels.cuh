@@ -1,0 +1,37 @@
+// Launchers for the CUDA backend's elementwise and per-row kernels. Each queues
+// its kernel on `stream` and checks the launch; none allocates or synchronizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "model/backend/backend.hpp"
+
+namespace troupe::cuda_detail {
+
+/// y[r][c] = act(y[r][c] + bias[c]); y: (rows, cols), bias: (cols).
+void launch_bias_activation(cudaStream_t stream, float* y, const float* bias,
+                            int rows, int cols, activation act);
+
+/// dy[i] *= relu'(y[i]), where y is the ReLU's output; count elements.
+void launch_relu_backward(cudaStream_t stream, float* dy, const float* y,
+                          size_t count);
+
+/// db[c] = sum over r of dy[r][c]; dy: (rows, cols), db: (cols).
+void launch_bias_gradient(cudaStream_t stream, const float* dy, int rows,
+                          int cols, float* db);
+
+/// Per row of logits (rows, classes): adds the loss and the hit to stats[0]
+/// and stats[1]; writes (softmax - onehot) * scale to dlogits unless null.
+void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits,
+                                  const int32_t* labels, int rows, int classes,
+                                  float scale, float* dlogits, float* stats);
+
+/// One Adam step over `count` weights with the backend interface's formula.
+void launch_adam_update(cudaStream_t stream, float* weights,
+                        const float* gradient, float* m, float* v, size_t count,
+                        const adam_coefficients& c);
+
+} // namespace troupe::cuda_detail
