@@ -1,0 +1,107 @@
+// Loads (Fashion-)MNIST splits into datasets: pairs an image file with a label
+// file, checks them against each other, and scales pixels to [0, 1].
+#include "model/data/dataset.hpp"
+
+#include "model/check.hpp"
+#include <cstring>
+#include <filesystem>
+
+#include "model/data/idx_reader.hpp"
+
+namespace troupe {
+
+namespace {
+
+// Returns dir/NAME.gz if it exists, else dir/NAME, else an error listing both.
+expected<std::string> find_file(const std::string& dir, const std::string& name) {
+  std::filesystem::path base(dir);
+  std::string gz = (base / (name + ".gz")).string();
+  std::string plain = (base / name).string();
+  std::error_code ec;
+  if (std::filesystem::exists(gz, ec))
+    return gz;
+  if (std::filesystem::exists(plain, ec))
+    return plain;
+  return fail(model_errc::io_error, dir + ": missing " + name + ": looked for " + gz
+                                      + " and " + plain);
+}
+
+expected<dataset> load_named_split(const std::string& dir, const std::string& images_name,
+                                   const std::string& labels_name) {
+  auto images_path = find_file(dir, images_name);
+  if (!images_path)
+    return images_path.error();
+  auto labels_path = find_file(dir, labels_name);
+  if (!labels_path)
+    return labels_path.error();
+  return load_split(*images_path, *labels_path);
+}
+
+} // namespace
+
+std::string default_data_dir() {
+  return "/usr/share/datasets/fashion-mnist";
+}
+
+expected<dataset> load_split(const std::string& images_path,
+                             const std::string& labels_path, int classes) {
+  if (classes <= 0 || classes > 256)
+    return fail(model_errc::invalid_argument,
+                "load_split: classes must lie in [1, 256], got " + std::to_string(classes));
+  auto images = read_idx_images(images_path);
+  if (!images)
+    return images.error();
+  auto labels = read_idx_labels(labels_path);
+  if (!labels)
+    return labels.error();
+  if (labels->size() != static_cast<size_t>(images->count))
+    return fail(model_errc::bad_format,
+                labels_path + ": count mismatch: it holds " + std::to_string(labels->size())
+                  + " labels but " + images_path + " holds "
+                  + std::to_string(images->count) + " images");
+  for (size_t i = 0; i < labels->size(); ++i)
+    if ((*labels)[i] >= classes)
+      return fail(model_errc::bad_format,
+                  labels_path + ": label " + std::to_string((*labels)[i]) + " of sample "
+                    + std::to_string(i) + " is out of range [0, " + std::to_string(classes)
+                    + ")");
+  dataset result;
+  result.count = images->count;
+  result.features = images->rows * images->cols;
+  result.classes = classes;
+  result.images.resize(images->pixels.size());
+  for (size_t i = 0; i < images->pixels.size(); ++i)
+    result.images[i] = static_cast<float>(images->pixels[i]) / 255.0f;
+  result.labels.assign(labels->begin(), labels->end());
+  return result;
+}
+
+expected<dataset_pair> load_dataset(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return fail(model_errc::io_error, dir + ": data directory does not exist");
+  auto train = load_named_split(dir, "train-images-idx3-ubyte", "train-labels-idx1-ubyte");
+  if (!train)
+    return train.error();
+  auto test = load_named_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte");
+  if (!test)
+    return test.error();
+  if (train->features != test->features)
+    return fail(model_errc::bad_format,
+                dir + ": training images have " + std::to_string(train->features)
+                  + " pixels but test images have " + std::to_string(test->features));
+  return dataset_pair{std::move(*train), std::move(*test)};
+}
+
+void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
+                  float* images_out, int32_t* labels_out) {
+  const size_t features = static_cast<size_t>(data.features);
+  for (size_t i = 0; i < count; ++i) {
+    size_t row = indices[i];
+    TROUPE_ASSERT(row < static_cast<size_t>(data.count));
+    std::memcpy(images_out + i * features, data.image(row), features * sizeof(float));
+    labels_out[i] = data.labels[row];
+  }
+}
+
+} // namespace troupe
