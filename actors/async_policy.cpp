@@ -9,6 +9,8 @@ void async_policy::on_push(gradient_push push, store_port& store) {
   ++pushes_;
   if (push.batch_size > 0)
     store.apply_step(push.gradient->data());
+  // Release the gradient before answering, so the replica can reuse its buffer.
+  push.gradient.reset();
   store.answer(push.ticket);
 }
 

@@ -41,24 +41,29 @@ void sync_policy::close_round_if_complete(store_port& store) {
     if (pushed_.count(replica) == 0)
       return;
   uint64_t total = 0;
-  for (const auto& entry : pushed_)
+  size_t contributors = 0;
+  for (const auto& entry : pushed_) {
     total += entry.second.batch_size;
-  if (total > 0) {
+    contributors += entry.second.batch_size > 0 ? 1 : 0;
+  }
+  if (contributors == 1) {
+    // One gradient carries the whole round: apply it as it is.
+    for (const auto& entry : pushed_)
+      if (entry.second.batch_size > 0)
+        store.apply_step(entry.second.gradient->data());
+  } else if (contributors > 1) {
     // std::map iterates in replica-index order: the sum never depends on
     // arrival order, so sync runs are bitwise reproducible.
-    const float* only = nullptr;
     bool first = true;
+    float* __restrict sum = sum_.data();
+    const size_t count = sum_.size();
     for (const auto& entry : pushed_) {
       const auto& push = entry.second;
       if (push.batch_size == 0)
         continue;
       const float weight = static_cast<float>(push.batch_size) / static_cast<float>(total);
       const float* g = push.gradient->data();
-      float* __restrict sum = sum_.data();
-      const size_t count = sum_.size();
-      if (first && weight == 1.0f) {
-        only = g; // a single contributor: apply its gradient as it is
-      } else if (first) {
+      if (first) {
         for (size_t i = 0; i < count; ++i)
           sum[i] = weight * g[i];
       } else {
@@ -67,7 +72,7 @@ void sync_policy::close_round_if_complete(store_port& store) {
       }
       first = false;
     }
-    store.apply_step(only != nullptr ? only : sum_.data());
+    store.apply_step(sum_.data());
   }
   // Release the gradients before answering, so replicas can reuse their buffers.
   std::vector<uint64_t> tickets;

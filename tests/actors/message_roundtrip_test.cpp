@@ -1,0 +1,352 @@
+// Every wire type through CAF's binary serializer and back, the registry that
+// register_messages fills, and the bulk encoding of float buffers.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "messages/errors.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/protocol.hpp"
+#include "messages/register.hpp"
+
+using namespace troupe;
+
+namespace {
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    set("scheduler.policy", caf::atom("testing"));
+    register_messages(*this);
+  }
+};
+
+shared_floats floats(std::vector<float> values) {
+  return shared_floats{std::make_shared<const std::vector<float>>(std::move(values))};
+}
+
+// Values whose bytes a lossy or reordering encoding would change.
+shared_floats tricky_floats() {
+  return floats({0.0f, -0.0f, 1.0f, -1.5f, 3.14159265f,
+                 std::numeric_limits<float>::denorm_min(),
+                 std::numeric_limits<float>::max(),
+                 std::numeric_limits<float>::lowest(),
+                 std::numeric_limits<float>::infinity(),
+                 -std::numeric_limits<float>::infinity(),
+                 std::numeric_limits<float>::quiet_NaN(), 1e-30f});
+}
+
+bool same_bytes(const shared_floats& a, const shared_floats& b) {
+  return a.size() == b.size()
+         && (a.size() == 0
+             || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+template <class T>
+std::vector<char> serialize(caf::actor_system& sys, T& value) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  auto err = sink(value);
+  INFO(sys.render(err));
+  REQUIRE_FALSE(err);
+  return buf;
+}
+
+template <class T>
+T deserialize(caf::actor_system& sys, const std::vector<char>& buf) {
+  T value;
+  caf::binary_deserializer source{sys, buf};
+  auto err = source(value);
+  INFO(sys.render(err));
+  REQUIRE_FALSE(err);
+  CHECK(source.remaining() == 0);
+  return value;
+}
+
+template <class T>
+T roundtrip(caf::actor_system& sys, T value) {
+  return deserialize<T>(sys, serialize(sys, value));
+}
+
+// Sends a caf::message holding `value` through the serializer, which names
+// each element by its registered portable name and rebuilds it from the
+// registry on the way back: an unregistered type fails here.
+template <class T>
+T roundtrip_in_message(caf::actor_system& sys, const T& value) {
+  auto msg = caf::make_message(value);
+  auto buf = serialize(sys, msg);
+  auto back = deserialize<caf::message>(sys, buf);
+  REQUIRE(back.size() == 1);
+  REQUIRE(back.template match_element<T>(0));
+  return back.template get_as<T>(0);
+}
+
+template <class T>
+std::string registered_name(caf::actor_system& sys) {
+  return sys.types().portable_name(0, &typeid(T));
+}
+
+push_msg sample_push() {
+  push_msg x;
+  x.replica = 3;
+  x.round = 0x1122334455667788ull;
+  x.base_version = 987654321012ull;
+  x.batch_size = 4294967295u;
+  x.gradient = tricky_floats();
+  return x;
+}
+
+params_msg sample_params() {
+  params_msg x;
+  x.version = 42;
+  x.round = 43;
+  x.staleness = 7;
+  x.values = floats({1.0f, 2.0f, -3.0f, 1e20f});
+  return x;
+}
+
+void check_equal(const push_msg& a, const push_msg& b) {
+  CHECK(a.replica == b.replica);
+  CHECK(a.round == b.round);
+  CHECK(a.base_version == b.base_version);
+  CHECK(a.batch_size == b.batch_size);
+  CHECK(same_bytes(a.gradient, b.gradient));
+}
+
+void check_equal(const params_msg& a, const params_msg& b) {
+  CHECK(a.version == b.version);
+  CHECK(a.round == b.round);
+  CHECK(a.staleness == b.staleness);
+  CHECK(same_bytes(a.values, b.values));
+}
+
+} // namespace
+
+TEST_CASE("push_msg survives a binary round trip field by field and byte for byte",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  const auto original = sample_push();
+  const auto back = roundtrip(sys, original);
+  check_equal(back, original);
+  CHECK(back.gradient.size() == 12);
+  CHECK(std::isnan(back.gradient.data()[10]));
+  CHECK(std::signbit(back.gradient.data()[1]));
+  // A fresh buffer, not the sender's: deserializing never aliases.
+  CHECK(back.gradient.data() != original.gradient.data());
+}
+
+TEST_CASE("params_msg and epoch_order survive a binary round trip",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  const auto params = sample_params();
+  check_equal(roundtrip(sys, params), params);
+
+  epoch_order order;
+  order.epoch = 9;
+  order.params = params;
+  const auto back = roundtrip(sys, order);
+  CHECK(back.epoch == 9);
+  check_equal(back.params, params);
+}
+
+TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a "
+          "binary round trip",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+
+  replica_report report{5, 1234, 567.25, 1000, 40, 1.5, 0.25};
+  auto r = roundtrip(sys, report);
+  CHECK(r.replica == 5);
+  CHECK(r.samples == 1234);
+  CHECK(r.loss_sum == 567.25);
+  CHECK(r.correct == 1000);
+  CHECK(r.pushes == 40);
+  CHECK(r.compute_seconds == 1.5);
+  CHECK(r.wait_seconds == 0.25);
+
+  store_stats stats{77, 300, 4, 0.125, 61, 3, 2};
+  auto s = roundtrip(sys, stats);
+  CHECK(s.version == 77);
+  CHECK(s.pushes == 300);
+  CHECK(s.rejected == 4);
+  CHECK(s.apply_seconds == 0.125);
+  CHECK(s.staleness_sum == 61);
+  CHECK(s.staleness_max == 3);
+  CHECK(s.live_replicas == 2);
+
+  replica_config config;
+  config.index = 2;
+  config.replicas = 4;
+  config.model = "784-64relu-32relu-10";
+  config.device = "cuda:1";
+  config.data_dir = "/some/where/with spaces/ünïcode";
+  config.seed = 0xdeadbeefcafef00dull;
+  config.global_batch = 256;
+  config.step_timeout_ms = 1234;
+  config.fail_at_push = 17;
+  auto c = roundtrip(sys, config);
+  CHECK(c.index == 2);
+  CHECK(c.replicas == 4);
+  CHECK(c.model == config.model);
+  CHECK(c.device == "cuda:1");
+  CHECK(c.data_dir == config.data_dir);
+  CHECK(c.seed == config.seed);
+  CHECK(c.global_batch == 256);
+  CHECK(c.step_timeout_ms == 1234);
+  CHECK(c.fail_at_push == 17);
+
+  fit_summary summary;
+  summary.mode = "async";
+  summary.replicas = 4;
+  summary.live_replicas = 3;
+  summary.epochs = 5;
+  summary.test_loss = 0.4375;
+  summary.test_accuracy = 0.8125;
+  summary.samples_per_second = 12345.5;
+  summary.version = 1875;
+  summary.params_fnv1a64 = 0x0123456789abcdefull;
+  summary.params = tricky_floats();
+  auto f = roundtrip(sys, summary);
+  CHECK(f.mode == "async");
+  CHECK(f.replicas == 4);
+  CHECK(f.live_replicas == 3);
+  CHECK(f.epochs == 5);
+  CHECK(f.test_loss == 0.4375);
+  CHECK(f.test_accuracy == 0.8125);
+  CHECK(f.samples_per_second == 12345.5);
+  CHECK(f.version == 1875);
+  CHECK(f.params_fnv1a64 == 0x0123456789abcdefull);
+  CHECK(same_bytes(f.params, summary.params));
+}
+
+TEST_CASE("empty float buffers survive a round trip, with or without a vector",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  shared_floats none; // no buffer at all, as a 0-sample push carries
+  auto buf = serialize(sys, none);
+  CHECK(buf.size() <= 2); // just the length
+  auto back = deserialize<shared_floats>(sys, buf);
+  CHECK(back.size() == 0);
+
+  auto empty = floats({});
+  auto back_empty = roundtrip(sys, empty);
+  CHECK(back_empty.size() == 0);
+
+  push_msg push;
+  push.replica = 1;
+  push.round = 5;
+  push.batch_size = 0;
+  check_equal(roundtrip(sys, push), push);
+}
+
+TEST_CASE("a 101,770-float gradient is written as one raw block of 407 KB",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  constexpr size_t count = 101770; // the 784-128relu-10 model
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = std::sin(static_cast<float>(i)) * 1e-3f;
+  push_msg push;
+  push.replica = 1;
+  push.batch_size = 32;
+  push.gradient = floats(values);
+
+  auto buf = serialize(sys, push);
+  const size_t payload = count * sizeof(float); // 407,080 bytes
+  CHECK(buf.size() >= payload);
+  CHECK(buf.size() <= payload + 64); // a few header fields, no per-element framing
+  // Bulk encoding: the last bytes are the floats exactly as they lie in
+  // memory. CAF's per-element default would write each in network byte
+  // order, which differs on a little-endian host.
+  REQUIRE(buf.size() >= payload);
+  CHECK(std::memcmp(buf.data() + buf.size() - payload, values.data(), payload) == 0);
+
+  auto back = deserialize<push_msg>(sys, buf);
+  check_equal(back, push);
+}
+
+TEST_CASE("a corrupt float buffer length is refused, not allocated",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  // The length says 2^31 floats (8 GiB); the frame holds none of them.
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  size_t huge = size_t{1} << 31;
+  REQUIRE_FALSE(sink.begin_sequence(huge));
+  shared_floats back;
+  caf::binary_deserializer source{sys, buf};
+  CHECK(source(back));
+  CHECK(back.size() == 0);
+}
+
+TEST_CASE("register_messages registers every message type and interface by name",
+          "[messages][registry]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  CHECK(registered_name<shared_floats>(sys) == "troupe::shared_floats");
+  CHECK(registered_name<push_msg>(sys) == "troupe::push_msg");
+  CHECK(registered_name<params_msg>(sys) == "troupe::params_msg");
+  CHECK(registered_name<epoch_order>(sys) == "troupe::epoch_order");
+  CHECK(registered_name<replica_report>(sys) == "troupe::replica_report");
+  CHECK(registered_name<store_stats>(sys) == "troupe::store_stats");
+  CHECK(registered_name<replica_config>(sys) == "troupe::replica_config");
+  CHECK(registered_name<fit_summary>(sys) == "troupe::fit_summary");
+  CHECK(registered_name<replica_actor>(sys) == "troupe::replica_actor");
+  CHECK(registered_name<store_actor>(sys) == "troupe::store_actor");
+  CHECK(registered_name<coordinator_actor>(sys) == "troupe::coordinator_actor");
+
+  // Without register_messages the names are unknown: the check above can fail.
+  caf::actor_system_config bare_cfg;
+  bare_cfg.set("scheduler.policy", caf::atom("testing"));
+  caf::actor_system bare{bare_cfg};
+  CHECK(registered_name<push_msg>(bare) != "troupe::push_msg");
+}
+
+TEST_CASE("every message type travels inside a caf::message through the registry",
+          "[messages][registry]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  check_equal(roundtrip_in_message(sys, sample_push()), sample_push());
+  check_equal(roundtrip_in_message(sys, sample_params()), sample_params());
+  CHECK(same_bytes(roundtrip_in_message(sys, tricky_floats()), tricky_floats()));
+
+  epoch_order order{3, sample_params()};
+  auto o = roundtrip_in_message(sys, order);
+  CHECK(o.epoch == 3);
+  check_equal(o.params, order.params);
+
+  CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 0, 0, 1, 1, 3}).live_replicas == 3);
+  replica_config config;
+  config.data_dir = "/data";
+  CHECK(roundtrip_in_message(sys, config).data_dir == "/data");
+  fit_summary summary;
+  summary.mode = "sync";
+  summary.params = floats({1.0f, 2.0f});
+  auto f = roundtrip_in_message(sys, summary);
+  CHECK(f.mode == "sync");
+  CHECK(same_bytes(f.params, summary.params));
+
+  // The atoms and a Troupe error travel too (errors carry their sentence).
+  auto err = make_troupe_error(troupe_errc::stale_round, "round 3 is closed");
+  auto msg = caf::make_message(push_atom::value, err);
+  auto back = deserialize<caf::message>(sys, serialize(sys, msg));
+  REQUIRE(back.match_elements<push_atom, caf::error>());
+  const auto& err_back = back.get_as<caf::error>(1);
+  CHECK(err_back.category() == caf::atom("troupe"));
+  CHECK(err_back.code() == static_cast<uint8_t>(troupe_errc::stale_round));
+  CHECK(describe(err_back) == "round 3 is closed");
+  CHECK(sys.render(err_back).find("round 3 is closed") != std::string::npos);
+}
