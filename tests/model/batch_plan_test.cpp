@@ -11,7 +11,7 @@
 
 using namespace troupe;
 
-TEST_CASE("epoch_permutation returns a permutation of [0, samples)", "[data][batch_plan]") {
+TEST_CASE("epoch_permutation returns a permutation of 0..samples-1", "[data][batch_plan]") {
   for (size_t samples : {0, 1, 2, 3, 7, 100, 2000}) {
     INFO("samples = " << samples);
     auto perm = epoch_permutation(samples, 42, 3);

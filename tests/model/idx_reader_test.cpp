@@ -410,7 +410,7 @@ TEST_CASE("load_split names the file and the sample when a label is out of range
   CHECK(contains(result.error().message, "label 10 of sample 123"));
 }
 
-TEST_CASE("load_split rejects a class count outside [1, 256]", "[data][dataset]") {
+TEST_CASE("load_split rejects a class count outside 1..256", "[data][dataset]") {
   check_error(load_split(test_images_gz, test_labels_gz, 0), model_errc::invalid_argument,
               "load_split", "classes");
 }
