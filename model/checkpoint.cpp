@@ -1,0 +1,394 @@
+// The checkpoint file format: a 40-byte header, then a payload of raw fields,
+// each part guarded by CRC-32; written through a synced temporary and rename.
+#include "model/checkpoint.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+namespace {
+
+// Header layout (fields raw in host order; the two check fields make a
+// reader whose byte order or float format differs refuse the file):
+//   0  char[8]  magic "TROUPECK"
+//   8  uint32   0x01020304
+//   12 float    1.0f
+//   16 uint32   format version
+//   20 uint32   CRC-32 of the payload
+//   24 uint64   payload size in bytes
+//   32 uint32   reserved, 0
+//   36 uint32   CRC-32 of bytes 0..35
+// Payload: uint64 config_fingerprint, version, round, epoch, epoch_round,
+// optimizer_steps; then model and optimizer as uint64 length + bytes; then
+// params and optimizer_state as uint64 count + floats.
+constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
+constexpr uint32_t byte_order_check = 0x01020304;
+constexpr float float_check = 1.0f;
+constexpr uint32_t format_version = 1;
+constexpr size_t header_size = 40;
+constexpr size_t header_crc_offset = 36;
+
+static_assert(std::numeric_limits<float>::is_iec559, "checkpoints store IEEE floats");
+
+using bytes = std::vector<unsigned char>;
+
+std::string errno_text(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+model_error bad_format(const std::string& path, const std::string& what) {
+  return fail(model_errc::bad_format, path + ": " + what);
+}
+
+// zlib takes uInt lengths, so feed it in chunks for files over 4 GiB.
+uint32_t crc32_of(const unsigned char* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (size > 0) {
+    auto chunk = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
+    crc = crc32(crc, data, chunk);
+    data += chunk;
+    size -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+template <class T>
+void put(bytes& out, const T& value) {
+  auto p = reinterpret_cast<const unsigned char*>(&value);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+
+template <class T>
+void put_at(bytes& out, size_t offset, const T& value) {
+  std::memcpy(out.data() + offset, &value, sizeof(T));
+}
+
+template <class T>
+T get_at(const bytes& in, size_t offset) {
+  T value;
+  std::memcpy(&value, in.data() + offset, sizeof(T));
+  return value;
+}
+
+void put_string(bytes& out, const std::string& text) {
+  put<uint64_t>(out, text.size());
+  out.insert(out.end(), text.begin(), text.end());
+}
+
+void put_floats(bytes& out, const std::vector<float>& values) {
+  put<uint64_t>(out, values.size());
+  auto p = reinterpret_cast<const unsigned char*>(values.data());
+  out.insert(out.end(), p, p + values.size() * sizeof(float));
+}
+
+bytes encode(const checkpoint& c) {
+  bytes out;
+  out.reserve(header_size + 6 * 8 + 16 + c.model.size() + c.optimizer.size() + 16
+              + (c.params.size() + c.optimizer_state.size()) * sizeof(float));
+  out.resize(header_size);
+  put(out, c.config_fingerprint);
+  put(out, c.version);
+  put(out, c.round);
+  put(out, c.epoch);
+  put(out, c.epoch_round);
+  put(out, c.optimizer_steps);
+  put_string(out, c.model);
+  put_string(out, c.optimizer);
+  put_floats(out, c.params);
+  put_floats(out, c.optimizer_state);
+
+  const size_t payload_size = out.size() - header_size;
+  std::memcpy(out.data(), magic, sizeof(magic));
+  put_at(out, 8, byte_order_check);
+  put_at(out, 12, float_check);
+  put_at(out, 16, format_version);
+  put_at(out, 20, crc32_of(out.data() + header_size, payload_size));
+  put_at<uint64_t>(out, 24, payload_size);
+  put_at<uint32_t>(out, 32, 0);
+  put_at(out, header_crc_offset, crc32_of(out.data(), header_crc_offset));
+  return out;
+}
+
+// Reads payload fields in order; every read is bounds-checked, so lengths that
+// lie (in a file whose checksum still matches) give an error, not a crash.
+class payload_reader {
+public:
+  payload_reader(const bytes& in, const std::string& path)
+    : in_(in), path_(path), pos_(header_size) {}
+
+  expected<uint64_t> u64(const char* field) {
+    if (in_.size() - pos_ < sizeof(uint64_t))
+      return malformed(std::string("payload ends inside field ") + field);
+    auto value = get_at<uint64_t>(in_, pos_);
+    pos_ += sizeof(uint64_t);
+    return value;
+  }
+
+  expected<std::string> text(const char* field) {
+    auto size = u64(field);
+    if (!size)
+      return size.error();
+    if (*size > in_.size() - pos_)
+      return malformed(std::string(field) + " claims " + std::to_string(*size) + " bytes, "
+                       + std::to_string(in_.size() - pos_) + " remain");
+    std::string value(reinterpret_cast<const char*>(in_.data() + pos_), *size);
+    pos_ += *size;
+    return value;
+  }
+
+  expected<std::vector<float>> floats(const char* field) {
+    auto count = u64(field);
+    if (!count)
+      return count.error();
+    if (*count > (in_.size() - pos_) / sizeof(float))
+      return malformed(std::string(field) + " claims " + std::to_string(*count) + " floats, "
+                       + std::to_string(in_.size() - pos_) + " bytes remain");
+    std::vector<float> values(*count);
+    if (*count > 0) // memcpy with a null pointer is undefined even for 0 bytes
+      std::memcpy(values.data(), in_.data() + pos_, *count * sizeof(float));
+    pos_ += *count * sizeof(float);
+    return values;
+  }
+
+  size_t remaining() const { return in_.size() - pos_; }
+
+  model_error malformed(const std::string& what) const {
+    return bad_format(path_, "malformed payload: " + what);
+  }
+
+private:
+  const bytes& in_;
+  const std::string& path_;
+  size_t pos_;
+};
+
+expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
+  payload_reader reader(in, path);
+  checkpoint c;
+  // One table of where each integer field goes keeps the order in one place.
+  std::pair<uint64_t*, const char*> integers[] = {
+    {&c.config_fingerprint, "config_fingerprint"},
+    {&c.version, "version"},
+    {&c.round, "round"},
+    {&c.epoch, "epoch"},
+    {&c.epoch_round, "epoch_round"},
+    {&c.optimizer_steps, "optimizer_steps"},
+  };
+  for (auto& [target, field] : integers) {
+    auto value = reader.u64(field);
+    if (!value)
+      return value.error();
+    *target = *value;
+  }
+  auto model = reader.text("model");
+  if (!model)
+    return model.error();
+  c.model = std::move(*model);
+  auto optimizer = reader.text("optimizer");
+  if (!optimizer)
+    return optimizer.error();
+  c.optimizer = std::move(*optimizer);
+  auto params = reader.floats("params");
+  if (!params)
+    return params.error();
+  c.params = std::move(*params);
+  auto state = reader.floats("optimizer_state");
+  if (!state)
+    return state.error();
+  c.optimizer_state = std::move(*state);
+  if (reader.remaining() != 0)
+    return reader.malformed(std::to_string(reader.remaining())
+                            + " bytes left over after the last field");
+  return c;
+}
+
+// Checks the header and the payload size and checksum; the payload itself is
+// decoded afterwards.
+expected<bool> validate(const bytes& in, const std::string& path) {
+  const size_t check = std::min(in.size(), sizeof(magic));
+  if (check > 0 && std::memcmp(in.data(), magic, check) != 0)
+    return bad_format(path, "not a Troupe checkpoint: the file does not start with \"TROUPECK\"");
+  if (in.size() < header_size)
+    return bad_format(path, "truncated: " + std::to_string(in.size()) + " bytes, shorter than the "
+                              + std::to_string(header_size) + "-byte header");
+  if (get_at<uint32_t>(in, 8) != byte_order_check || std::memcmp(in.data() + 12, &float_check, 4) != 0)
+    return bad_format(path, "written with another byte order or float format than this "
+                            "machine's (or the header is corrupt)");
+  const auto file_version = get_at<uint32_t>(in, 16);
+  if (file_version != format_version)
+    return bad_format(path, "unknown format version " + std::to_string(file_version)
+                              + " (this build reads version " + std::to_string(format_version) + ")");
+  if (get_at<uint32_t>(in, header_crc_offset) != crc32_of(in.data(), header_crc_offset)
+      || get_at<uint32_t>(in, 32) != 0)
+    return bad_format(path, "header checksum mismatch: the file is corrupt");
+  const auto payload_size = get_at<uint64_t>(in, 24);
+  const size_t actual = in.size() - header_size;
+  if (payload_size > actual)
+    return bad_format(path, "truncated: " + std::to_string(in.size()) + " bytes, header promises "
+                              + std::to_string(header_size + payload_size));
+  if (payload_size < actual)
+    return bad_format(path, std::to_string(actual - payload_size)
+                              + " trailing bytes after the " + std::to_string(header_size + payload_size)
+                              + " the header promises");
+  if (get_at<uint32_t>(in, 20) != crc32_of(in.data() + header_size, actual))
+    return bad_format(path, "checksum mismatch: the file is corrupt");
+  return true;
+}
+
+expected<bytes> read_all(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(model_errc::io_error, path + ": cannot open checkpoint: " + errno_text(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || S_ISDIR(info.st_mode)) {
+    const int err = S_ISDIR(info.st_mode) ? EISDIR : errno;
+    ::close(fd);
+    return fail(model_errc::io_error, path + ": cannot read checkpoint: " + errno_text(err));
+  }
+  bytes in(static_cast<size_t>(info.st_size) + 1);
+  size_t used = 0;
+  for (;;) {
+    if (used == in.size())
+      in.resize(in.size() * 2);
+    const ssize_t n = ::read(fd, in.data() + used, in.size() - used);
+    if (n == 0)
+      break;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      const int err = errno;
+      ::close(fd);
+      return fail(model_errc::io_error, path + ": cannot read checkpoint: " + errno_text(err));
+    }
+    used += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  in.resize(used);
+  return in;
+}
+
+bool write_all(int fd, const bytes& out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string temp_name(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  static const auto salt = std::random_device{}();
+  const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(salt) + "."
+         + std::to_string(stamp) + "." + std::to_string(counter++);
+}
+
+std::string canonical_model(const std::string& text) {
+  auto spec = parse_model_spec(text);
+  return spec ? to_string(*spec) : text;
+}
+
+std::string hex(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+} // namespace
+
+expected<size_t> write_checkpoint(const std::string& path, const checkpoint& c) {
+  const bytes out = encode(c);
+  const std::string temp = temp_name(path);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return fail(model_errc::io_error,
+                path + ": cannot create temporary file " + temp + ": " + errno_text(errno));
+
+  // Reads errno first, before close or unlink can change it.
+  auto give_up = [&](const std::string& what, bool still_open) -> model_error {
+    const int err = errno;
+    if (still_open)
+      ::close(fd);
+    ::unlink(temp.c_str());
+    return fail(model_errc::io_error, path + ": " + what + ": " + errno_text(err));
+  };
+  if (!write_all(fd, out))
+    return give_up("cannot write " + temp, true);
+  if (::fsync(fd) != 0)
+    return give_up("cannot sync " + temp, true);
+  if (::close(fd) != 0)
+    return give_up("cannot close " + temp, false);
+  if (::rename(temp.c_str(), path.c_str()) != 0)
+    return give_up("cannot rename " + temp + " over it", false);
+
+  // Without syncing the directory the rename itself may not survive a crash.
+  auto dir = std::filesystem::path(path).parent_path();
+  if (dir.empty())
+    dir = ".";
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // EINVAL: this file system cannot sync a directory; nothing more to do there.
+  if (dir_fd < 0 || (::fsync(dir_fd) != 0 && errno != EINVAL)) {
+    const int err = errno;
+    if (dir_fd >= 0)
+      ::close(dir_fd);
+    return fail(model_errc::io_error, path + ": written, but syncing directory " + dir.string()
+                                        + " failed, so it may not survive a crash: "
+                                        + errno_text(err));
+  }
+  ::close(dir_fd);
+  return out.size();
+}
+
+expected<checkpoint> read_checkpoint(const std::string& path) {
+  auto in = read_all(path);
+  if (!in)
+    return in.error();
+  auto valid = validate(*in, path);
+  if (!valid)
+    return valid.error();
+  return decode_payload(*in, path);
+}
+
+expected<bool> check_compatible(const checkpoint& c, const std::string& model,
+                                uint64_t config_fingerprint, size_t parameter_count,
+                                const std::string& path) {
+  if (canonical_model(c.model) != canonical_model(model))
+    return fail(model_errc::invalid_argument, "checkpoint " + path + " was written for model "
+                                                + c.model + ", this run trains " + model);
+  if (c.config_fingerprint != config_fingerprint)
+    return fail(model_errc::invalid_argument,
+                "checkpoint " + path + " was written with other run settings than this run's "
+                  + "(settings fingerprint " + hex(c.config_fingerprint) + " in the file, "
+                  + hex(config_fingerprint) + " now): resume with the original settings");
+  if (c.params.size() != parameter_count)
+    return fail(model_errc::invalid_argument,
+                "checkpoint " + path + " holds " + std::to_string(c.params.size())
+                  + " parameters, this run's model has " + std::to_string(parameter_count));
+  return true;
+}
+
+} // namespace troupe

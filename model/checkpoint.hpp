@@ -1,0 +1,48 @@
+// The checkpoint file of a training run: what it holds, an atomic writer, a
+// validating reader, and the check that a checkpoint fits the run resuming it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/expected.hpp"
+
+namespace troupe {
+
+/// Holds everything a run needs to resume where it stopped.
+struct checkpoint {
+  std::string model;           // the model spec text, e.g. "784-128relu-10"
+  uint64_t config_fingerprint = 0; // hash of the run settings that must match on resume
+  uint64_t version = 0;        // optimizer steps applied to params
+  uint64_t round = 0;          // the store's next round
+  uint64_t epoch = 0;          // the epoch in progress, 0-based
+  uint64_t epoch_round = 0;    // rounds of that epoch already done: the data position
+  std::string optimizer;       // optimizer name, e.g. "adam"
+  uint64_t optimizer_steps = 0;
+  std::vector<float> params;          // the flat parameter buffer
+  std::vector<float> optimizer_state; // optimizer::state()
+};
+
+/// Writes `c` to `path` atomically: a temporary file in the same directory,
+/// synced, then renamed over `path` and the directory synced. Returns the
+/// bytes written. On failure no temporary file is left and an older file at
+/// `path` is untouched (unless only the final directory sync failed, after
+/// the rename; the error says so).
+expected<size_t> write_checkpoint(const std::string& path, const checkpoint& c);
+
+/// Reads and validates the checkpoint at `path`: magic, format version,
+/// byte-order and float format, sizes against the file size, checksums.
+/// A missing or unreadable file is io_error; any damage is bad_format.
+expected<checkpoint> read_checkpoint(const std::string& path);
+
+/// Checks that `c`, read from `path`, can resume a run training `model` with
+/// settings hashed to `config_fingerprint` and `parameter_count` parameters.
+/// Returns true, or an invalid_argument error saying what differs. Model
+/// texts are compared in canonical form ("784-128relu-10").
+expected<bool> check_compatible(const checkpoint& c, const std::string& model,
+                                uint64_t config_fingerprint, size_t parameter_count,
+                                const std::string& path);
+
+} // namespace troupe
