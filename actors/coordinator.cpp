@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
+#include "actors/handshake.hpp"
+#include "actors/node_service.hpp"
 #include "actors/replica.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
@@ -21,6 +24,10 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// Spawns replica `config.index` somewhere (in this process or on a node).
+using replica_spawner =
+  std::function<caf::expected<replica_actor>(const replica_config&, const store_actor&)>;
+
 struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
 
@@ -28,6 +35,8 @@ struct coordinator_state {
   std::shared_ptr<const dataset_pair> data;
   epoch_observer observer;
   std::vector<std::string> devices;
+  std::vector<std::string> places; // per replica, for messages: "cpu", "node H:P (cpu)"
+  replica_spawner spawn_replica;
   std::unique_ptr<backend> eval_backend;
   std::unique_ptr<network> eval_net;
   store_actor store;
@@ -146,7 +155,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
     return;
   st.alive[index] = false;
   const std::string what = "replica " + std::to_string(index) + " on "
-                           + st.devices[index] + " died in epoch "
+                           + st.places[index] + " died in epoch "
                            + std::to_string(st.epoch + 1) + ": " + reason;
   if (st.options.on_replica_loss != "continue") {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
@@ -234,6 +243,8 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.data = init->data;
   st.observer = init->observer;
   st.devices = init->devices;
+  st.places = init->places;
+  st.spawn_replica = init->spawn_replica;
   st.eval_backend = make_eigen_backend();
   auto spec = *parse_model_spec(st.options.model);
   st.eval_net = std::make_unique<network>(spec, *st.eval_backend, 1000);
@@ -262,7 +273,6 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
       }
       st.store = *store;
       self->monitor(st.store);
-      auto train = std::shared_ptr<const dataset>(st.data, &st.data->train);
       for (uint32_t i = 0; i < st.options.replicas; ++i) {
         replica_config cfg;
         cfg.index = i;
@@ -272,11 +282,15 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
         cfg.seed = st.options.seed;
         cfg.global_batch = st.options.batch_size;
         cfg.step_timeout_ms = st.options.step_timeout_ms;
+        cfg.data_dir = st.options.data_dir;
         if (st.options.fail_at_push > 0 && i == st.options.fail_replica)
           cfg.fail_at_push = st.options.fail_at_push;
-        auto replica = spawn_replica(self->system(), cfg, st.store, train);
+        auto replica = st.spawn_replica(cfg, st.store);
         if (!replica) {
-          fail_run(self, to_caf_error(replica.error()));
+          fail_run(self, make_troupe_error(troupe_errc::bad_config,
+                                           "cannot start replica " + std::to_string(i) + " on "
+                                             + st.places[i] + ": "
+                                             + describe(replica.error())));
           return st.promise;
         }
         self->monitor(*replica);
@@ -337,29 +351,36 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     return make_troupe_error(troupe_errc::bad_config,
                              "--on-replica-loss: '" + options.on_replica_loss
                                + "' (expected abort or continue)");
-  if (options.replicas == 0)
+  fit_options opts = options;
+  if (!opts.nodes.empty()) {
+    if (opts.replicas_per_node == 0)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--replicas-per-node must be at least 1");
+    opts.replicas = static_cast<uint32_t>(opts.nodes.size()) * opts.replicas_per_node;
+  }
+  if (opts.replicas == 0)
     return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
-  if (options.epochs == 0)
+  if (opts.epochs == 0)
     return make_troupe_error(troupe_errc::bad_config, "--epochs must be at least 1");
-  if (options.batch_size < options.replicas)
+  if (opts.batch_size < opts.replicas)
     return make_troupe_error(troupe_errc::bad_config,
-                             "--batch-size=" + std::to_string(options.batch_size)
+                             "--batch-size=" + std::to_string(opts.batch_size)
                                + " is smaller than --replicas="
-                               + std::to_string(options.replicas)
+                               + std::to_string(opts.replicas)
                                + " (the batch is global: each replica takes its share)");
-  if (options.step_timeout_ms == 0)
+  if (opts.step_timeout_ms == 0)
     return make_troupe_error(troupe_errc::bad_config, "--step-timeout must be positive");
-  auto spec = parse_model_spec(options.model);
+  auto spec = parse_model_spec(opts.model);
   if (!spec)
     return to_caf_error(spec.error());
   if (!data || data->train.count == 0 || data->test.count == 0)
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
   if (data->train.features != spec->inputs || data->train.classes != spec->classes())
     return make_troupe_error(troupe_errc::bad_config,
-                             "model " + options.model + " does not fit the data ("
+                             "model " + opts.model + " does not fit the data ("
                                + std::to_string(data->train.features) + " features, "
                                + std::to_string(data->train.classes) + " classes)");
-  auto devices = assign_devices(options.devices, options.replicas);
+  auto devices = assign_devices(opts.devices, opts.replicas);
   if (!devices)
     return devices.error();
   auto init = std::make_shared<coordinator_state>();
@@ -367,12 +388,45 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   init->data = std::move(data);
   init->observer = std::move(observer);
   init->devices = std::move(*devices);
-  const batch_plan plan(static_cast<size_t>(init->data->train.count), options.batch_size,
-                        options.replicas);
+  if (opts.nodes.empty()) {
+    auto train = std::shared_ptr<const dataset>(init->data, &init->data->train);
+    init->places = init->devices;
+    init->spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store)
+      -> caf::expected<replica_actor> {
+      auto replica = spawn_replica(system, cfg, store, train);
+      if (!replica)
+        return to_caf_error(replica.error());
+      return *replica;
+    };
+  } else {
+    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator");
+    std::vector<node_actor> nodes;
+    for (const auto& address : opts.nodes) {
+      auto node = connect_to_node(system, address, opts.tls, hello,
+                                  std::chrono::milliseconds(opts.step_timeout_ms));
+      if (!node)
+        return node.error();
+      nodes.push_back(*node);
+    }
+    for (uint32_t i = 0; i < opts.replicas; ++i)
+      init->places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
+                             + init->devices[i] + ")");
+    const auto per_node = opts.replicas_per_node;
+    const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
+    init->spawn_replica = [&system, nodes, per_node, timeout](const replica_config& cfg,
+                                                             const store_actor& store)
+      -> caf::expected<replica_actor> {
+      const auto& node = nodes[cfg.index / per_node];
+      return system.middleman().remote_spawn<replica_actor>(
+        node.node(), remote_replica_type, caf::make_message(cfg, store), timeout);
+    };
+  }
+  const batch_plan plan(static_cast<size_t>(init->data->train.count), opts.batch_size,
+                        opts.replicas);
   // Bound on the whole run: every round of every epoch at its step timeout.
-  const auto run_timeout = std::chrono::milliseconds(options.step_timeout_ms)
-                           * ((plan.rounds() + 4) * (options.epochs + 1));
-  auto coordinator_handle = system.spawn<caf::detached>(coordinator, init);
+  const auto run_timeout = std::chrono::milliseconds(opts.step_timeout_ms)
+                           * ((plan.rounds() + 4) * (opts.epochs + 1));
+  auto coordinator_handle = system.spawn(coordinator, init);
   caf::expected<fit_summary> result = caf::sec::request_timeout;
   caf::scoped_actor self{system};
   self->request(coordinator_handle, run_timeout, fit_atom::value)

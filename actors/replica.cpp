@@ -2,10 +2,13 @@
 #include "actors/replica.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <mutex>
 #include <stdexcept>
 
 #include <caf/all.hpp>
 
+#include "actors/data_cache.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/network.hpp"
@@ -110,6 +113,14 @@ replica_actor::behavior_type replica(replica_pointer self,
   const auto& net = *st.setup->net;
   st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
   st.batch_labels.resize(net.max_batch());
+  // Without its store a replica has nothing to do: a node must not keep
+  // replicas of a coordinator that died.
+  self->monitor(st.setup->store);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (msg.source == self->state.setup->store.address())
+      self->quit(make_troupe_error(troupe_errc::replica_lost,
+                                   "the store is gone: " + describe(msg.reason)));
+  });
   return {
     [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
       auto& st = self->state;
@@ -130,11 +141,10 @@ replica_actor::behavior_type replica(replica_pointer self,
   };
 }
 
-} // namespace
 
-expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                      const replica_config& config, store_actor store,
-                                      std::shared_ptr<const dataset> train) {
+expected<std::shared_ptr<replica_setup>>
+make_replica_setup(const replica_config& config, store_actor store,
+                   std::shared_ptr<const dataset> train) {
   if (config.replicas == 0 || config.index >= config.replicas)
     return fail(model_errc::invalid_argument,
                 "replica index " + std::to_string(config.index) + " is outside 0.."
@@ -148,10 +158,10 @@ expected<replica_actor> spawn_replica(caf::actor_system& system,
   if (!spec)
     return spec.error();
   if (!train) {
-    auto loaded = load_dataset(config.data_dir);
-    if (!loaded)
-      return loaded.error();
-    train = std::make_shared<const dataset>(std::move(loaded->train));
+    auto cached = cached_train_set(config.data_dir);
+    if (!cached)
+      return cached.error();
+    train = *cached;
   }
   if (train->features != spec->inputs || train->classes != spec->classes())
     return fail(model_errc::invalid_argument,
@@ -168,7 +178,65 @@ expected<replica_actor> spawn_replica(caf::actor_system& system,
   setup->compute = std::move(*compute);
   const size_t per_replica = (config.global_batch + config.replicas - 1) / config.replicas;
   setup->net = std::make_unique<network>(*spec, *setup->compute, per_replica);
-  return system.spawn<caf::detached>(replica, std::move(setup));
+  return setup;
+}
+
+// What CAF's remote spawn runs on a node: the same replica, built from the
+// job description alone. A job the node cannot run ends the actor at once
+// with the reason, which the coordinator sees in its down message.
+replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
+                                            store_actor store) {
+  auto setup = make_replica_setup(config, std::move(store), nullptr);
+  if (!setup) {
+    self->quit(to_caf_error(setup.error()));
+    return {[](epoch_atom, epoch_order&) -> caf::result<replica_report> {
+      return caf::sec::invalid_argument;
+    }};
+  }
+  std::fprintf(stderr, "troupe node: replica %u of %u on %s started\n", config.index,
+               config.replicas, config.device.c_str());
+  self->attach_functor([index = config.index](const caf::error& reason) {
+    std::fprintf(stderr, "troupe node: replica %u stopped: %s\n", index,
+                 reason ? describe(reason).c_str() : "done");
+  });
+  return replica(self, std::move(*setup));
+}
+
+std::mutex remote_replicas_mutex;
+std::vector<caf::actor> remote_replicas;
+
+} // namespace
+
+expected<replica_actor> spawn_replica(caf::actor_system& system,
+                                      const replica_config& config, store_actor store,
+                                      std::shared_ptr<const dataset> train) {
+  auto setup = make_replica_setup(config, std::move(store), std::move(train));
+  if (!setup)
+    return setup.error();
+  return system.spawn<caf::detached>(replica, std::move(*setup));
+}
+
+void add_replica_actor_type(caf::actor_system_config& config) {
+  auto make = caf::make_actor_factory(remote_replica);
+  config.add_actor_factory(remote_replica_type,
+                           [make](caf::actor_config& actor_cfg, caf::message& args) {
+                             // Its own thread, as spawn_replica gives local replicas.
+                             actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+                             auto result = make(actor_cfg, args);
+                             if (result.first) {
+                               std::lock_guard<std::mutex> guard{remote_replicas_mutex};
+                               remote_replicas.push_back(
+                                 caf::actor_cast<caf::actor>(result.first));
+                             }
+                             return result;
+                           });
+}
+
+void stop_remote_replicas() {
+  std::lock_guard<std::mutex> guard{remote_replicas_mutex};
+  for (auto& replica : remote_replicas)
+    caf::anon_send_exit(replica, caf::exit_reason::user_shutdown);
+  remote_replicas.clear();
 }
 
 } // namespace troupe

@@ -20,4 +20,15 @@ expected<replica_actor> spawn_replica(caf::actor_system& system,
                                       const replica_config& config, store_actor store,
                                       std::shared_ptr<const dataset> train);
 
+/// Names the actor type nodes register for CAF's remote spawn; its arguments
+/// are (replica_config, store_actor).
+constexpr const char* remote_replica_type = "troupe.replica";
+
+/// Lets other nodes spawn replicas here (detached, data from the job's
+/// data_dir, loaded once per process).
+void add_replica_actor_type(caf::actor_system_config& config);
+
+/// Sends every replica spawned here by other nodes an exit (node shutdown).
+void stop_remote_replicas();
+
 } // namespace troupe

@@ -4,19 +4,20 @@
 //   build/examples/mnist --mode=sync --replicas=2 --epochs=5 --batch-size=32
 //   build/examples/mnist --help
 #include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include <caf/all.hpp>
 #include <fmt/core.h>
 
+#include "actors/cluster_config.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/metrics_log.hpp"
 #include "messages/errors.hpp"
-#include "messages/register.hpp"
 
 namespace {
 
-struct mnist_config : caf::actor_system_config {
+struct mnist_config : troupe::cluster_config {
   std::string mode = "sync";
   size_t replicas = std::max(1u, std::thread::hardware_concurrency());
   size_t epochs = 5;
@@ -31,9 +32,10 @@ struct mnist_config : caf::actor_system_config {
   std::string metrics;
   std::string on_replica_loss = "abort";
   size_t step_timeout_ms = 60000;
+  std::string nodes;
+  size_t replicas_per_node = 1;
 
   mnist_config() {
-    troupe::register_messages(*this);
     opt_group{custom_options_, "global"}
       .add(mode, "mode", "sync (one step per round from all replicas) or async")
       .add(replicas, "replicas", "number of replicas (default: number of cores)")
@@ -48,7 +50,9 @@ struct mnist_config : caf::actor_system_config {
       .add(devices, "devices", "cpu, cuda:0,cuda:1,... (round-robin) or auto")
       .add(metrics, "metrics", "write JSON lines (one per epoch + final) to this file")
       .add(on_replica_loss, "on-replica-loss", "abort (default) or continue")
-      .add(step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer");
+      .add(step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer")
+      .add(nodes, "nodes", "HOST:PORT,HOST:PORT of node programs to run the replicas on")
+      .add(replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)");
   }
 };
 
@@ -66,6 +70,13 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.devices = cfg.devices;
   options.on_replica_loss = cfg.on_replica_loss;
   options.step_timeout_ms = static_cast<uint32_t>(cfg.step_timeout_ms);
+  options.data_dir = cfg.data_dir;
+  options.tls = cfg.tls();
+  options.replicas_per_node = static_cast<uint32_t>(cfg.replicas_per_node);
+  std::stringstream node_list(cfg.nodes);
+  for (std::string node; std::getline(node_list, node, ',');)
+    if (!node.empty())
+      options.nodes.push_back(node);
 
   auto data = troupe::load_dataset(cfg.data_dir);
   if (!data) {
@@ -81,9 +92,15 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
     }
     metrics = std::make_unique<troupe::metrics_log>(std::move(*log));
   }
+  const auto where = options.nodes.empty()
+                       ? options.devices
+                       : fmt::format("{} nodes x {}", options.nodes.size(),
+                                     options.replicas_per_node);
+  if (!options.nodes.empty())
+    options.replicas = static_cast<uint32_t>(options.nodes.size() * cfg.replicas_per_node);
   fmt::print("Troupe mnist: {} mode, {} replicas on {}, model {}, batch {} (global), "
              "{} epochs, {} lr {}, {} train / {} test samples from {}\n",
-             options.mode, options.replicas, options.devices, options.model,
+             options.mode, options.replicas, where, options.model,
              options.batch_size, options.epochs, options.optimizer.name, cfg.lr,
              data->train.count, data->test.count, cfg.data_dir);
   std::fflush(stdout);
@@ -119,6 +136,10 @@ int main(int argc, char** argv) {
   }
   if (cfg.cli_helptext_printed)
     return 0;
+  if (auto err = cfg.prepare()) {
+    std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
+    return 2;
+  }
   caf::actor_system system{cfg};
   return run(system, cfg);
 }

@@ -11,5 +11,6 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
 using fit_atom = caf::atom_constant<caf::atom("fit")>;
+using hello_atom = caf::atom_constant<caf::atom("hello")>;
 
 } // namespace troupe

@@ -22,6 +22,10 @@ using store_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<store_stats>,
   caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>>;
 
+/// A node's front door: the handshake that must pass before the coordinator
+/// spawns replicas there (through CAF's remote spawn, type "troupe.replica").
+using node_actor = caf::typed_actor<caf::replies_to<hello_atom, handshake>::with<handshake>>;
+
 /// The coordinator runs a whole fit and answers with its summary.
 using coordinator_actor = caf::typed_actor<caf::replies_to<fit_atom>::with<fit_summary>>;
 

@@ -71,6 +71,19 @@ struct replica_config {
   uint32_t fail_at_push = 0; // fault injection for tests: throw at this push (0: never)
 };
 
+/// Opens every coordinator-node connection: both sides send one and refuse
+/// the other's on any mismatch, before any training.
+struct handshake {
+  uint32_t protocol_version = 0;
+  std::string model;              // the model description the run trains
+  uint64_t model_fingerprint = 0; // fingerprint(model) as the sender computes it
+  shared_floats float_probe;      // known floats as raw bytes: byte order + IEEE format
+  uint64_t heartbeat_interval_ms = 0;
+  uint64_t connection_timeout_ms = 0;
+  std::string data_dir;           // where the node reads the data (coordinator's hello)
+  std::string peer;               // who speaks, for messages: "coordinator", "node HOST:PORT"
+};
+
 /// Sums a finished fit for whoever started it.
 struct fit_summary {
   std::string mode;
@@ -118,6 +131,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, handshake& x) {
+  return f(caf::meta::type_name("handshake"), x.protocol_version, x.model,
+           x.model_fingerprint, x.float_probe, x.heartbeat_interval_ms,
+           x.connection_timeout_ms, x.data_dir, x.peer);
 }
 
 template <class Inspector>

@@ -17,9 +17,11 @@ void register_messages(caf::actor_system_config& config) {
   config.add_message_type<replica_report>("troupe::replica_report");
   config.add_message_type<store_stats>("troupe::store_stats");
   config.add_message_type<replica_config>("troupe::replica_config");
+  config.add_message_type<handshake>("troupe::handshake");
   config.add_message_type<fit_summary>("troupe::fit_summary");
   config.add_message_type<replica_actor>("troupe::replica_actor");
   config.add_message_type<store_actor>("troupe::store_actor");
+  config.add_message_type<node_actor>("troupe::node_actor");
   config.add_message_type<coordinator_actor>("troupe::coordinator_actor");
   config.add_error_category(caf::atom("troupe"),
                             [](uint8_t code, caf::atom_value, const caf::message& context) {

@@ -1,0 +1,33 @@
+// The actor system config every Troupe program starts from: all message types,
+// the middleman with the same heartbeat settings on every node, and the
+// cluster's TLS options.
+#pragma once
+
+#include <string>
+
+#include <caf/actor_system_config.hpp>
+
+namespace troupe {
+
+/// Registers messages and sets cluster-wide middleman defaults:
+/// heartbeat every 200 ms, a peer silent for 1 s is dropped (a frozen process
+/// or cut link is detected in ~1.1 s), automatic connections on (so replicas
+/// talk to the store directly, not through a third node).
+class cluster_config : public caf::actor_system_config {
+public:
+  cluster_config();
+
+  /// Checks what parse() read and loads the modules it needs; call it after
+  /// parse() and before building the actor system.
+  caf::error prepare();
+
+  /// Tells whether the links use mutual TLS.
+  bool tls() const;
+
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  size_t protocol_version;
+};
+
+} // namespace troupe

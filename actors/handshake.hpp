@@ -1,0 +1,26 @@
+// The connect handshake between a coordinator and a node: protocol version,
+// model fingerprint, float format and heartbeat settings must agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/fwd.hpp>
+
+#include "messages/protocol.hpp"
+
+namespace troupe {
+
+/// Names the version of Troupe's wire protocol; peers must speak the same.
+constexpr uint32_t troupe_protocol_version = 1;
+
+/// Builds this side's handshake from the actor system's middleman settings.
+handshake make_handshake(const caf::actor_system& system, const std::string& model,
+                         const std::string& data_dir, const std::string& peer,
+                         uint32_t protocol_version = troupe_protocol_version);
+
+/// Checks `theirs` against `mine`; the error names the peer and what differs.
+caf::error check_handshake(const handshake& mine, const handshake& theirs);
+
+} // namespace troupe

@@ -1,0 +1,107 @@
+// The node service actor and connecting to nodes.
+#include "actors/node_service.hpp"
+
+#include <cstdio>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/data_cache.hpp"
+#include "actors/handshake.hpp"
+#include "messages/errors.hpp"
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+namespace {
+
+node_actor::behavior_type node_service(node_actor::pointer self, node_options options) {
+  return {
+    [self, options](hello_atom, const handshake& theirs) -> caf::result<handshake> {
+      const auto model = options.model.empty() ? theirs.model : options.model;
+      auto mine = make_handshake(self->system(), model, "", "node",
+                                 options.protocol_version);
+      auto refuse = [&](caf::error err) -> caf::result<handshake> {
+        std::fprintf(stderr, "troupe node: refused %s: %s\n", theirs.peer.c_str(),
+                     describe(err).c_str());
+        return err;
+      };
+      if (auto err = check_handshake(mine, theirs))
+        return refuse(std::move(err));
+      auto spec = parse_model_spec(theirs.model);
+      if (!spec)
+        return refuse(to_caf_error(spec.error()));
+      auto train = cached_train_set(theirs.data_dir);
+      if (!train)
+        return refuse(make_troupe_error(troupe_errc::bad_data,
+                                        "the node cannot read the data: "
+                                          + train.error().message));
+      if ((*train)->features != spec->inputs || (*train)->classes != spec->classes())
+        return refuse(make_troupe_error(troupe_errc::bad_config,
+                                        "model " + theirs.model
+                                          + " does not fit the node's data in "
+                                          + theirs.data_dir));
+      std::fprintf(stderr, "troupe node: accepted %s (model %s, data %s)\n",
+                   theirs.peer.c_str(), theirs.model.c_str(), theirs.data_dir.c_str());
+      return mine;
+    },
+  };
+}
+
+} // namespace
+
+node_actor spawn_node_service(caf::actor_system& system, node_options options) {
+  return system.spawn(node_service, std::move(options));
+}
+
+caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "'" + text + "' is not HOST:PORT");
+  const auto port_text = text.substr(colon + 1);
+  if (port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos
+      || std::stoul(port_text) == 0 || std::stoul(port_text) > 65535)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "'" + text + "': port must be 1..65535");
+  auto host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2); // [::1]:4000
+  return std::make_pair(host, static_cast<uint16_t>(std::stoul(port_text)));
+}
+
+caf::expected<node_actor> connect_to_node(caf::actor_system& system,
+                                          const std::string& host_port, bool tls,
+                                          const handshake& hello,
+                                          std::chrono::milliseconds timeout) {
+  auto address = parse_host_port(host_port);
+  if (!address)
+    return address.error();
+  if (tls)
+    return make_troupe_error(troupe_errc::bad_config, "TLS is not wired in yet");
+  auto node = system.middleman().remote_actor<node_actor>(address->first, address->second);
+  if (!node)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "cannot reach node " + host_port + ": " + describe(node.error())
+                               + " (is `node --port=" + std::to_string(address->second)
+                               + "` running there, and with the same TLS settings?)");
+  caf::expected<node_actor> result = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->request(*node, timeout, hello_atom::value, hello)
+    .receive(
+      [&](const handshake& theirs) {
+        auto mine = hello;
+        if (auto err = check_handshake(mine, theirs))
+          result = std::move(err);
+        else
+          result = *node;
+      },
+      [&](caf::error& err) {
+        result = make_troupe_error(troupe_errc::bad_config,
+                                   "handshake with node " + host_port
+                                     + " failed: " + describe(err));
+      });
+  return result;
+}
+
+} // namespace troupe

@@ -1,0 +1,34 @@
+// A node's front door: the handshake a coordinator must pass before it spawns
+// replicas on the node, and the coordinator's side of connecting to one.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include "messages/interfaces.hpp"
+
+namespace troupe {
+
+/// Describes the node a service fronts.
+struct node_options {
+  std::string model;      // serve only this model; empty: any
+  uint32_t protocol_version = 0;
+};
+
+/// Spawns the node service that answers coordinators' handshakes.
+node_actor spawn_node_service(caf::actor_system& system, node_options options);
+
+/// Connects to the node at "HOST:PORT" and runs the handshake; a node that is
+/// unreachable, silent or incompatible is an error naming it.
+caf::expected<node_actor> connect_to_node(caf::actor_system& system,
+                                          const std::string& host_port, bool tls,
+                                          const handshake& hello,
+                                          std::chrono::milliseconds timeout);
+
+/// Splits "HOST:PORT"; a malformed address is an error.
+caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text);
+
+} // namespace troupe

@@ -1,0 +1,94 @@
+// A node: hosts replicas for a remote coordinator. Start one per worker host,
+// then point the coordinator at them:
+//
+//   build/examples/node --port=4001                      (loopback by default)
+//   build/examples/mnist --nodes=127.0.0.1:4001,127.0.0.1:4002 --replicas-per-node=1
+//
+// It serves job after job until SIGINT or SIGTERM; when a coordinator dies,
+// its replicas here stop with it.
+#include <csignal>
+#include <cstdio>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/cluster_config.hpp"
+#include "actors/node_service.hpp"
+#include "actors/replica.hpp"
+#include "messages/errors.hpp"
+
+namespace {
+
+struct node_config : troupe::cluster_config {
+  size_t port = 4242;
+  std::string bind = "127.0.0.1";
+  std::string model;
+
+  node_config() {
+    opt_group{custom_options_, "global"}
+      .add(port, "port", "TCP port to listen on (0: any free port, printed)")
+      .add(bind, "bind", "address to listen on (default loopback)")
+      .add(model, "model", "serve only this model (default: any)");
+    troupe::add_replica_actor_type(*this);
+  }
+};
+
+bool is_loopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // Block the stop signals before CAF starts its threads, so that only
+  // sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  node_config cfg;
+  if (auto err = cfg.parse(argc, argv)) {
+    std::fprintf(stderr, "error: %s\n", caf::actor_system_config::render(err).c_str());
+    return 2;
+  }
+  if (cfg.cli_helptext_printed)
+    return 0;
+  if (cfg.port > 65535) {
+    std::fprintf(stderr, "error: --port=%zu is not a TCP port\n", cfg.port);
+    return 2;
+  }
+  if (auto err = cfg.prepare()) {
+    std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
+    return 2;
+  }
+  if (!cfg.tls() && !is_loopback(cfg.bind))
+    std::fprintf(stderr,
+                 "warning: listening on %s without TLS: anyone who reaches this port can "
+                 "run jobs here (use --tls-cert, --tls-key and --tls-ca)\n",
+                 cfg.bind.c_str());
+  caf::actor_system system{cfg};
+  troupe::node_options options;
+  options.model = cfg.model;
+  options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
+  auto service = troupe::spawn_node_service(system, options);
+  auto port = system.middleman().publish(service, static_cast<uint16_t>(cfg.port),
+                                         cfg.bind.c_str(), true);
+  if (!port) {
+    std::fprintf(stderr, "error: cannot listen on %s:%zu: %s\n", cfg.bind.c_str(), cfg.port,
+                 troupe::describe(port.error()).c_str());
+    caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  const auto address = cfg.bind + ":" + std::to_string(*port);
+  std::printf("troupe node listening on %s (%s)\n", address.c_str(),
+              cfg.tls() ? "mutual TLS" : "plaintext");
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::printf("troupe node: stopping (%s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  troupe::stop_remote_replicas();
+  caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
+  return 0;
+}
