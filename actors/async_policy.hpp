@@ -14,6 +14,8 @@ public:
   void on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t) override {}
   void on_replica_lost(uint32_t, store_port&) override {}
+  bool keeps_rounds() const override { return false; }
+  bool has_pushed(uint32_t) const override { return false; }
   uint64_t next_round() const override { return pushes_; }
   void set_next_round(uint64_t round) override { pushes_ = round; }
 

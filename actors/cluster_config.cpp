@@ -4,8 +4,10 @@
 #include <chrono>
 
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 
 #include "actors/handshake.hpp"
+#include "actors/tls.hpp"
 #include "messages/register.hpp"
 
 namespace troupe {
@@ -26,11 +28,19 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
          "wire protocol version to announce (for compatibility tests)");
 }
 
-bool cluster_config::tls() const {
-  return !tls_cert.empty() || !tls_key.empty() || !tls_ca.empty();
-}
-
 caf::error cluster_config::prepare() {
+  tls_files files{tls_cert, tls_key, tls_ca};
+  if (!files.enabled())
+    files = tls_files_from(*this); // CAF's own openssl.* keys, e.g. from an INI file
+  // CAF 0.17 would abort or hang at the first connection on a bad file, and
+  // would fall back to anonymous TLS without one: check everything first.
+  if (auto err = check_tls_files(files))
+    return err;
+  if (files.enabled()) {
+    apply_tls(*this, files);
+    load<caf::openssl::manager>();
+    tls_enabled_ = true;
+  }
   return caf::none;
 }
 

@@ -21,13 +21,16 @@ public:
   /// parse() and before building the actor system.
   caf::error prepare();
 
-  /// Tells whether the links use mutual TLS.
-  bool tls() const;
+  /// Tells whether the links use mutual TLS (known after prepare()).
+  bool tls() const { return tls_enabled_; }
 
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
   size_t protocol_version;
+
+private:
+  bool tls_enabled_ = false;
 };
 
 } // namespace troupe

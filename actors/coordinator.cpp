@@ -96,18 +96,23 @@ void finish_epoch(coordinator_pointer self) {
         record.epoch = st.epoch + 1;
         double loss_sum = 0;
         uint64_t correct = 0;
+        uint64_t reported_samples = 0; // of replicas that finished the epoch
         for (size_t i = 0; i < st.reports.size(); ++i) {
           if (!st.reported[i])
             continue;
           const auto& report = st.reports[i];
-          record.samples += report.samples;
+          reported_samples += report.samples;
           loss_sum += report.loss_sum;
           correct += report.correct;
           record.compute_seconds += report.compute_seconds;
           record.wait_seconds += report.wait_seconds;
         }
-        record.train_loss = record.samples > 0 ? loss_sum / record.samples : 0;
-        record.train_accuracy = record.samples > 0 ? double(correct) / record.samples : 0;
+        // Samples that went into updates, counted by the store: with a lost
+        // replica this still covers its pushes and the survivors' takeover.
+        record.samples = stats.samples - st.last_stats.samples;
+        record.train_loss = reported_samples > 0 ? loss_sum / reported_samples : 0;
+        record.train_accuracy =
+          reported_samples > 0 ? double(correct) / reported_samples : 0;
         record.seconds = seconds;
         record.samples_per_second = seconds > 0 ? record.samples / seconds : 0;
         record.pushes = stats.pushes - st.last_stats.pushes;

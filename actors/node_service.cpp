@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/manager.hpp>
 
 #include "actors/data_cache.hpp"
 #include "actors/handshake.hpp"
@@ -77,16 +78,30 @@ caf::expected<node_actor> connect_to_node(caf::actor_system& system,
   auto address = parse_host_port(host_port);
   if (!address)
     return address.error();
-  if (tls)
-    return make_troupe_error(troupe_errc::bad_config, "TLS is not wired in yet");
-  auto node = system.middleman().remote_actor<node_actor>(address->first, address->second);
+  // Through the middleman actor, not remote_actor(), whose wait has no bound.
+  caf::io::middleman_actor manager = tls ? system.openssl_manager().actor_handle()
+                                         : system.middleman().actor_handle();
+  caf::expected<node_actor> node = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->request(manager, timeout, caf::connect_atom::value, address->first, address->second)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+        if (!ptr)
+          node = make_troupe_error(troupe_errc::bad_config,
+                                   "nothing is published at " + host_port);
+        else if (ifs != system.message_types<node_actor>())
+          node = make_troupe_error(troupe_errc::bad_config,
+                                   host_port + " is not a Troupe node of this version");
+        else
+          node = caf::actor_cast<node_actor>(std::move(ptr));
+      },
+      [&](caf::error& err) { node = std::move(err); });
   if (!node)
     return make_troupe_error(troupe_errc::bad_config,
                              "cannot reach node " + host_port + ": " + describe(node.error())
                                + " (is `node --port=" + std::to_string(address->second)
-                               + "` running there, and with the same TLS settings?)");
+                               + "` running there, with the same TLS settings?)");
   caf::expected<node_actor> result = caf::sec::request_timeout;
-  caf::scoped_actor self{system};
   self->request(*node, timeout, hello_atom::value, hello)
     .receive(
       [&](const handshake& theirs) {

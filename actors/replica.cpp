@@ -1,6 +1,7 @@
 // The replica actor's training loop: compute, push, wait for parameters.
 #include "actors/replica.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "actors/data_cache.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
+#include "model/data/epoch_schedule.hpp"
 #include "model/network.hpp"
 
 namespace troupe {
@@ -41,7 +43,9 @@ struct replica_state {
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
   std::vector<uint32_t> order;                  // this epoch's permutation
-  std::unique_ptr<batch_plan> plan;
+  std::unique_ptr<epoch_schedule> schedule;
+  size_t losses_applied = 0;                    // triples of params.losses seen
+  std::vector<uint32_t> batch_indices;
   size_t next_round = 0;                        // position in this epoch
   uint64_t first_round = 0;                     // the store's round at epoch start
   uint64_t pushes = 0;                          // over the replica's life
@@ -52,28 +56,55 @@ struct replica_state {
 
 using replica_pointer = replica_actor::stateful_pointer<replica_state>;
 
+// Re-plans the rest of the epoch for replicas the store reported lost since
+// the last answer (sync): their unprocessed share moves to the survivors.
+void apply_losses(replica_state& st) {
+  const auto& losses = st.params.losses;
+  for (; st.losses_applied * 3 + 2 < losses.size(); ++st.losses_applied) {
+    const auto* loss = &losses[st.losses_applied * 3];
+    if (loss[0] < st.first_round)
+      continue; // an earlier epoch's loss: already out of this epoch's schedule
+    st.schedule->lose(static_cast<size_t>(loss[0] - st.first_round),
+                      static_cast<uint32_t>(loss[1]), loss[2] != 0);
+  }
+}
+
+// A re-planned round can give a replica more samples than its share at start.
+void grow_batch_buffers(replica_state& st, size_t samples) {
+  auto& setup = *st.setup;
+  setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
+  st.batch_images.resize(samples * static_cast<size_t>(setup.net->spec().inputs));
+  st.batch_labels.resize(samples);
+}
+
 void run_round(replica_pointer self) {
   auto& st = self->state;
   const auto& cfg = st.setup->config;
-  if (st.next_round == st.plan->rounds()) {
+  apply_losses(st);
+  if (st.next_round >= st.schedule->rounds()) {
     st.promise.deliver(st.report);
     return;
   }
   const auto start = clock_type::now();
-  const auto slice = st.plan->slice(st.next_round, cfg.index);
+  const auto positions = st.schedule->positions(st.next_round, cfg.index);
   push_msg push;
   push.replica = cfg.index;
   push.round = st.first_round + st.next_round;
   push.base_version = st.params.version;
-  push.batch_size = static_cast<uint32_t>(slice.size);
-  if (slice.size > 0) {
+  push.batch_size = static_cast<uint32_t>(positions.size());
+  if (!positions.empty()) {
     if (!st.gradient || st.gradient.use_count() > 1)
       st.gradient = std::make_shared<std::vector<float>>(st.setup->net->layout().size());
-    gather_batch(*st.setup->train, st.order.data() + slice.begin, slice.size,
+    if (positions.size() > st.setup->net->max_batch())
+      grow_batch_buffers(st, positions.size());
+    st.batch_indices.clear();
+    for (auto position : positions)
+      st.batch_indices.push_back(st.order[position]);
+    gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                  st.batch_images.data(), st.batch_labels.data());
     st.setup->net->use_parameters(st.params.values.data());
     auto stats = st.setup->net->compute_gradient(st.batch_images.data(),
-                                                 st.batch_labels.data(), slice.size,
+                                                 st.batch_labels.data(), positions.size(),
                                                  st.gradient->data());
     st.report.samples += static_cast<uint64_t>(stats.samples);
     st.report.loss_sum += stats.loss_sum;
@@ -130,8 +161,18 @@ replica_actor::behavior_type replica(replica_pointer self,
       st.first_round = st.params.round;
       st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
                                    order.epoch);
-      st.plan = std::make_unique<batch_plan>(st.order.size(), cfg.global_batch,
-                                             cfg.replicas);
+      // Replicas lost in earlier epochs no longer take part.
+      std::vector<uint32_t> live;
+      for (uint32_t r = 0; r < cfg.replicas; ++r)
+        live.push_back(r);
+      // (Losses from this epoch's first round on are applied by apply_losses.)
+      const auto& losses = st.params.losses;
+      for (size_t i = 0; i + 2 < losses.size(); i += 3)
+        if (losses[i] < st.first_round)
+          live.erase(std::remove(live.begin(), live.end(), static_cast<uint32_t>(losses[i + 1])),
+                     live.end());
+      st.losses_applied = 0;
+      st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
       st.next_round = 0;
       st.report = replica_report{};
       st.report.replica = cfg.index;

@@ -22,6 +22,8 @@ public:
   void on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
+  bool keeps_rounds() const override { return true; }
+  bool has_pushed(uint32_t replica) const override { return pushed_.count(replica) > 0; }
   uint64_t next_round() const override { return round_; }
   void set_next_round(uint64_t round) override { round_ = round; }
 

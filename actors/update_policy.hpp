@@ -60,6 +60,13 @@ public:
   /// Forgets a replica that died, so no round waits for it.
   virtual void on_replica_lost(uint32_t replica, store_port& store) = 0;
 
+  /// Tells whether rounds bind every replica (sync): then a lost replica's
+  /// unprocessed share is re-planned over the survivors.
+  virtual bool keeps_rounds() const = 0;
+
+  /// Tells whether `replica` has pushed in the open round.
+  virtual bool has_pushed(uint32_t replica) const = 0;
+
   /// Returns the round the next sync push must name (async: pushes so far).
   virtual uint64_t next_round() const = 0;
 

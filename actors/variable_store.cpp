@@ -43,6 +43,7 @@ struct store_state : store_port {
   std::unordered_map<uint64_t, uint64_t> staleness_of; // ticket -> staleness
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
+  std::vector<uint64_t> losses; // (round, replica, share_used) triples
   store_stats stats;
 
   params_msg answer_value(uint64_t staleness) {
@@ -51,6 +52,7 @@ struct store_state : store_port {
     msg.round = policy->next_round();
     msg.staleness = staleness;
     msg.values = shared_floats{params};
+    msg.losses = losses;
     return msg;
   }
 
@@ -131,6 +133,11 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       return;
     const auto index = replica->second;
     st.replicas.erase(replica);
+    if (st.policy->keeps_rounds()) {
+      // Recorded before the round may close, so its answers carry the loss.
+      st.losses.insert(st.losses.end(), {st.policy->next_round(), index,
+                                         st.policy->has_pushed(index) ? 1u : 0u});
+    }
     st.policy->on_replica_lost(index, st);
   });
   return {
@@ -147,6 +154,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
                                    ? st.version - push.base_version
                                    : 0;
       ++st.stats.pushes;
+      st.stats.samples += push.batch_size;
       st.stats.staleness_sum += staleness;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
       auto promise = self->make_response_promise<params_msg>();

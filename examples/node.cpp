@@ -11,10 +11,12 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/publish.hpp>
 
 #include "actors/cluster_config.hpp"
 #include "actors/node_service.hpp"
 #include "actors/replica.hpp"
+#include "actors/tls.hpp"
 #include "messages/errors.hpp"
 
 namespace {
@@ -32,10 +34,6 @@ struct node_config : troupe::cluster_config {
     troupe::add_replica_actor_type(*this);
   }
 };
-
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
-}
 
 } // namespace
 
@@ -64,7 +62,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
     return 2;
   }
-  if (!cfg.tls() && !is_loopback(cfg.bind))
+  if (!cfg.tls() && !troupe::is_loopback(cfg.bind))
     std::fprintf(stderr,
                  "warning: listening on %s without TLS: anyone who reaches this port can "
                  "run jobs here (use --tls-cert, --tls-key and --tls-ca)\n",
@@ -74,8 +72,9 @@ int main(int argc, char** argv) {
   options.model = cfg.model;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   auto service = troupe::spawn_node_service(system, options);
-  auto port = system.middleman().publish(service, static_cast<uint16_t>(cfg.port),
-                                         cfg.bind.c_str(), true);
+  const auto requested = static_cast<uint16_t>(cfg.port);
+  auto port = cfg.tls() ? caf::openssl::publish(service, requested, cfg.bind.c_str(), true)
+                        : system.middleman().publish(service, requested, cfg.bind.c_str(), true);
   if (!port) {
     std::fprintf(stderr, "error: cannot listen on %s:%zu: %s\n", cfg.bind.c_str(), cfg.port,
                  troupe::describe(port.error()).c_str());

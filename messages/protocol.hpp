@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -27,6 +28,9 @@ struct params_msg {
   uint64_t round = 0;     // the next sync round the store expects
   uint64_t staleness = 0; // for a push answer: version - base_version at apply
   shared_floats values;
+  // Sync replicas lost so far in the run, as (round, replica, share_used)
+  // triples, so survivors re-plan the epoch the same way (epoch_schedule).
+  std::vector<uint64_t> losses;
 };
 
 /// Tells a replica to train one epoch, starting from `params`.
@@ -50,6 +54,7 @@ struct replica_report {
 struct store_stats {
   uint64_t version = 0;
   uint64_t pushes = 0;         // accepted gradients
+  uint64_t samples = 0;        // samples behind the accepted gradients
   uint64_t rejected = 0;       // gradients answered with an error
   double apply_seconds = 0;    // reducing + optimizer + publishing
   uint64_t staleness_sum = 0;
@@ -107,7 +112,7 @@ typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness,
-           x.values);
+           x.values, x.losses);
 }
 
 template <class Inspector>
@@ -123,7 +128,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
-  return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.rejected,
+  return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.samples, x.rejected,
            x.apply_seconds, x.staleness_sum, x.staleness_max, x.live_replicas);
 }
 

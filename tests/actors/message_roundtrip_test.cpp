@@ -108,6 +108,7 @@ params_msg sample_params() {
   x.round = 43;
   x.staleness = 7;
   x.values = floats({1.0f, 2.0f, -3.0f, 1e20f});
+  x.losses = {12, 1, 0, 40, 3, 1};
   return x;
 }
 
@@ -124,6 +125,7 @@ void check_equal(const params_msg& a, const params_msg& b) {
   CHECK(a.round == b.round);
   CHECK(a.staleness == b.staleness);
   CHECK(same_bytes(a.values, b.values));
+  CHECK(a.losses == b.losses);
 }
 
 } // namespace
@@ -173,10 +175,11 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
 
-  store_stats stats{77, 300, 4, 0.125, 61, 3, 2};
+  store_stats stats{77, 300, 9600, 4, 0.125, 61, 3, 2};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
+  CHECK(s.samples == 9600);
   CHECK(s.rejected == 4);
   CHECK(s.apply_seconds == 0.125);
   CHECK(s.staleness_sum == 61);
@@ -226,6 +229,24 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(f.version == 1875);
   CHECK(f.params_fnv1a64 == 0x0123456789abcdefull);
   CHECK(same_bytes(f.params, summary.params));
+  handshake hello;
+  hello.protocol_version = 3;
+  hello.model = "784-128relu-10";
+  hello.model_fingerprint = 0x0123456789abcdefull;
+  hello.float_probe = floats({1.0f, -2.5f});
+  hello.heartbeat_interval_ms = 200;
+  hello.connection_timeout_ms = 1000;
+  hello.data_dir = "/data";
+  hello.peer = "coordinator";
+  auto h = roundtrip_in_message(sys, hello);
+  CHECK(h.protocol_version == 3);
+  CHECK(h.model == hello.model);
+  CHECK(h.model_fingerprint == hello.model_fingerprint);
+  CHECK(same_bytes(h.float_probe, hello.float_probe));
+  CHECK(h.heartbeat_interval_ms == 200);
+  CHECK(h.connection_timeout_ms == 1000);
+  CHECK(h.data_dir == "/data");
+  CHECK(h.peer == "coordinator");
 }
 
 TEST_CASE("empty float buffers survive a round trip, with or without a vector",
@@ -306,6 +327,8 @@ TEST_CASE("register_messages registers every message type and interface by name"
   CHECK(registered_name<replica_actor>(sys) == "troupe::replica_actor");
   CHECK(registered_name<store_actor>(sys) == "troupe::store_actor");
   CHECK(registered_name<coordinator_actor>(sys) == "troupe::coordinator_actor");
+  CHECK(registered_name<handshake>(sys) == "troupe::handshake");
+  CHECK(registered_name<node_actor>(sys) == "troupe::node_actor");
 
   // Without register_messages the names are unknown: the check above can fail.
   caf::actor_system_config bare_cfg;
@@ -328,7 +351,7 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 0, 0, 1, 1, 3}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 1, 3}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");
