@@ -14,6 +14,7 @@
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
+#include "model/checkpoint.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/network.hpp"
 #include "model/parameter_layout.hpp"
@@ -45,6 +46,8 @@ struct coordinator_state {
   std::vector<bool> reported;  // this epoch
   std::vector<replica_report> reports;
   uint32_t epoch = 0;
+  uint64_t resume_round = 0; // rounds of the first epoch a resumed run skips
+  store_options store_init;  // built and checked by fit()
   clock_type::time_point epoch_start;
   store_stats last_stats;
   double train_seconds = 0;
@@ -139,7 +142,14 @@ void finish_epoch(coordinator_pointer self) {
               if (st.observer)
                 st.observer(record);
               ++st.epoch;
-              start_epoch(self);
+              if (st.options.checkpoint_path.empty()) {
+                start_epoch(self);
+                return;
+              }
+              // Every epoch ends with a checkpoint (async runs resume from these).
+              self->request(st.store, step_timeout(st), save_atom::value)
+                .then([self](uint64_t) { start_epoch(self); },
+                      [self](caf::error& err) { fail_run(self, err); });
             },
             [self](caf::error& err) { fail_run(self, err); });
       },
@@ -180,7 +190,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
 
 void start_epoch(coordinator_pointer self) {
   auto& st = self->state;
-  if (st.epoch == st.options.epochs) {
+  if (st.epoch >= st.options.epochs) {
     self->request(st.store, step_timeout(st), params_atom::value)
       .then(
         [self](params_msg& params) {
@@ -190,6 +200,14 @@ void start_epoch(coordinator_pointer self) {
           summary.replicas = static_cast<uint32_t>(st.replicas.size());
           summary.live_replicas = live_count(st);
           summary.epochs = st.options.epochs;
+          if (st.last_record.epoch == 0) { // a resumed run with nothing left to do
+            st.eval_net->use_parameters(params.values.data());
+            auto test = st.eval_net->evaluate(st.data->test.images.data(),
+                                              st.data->test.labels.data(),
+                                              static_cast<size_t>(st.data->test.count));
+            st.last_record.test_loss = test.mean_loss();
+            st.last_record.test_accuracy = test.accuracy();
+          }
           summary.test_loss = st.last_record.test_loss;
           summary.test_accuracy = st.last_record.test_accuracy;
           summary.samples_per_second =
@@ -215,7 +233,10 @@ void start_epoch(coordinator_pointer self) {
         const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
         std::fill(st.reported.begin(), st.reported.end(), false);
         st.epoch_start = clock_type::now();
-        epoch_order order{st.epoch, params};
+        epoch_order order{st.epoch, params, st.resume_round};
+        self->send(st.store, epoch_atom::value, uint64_t{st.epoch},
+                   params.round - st.resume_round);
+        st.resume_round = 0;
         for (size_t i = 0; i < st.replicas.size(); ++i) {
           if (!st.alive[i])
             continue;
@@ -249,6 +270,9 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.observer = init->observer;
   st.devices = init->devices;
   st.places = init->places;
+  st.store_init = std::move(init->store_init);
+  st.epoch = init->epoch;
+  st.resume_round = init->resume_round;
   st.spawn_replica = init->spawn_replica;
   st.eval_backend = make_eigen_backend();
   auto spec = *parse_model_spec(st.options.model);
@@ -266,12 +290,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
     [self](fit_atom) -> caf::result<fit_summary> {
       auto& st = self->state;
       st.promise = self->make_response_promise<fit_summary>();
-      const auto layout = parameter_layout(st.eval_net->spec());
-      store_options store_opts;
-      store_opts.mode = st.options.mode;
-      store_opts.optimizer = st.options.optimizer;
-      store_opts.initial_parameters = glorot_uniform_parameters(layout, st.options.seed);
-      auto store = spawn_variable_store(self->system(), std::move(store_opts));
+      auto store = spawn_variable_store(self->system(), std::move(st.store_init));
       if (!store) {
         fail_run(self, to_caf_error(store.error()));
         return st.promise;
@@ -315,6 +334,16 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
 }
 
 } // namespace
+
+uint64_t run_fingerprint(const fit_options& o) {
+  const std::string settings =
+    o.mode + "|" + std::to_string(o.replicas) + "|" + std::to_string(o.batch_size) + "|"
+    + std::to_string(o.seed) + "|" + o.model + "|" + o.optimizer.name + "|"
+    + std::to_string(o.optimizer.learning_rate) + "|" + std::to_string(o.optimizer.beta1)
+    + "|" + std::to_string(o.optimizer.beta2) + "|" + std::to_string(o.optimizer.epsilon)
+    + "|" + std::to_string(o.optimizer.momentum) + "|" + (o.optimizer.nesterov ? "n" : "-");
+  return fnv1a64(settings.data(), settings.size());
+}
 
 caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
                                                        uint32_t replicas) {
@@ -393,6 +422,36 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   init->data = std::move(data);
   init->observer = std::move(observer);
   init->devices = std::move(*devices);
+  auto& store_init = init->store_init;
+  store_init.mode = opts.mode;
+  store_init.optimizer = opts.optimizer;
+  store_init.model = opts.model;
+  store_init.config_fingerprint = run_fingerprint(opts);
+  store_init.checkpoint_path = opts.checkpoint_path;
+  store_init.checkpoint_every = opts.checkpoint_every;
+  const parameter_layout layout(*spec);
+  if (opts.resume_path.empty()) {
+    store_init.initial_parameters = glorot_uniform_parameters(layout, opts.seed);
+  } else {
+    auto saved = read_checkpoint(opts.resume_path);
+    if (!saved)
+      return to_caf_error(saved.error());
+    auto fits = check_compatible(*saved, opts.model, store_init.config_fingerprint,
+                                 layout.size(), opts.resume_path);
+    if (!fits)
+      return to_caf_error(fits.error());
+    store_init.initial_parameters = std::move(saved->params);
+    store_init.initial_version = saved->version;
+    store_init.initial_optimizer_state = std::move(saved->optimizer_state);
+    store_init.initial_optimizer_steps = saved->optimizer_steps;
+    store_init.initial_round = saved->round;
+    const batch_plan epoch_plan(static_cast<size_t>(init->data->train.count),
+                                opts.batch_size, opts.replicas);
+    // A checkpoint taken at an epoch's end (every async one) resumes at the next.
+    const bool epoch_done = opts.mode == "async" || saved->epoch_round >= epoch_plan.rounds();
+    init->epoch = static_cast<uint32_t>(saved->epoch + (epoch_done ? 1 : 0));
+    init->resume_round = epoch_done ? 0 : saved->epoch_round;
+  }
   if (opts.nodes.empty()) {
     auto train = std::shared_ptr<const dataset>(init->data, &init->data->train);
     init->places = init->devices;

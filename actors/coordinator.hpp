@@ -35,7 +35,14 @@ struct fit_options {
   uint32_t replicas_per_node = 1;       // with nodes: replicas = nodes * replicas_per_node
   std::string data_dir;                 // where nodes read the data (their own disk)
   bool tls = false;                     // connect to nodes over mutual TLS
+  std::string checkpoint_path;          // write checkpoints here ...
+  uint32_t checkpoint_every = 0;        // ... every N sync rounds, and after each epoch
+  std::string resume_path;              // continue the run saved in this checkpoint
 };
+
+/// Hashes the settings a resumed run must share with the run that wrote the
+/// checkpoint (mode, replicas, batch, seed, model, optimizer); epochs may differ.
+uint64_t run_fingerprint(const fit_options& options);
 
 /// Sums one epoch for progress lines and metrics.
 struct epoch_record {

@@ -64,6 +64,8 @@ void apply_losses(replica_state& st) {
     const auto* loss = &losses[st.losses_applied * 3];
     if (loss[0] < st.first_round)
       continue; // an earlier epoch's loss: already out of this epoch's schedule
+    if (loss[0] - st.first_round >= st.schedule->rounds())
+      continue; // after this epoch's last round: the next epoch re-plans it
     st.schedule->lose(static_cast<size_t>(loss[0] - st.first_round),
                       static_cast<uint32_t>(loss[1]), loss[2] != 0);
   }
@@ -158,7 +160,7 @@ replica_actor::behavior_type replica(replica_pointer self,
       const auto& cfg = st.setup->config;
       st.promise = self->make_response_promise<replica_report>();
       st.params = std::move(order.params);
-      st.first_round = st.params.round;
+      st.first_round = st.params.round - order.start_round;
       st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
                                    order.epoch);
       // Replicas lost in earlier epochs no longer take part.
@@ -173,7 +175,7 @@ replica_actor::behavior_type replica(replica_pointer self,
                      live.end());
       st.losses_applied = 0;
       st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
-      st.next_round = 0;
+      st.next_round = order.start_round;
       st.report = replica_report{};
       st.report.replica = cfg.index;
       run_round(self);

@@ -3,6 +3,7 @@
 #include "actors/variable_store.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
+#include "model/checkpoint.hpp"
 
 namespace troupe {
 
@@ -45,6 +47,41 @@ struct store_state : store_port {
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   std::vector<uint64_t> losses; // (round, replica, share_used) triples
   store_stats stats;
+  store_options settings;       // checkpoint path, interval, model, fingerprint
+  uint64_t epoch = 0;
+  uint64_t epoch_first_round = 0;
+  uint64_t rounds_since_checkpoint = 0;
+
+  caf::expected<uint64_t> save() {
+    checkpoint c;
+    c.model = settings.model;
+    c.config_fingerprint = settings.config_fingerprint;
+    c.version = version;
+    c.round = policy->next_round();
+    c.epoch = epoch;
+    c.epoch_round = c.round - epoch_first_round;
+    c.optimizer = settings.optimizer.name;
+    c.optimizer_steps = optim->steps();
+    c.params = *params;
+    c.optimizer_state = optim->state();
+    auto written = write_checkpoint(settings.checkpoint_path, c);
+    if (!written)
+      return to_caf_error(written.error());
+    rounds_since_checkpoint = 0;
+    return static_cast<uint64_t>(*written);
+  }
+
+  // Called after each push: a sync round that just closed may be due.
+  void after_round(uint64_t round_before) {
+    if (settings.checkpoint_every == 0 || !policy->keeps_rounds()
+        || policy->next_round() == round_before)
+      return;
+    if (++rounds_since_checkpoint < settings.checkpoint_every)
+      return;
+    if (auto written = save(); !written)
+      std::fprintf(stderr, "warning: checkpoint not written: %s\n",
+                   describe(written.error()).c_str());
+  }
 
   params_msg answer_value(uint64_t staleness) {
     params_msg msg;
@@ -126,6 +163,11 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
   st.version = setup->options.initial_version;
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
+  st.settings = setup->options;
+  st.settings.initial_parameters.clear();
+  st.settings.initial_optimizer_state.clear();
+  st.policy->set_next_round(setup->options.initial_round);
+  st.epoch_first_round = setup->options.initial_round;
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     auto replica = st.replicas.find(msg.source);
@@ -160,14 +202,29 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       auto promise = self->make_response_promise<params_msg>();
       st.open.emplace(ticket, promise);
       st.staleness_of.emplace(ticket, staleness);
+      const auto round_before = st.policy->next_round();
       st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
                                        std::move(push.gradient.values), ticket},
                          st);
       st.stats.apply_seconds +=
         std::chrono::duration<double>(clock_type::now() - start).count();
+      st.after_round(round_before);
       return promise;
     },
     [self](params_atom) -> params_msg { return self->state.answer_value(0); },
+    [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
+      self->state.epoch = epoch;
+      self->state.epoch_first_round = first_round;
+    },
+    [self](save_atom) -> caf::result<uint64_t> {
+      auto& st = self->state;
+      if (st.settings.checkpoint_path.empty())
+        return make_troupe_error(troupe_errc::bad_config, "no --checkpoint path is set");
+      auto written = st.save();
+      if (!written)
+        return written.error();
+      return *written;
+    },
     [self](stats_atom) -> store_stats {
       auto& st = self->state;
       st.stats.version = st.version;
@@ -197,6 +254,11 @@ expected<store_actor> spawn_variable_store(caf::actor_system& system,
   auto policy = make_update_policy(options.mode, options.initial_parameters.size());
   if (!policy)
     return policy.error();
+  if (!options.initial_optimizer_state.empty()
+      && !(*optim)->restore(options.initial_optimizer_state, options.initial_optimizer_steps))
+    return fail(model_errc::invalid_argument,
+                "the checkpoint's optimizer state does not fit optimizer "
+                  + options.optimizer.name);
   setup->optim = std::move(*optim);
   setup->policy = std::move(*policy);
   setup->options = std::move(options);

@@ -34,6 +34,9 @@ struct mnist_config : troupe::cluster_config {
   size_t step_timeout_ms = 60000;
   std::string nodes;
   size_t replicas_per_node = 1;
+  std::string checkpoint;
+  size_t checkpoint_every = 0;
+  std::string resume;
 
   mnist_config() {
     opt_group{custom_options_, "global"}
@@ -52,7 +55,11 @@ struct mnist_config : troupe::cluster_config {
       .add(on_replica_loss, "on-replica-loss", "abort (default) or continue")
       .add(step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer")
       .add(nodes, "nodes", "HOST:PORT,HOST:PORT of node programs to run the replicas on")
-      .add(replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)");
+      .add(replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)")
+      .add(checkpoint, "checkpoint", "write checkpoints to this file (atomically)")
+      .add(checkpoint_every, "checkpoint-every",
+           "also checkpoint every N sync rounds (default: after each epoch only)")
+      .add(resume, "resume", "continue the run saved in this checkpoint");
   }
 };
 
@@ -73,6 +80,13 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.data_dir = cfg.data_dir;
   options.tls = cfg.tls();
   options.replicas_per_node = static_cast<uint32_t>(cfg.replicas_per_node);
+  options.checkpoint_path = cfg.checkpoint;
+  options.checkpoint_every = static_cast<uint32_t>(cfg.checkpoint_every);
+  options.resume_path = cfg.resume;
+  if (options.checkpoint_every > 0 && options.checkpoint_path.empty()) {
+    std::fprintf(stderr, "error: --checkpoint-every needs --checkpoint=PATH\n");
+    return 2;
+  }
   std::stringstream node_list(cfg.nodes);
   for (std::string node; std::getline(node_list, node, ',');)
     if (!node.empty())

@@ -12,5 +12,6 @@ using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
 using fit_atom = caf::atom_constant<caf::atom("fit")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
+using save_atom = caf::atom_constant<caf::atom("save")>;
 
 } // namespace troupe

@@ -52,6 +52,10 @@ std::string describe(const caf::error& err) {
     return "no error";
   if (err.category() == caf::atom("troupe"))
     return render_troupe_error(err.code(), err.context());
+  if (err == caf::exit_reason::remote_link_unreachable)
+    return "its node became unreachable (process killed or frozen, or the link cut)";
+  if (err == caf::exit_reason::user_shutdown)
+    return "it was shut down";
   return caf::to_string(err);
 }
 

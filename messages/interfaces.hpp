@@ -20,7 +20,11 @@ using store_actor = caf::typed_actor<
   caf::replies_to<push_atom, push_msg>::with<params_msg>,
   caf::replies_to<params_atom>::with<params_msg>,
   caf::replies_to<stats_atom>::with<store_stats>,
-  caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>>;
+  caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>,
+  // An epoch starts: (epoch, the store round of its first round), for checkpoints.
+  caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
+  // Write a checkpoint now; answers the bytes written.
+  caf::replies_to<save_atom>::with<uint64_t>>;
 
 /// A node's front door: the handshake that must pass before the coordinator
 /// spawns replicas there (through CAF's remote spawn, type "troupe.replica").

@@ -37,6 +37,7 @@ struct params_msg {
 struct epoch_order {
   uint64_t epoch = 0;
   params_msg params;
+  uint64_t start_round = 0; // rounds of the epoch already done (a resumed run)
 };
 
 /// Sums what one replica did in one epoch.
@@ -117,7 +118,7 @@ typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, epoch_order& x) {
-  return f(caf::meta::type_name("epoch_order"), x.epoch, x.params);
+  return f(caf::meta::type_name("epoch_order"), x.epoch, x.params, x.start_round);
 }
 
 template <class Inspector>
