@@ -12,7 +12,8 @@ namespace troupe {
 /// Registers messages and sets cluster-wide middleman defaults:
 /// heartbeat every 200 ms, a peer silent for 1 s is dropped (a frozen process
 /// or cut link is detected in ~1.1 s), automatic connections on (so replicas
-/// talk to the store directly, not through a third node).
+/// talk to the store directly, not through a third node), and CAF's
+/// "sharing" scheduler (workers wake at once instead of polling).
 class cluster_config : public caf::actor_system_config {
 public:
   cluster_config();

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/flush_denormals.hpp"
+
 namespace troupe {
 
 network::network(const model_spec& spec, backend& compute, size_t max_batch)
@@ -92,6 +94,7 @@ void network::compute_gradient_on_device(const float* images, const int32_t* lab
 
 void network::gradient_into(const float* images, const int32_t* labels, size_t batch,
                             float* gradient) {
+  flush_denormals_scope flush;
   if (batch == 0) {
     backend_->fill_zero(gradient, layout_.size() * sizeof(float));
     return;
@@ -131,6 +134,7 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
 
 batch_stats network::evaluate(const float* images, const int32_t* labels,
                               size_t count) {
+  flush_denormals_scope flush;
   batch_stats total;
   for (size_t begin = 0; begin < count; begin += max_batch_) {
     const size_t batch = std::min(max_batch_, count - begin);

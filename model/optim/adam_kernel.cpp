@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "model/flush_denormals.hpp"
+
 namespace troupe {
 
 void adam_kernel(float* __restrict weights, const float* __restrict gradient,
@@ -15,6 +17,7 @@ void adam_kernel(float* __restrict weights, const float* __restrict gradient,
   const float one_minus_beta1 = 1.0f - c.beta1;
   const float one_minus_beta2 = 1.0f - c.beta2;
   const float epsilon = c.epsilon;
+  flush_denormals_scope flush;
   for (size_t i = 0; i < count; ++i) {
     const float g = gradient[i];
     const float mi = beta1 * m[i] + one_minus_beta1 * g;

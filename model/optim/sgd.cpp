@@ -1,6 +1,7 @@
 // SGD with momentum, and the optimizer factory.
 #include "model/optim/sgd.hpp"
 
+#include "model/flush_denormals.hpp"
 #include "model/optim/adam.hpp"
 
 namespace troupe {
@@ -11,6 +12,7 @@ sgd::sgd(const optimizer_config& config, size_t size)
 
 void sgd::apply(float* __restrict weights, const float* __restrict gradient) {
   ++steps_;
+  flush_denormals_scope flush;
   const float lr = config_.learning_rate;
   const float momentum = config_.momentum;
   float* __restrict velocity = velocity_.data();
