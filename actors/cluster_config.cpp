@@ -8,6 +8,7 @@
 
 #include "actors/handshake.hpp"
 #include "actors/tls.hpp"
+#include "messages/errors.hpp"
 #include "messages/register.hpp"
 
 namespace troupe {
@@ -33,6 +34,16 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
 }
 
 caf::error cluster_config::prepare() {
+  // CAF 0.17 keeps unknown keys of a config file without a word; a misspelled
+  // option must not silently fall back to its default.
+  // Keys of the [global] section sit at the top level of `content`; the
+  // other sections (middleman, scheduler, ...) are dictionaries there.
+  for (const auto& entry : content)
+    if (caf::get_if<caf::settings>(&entry.second) == nullptr
+        && custom_options_.qualified_name_lookup("global", entry.first) == nullptr)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "unknown option '" + entry.first
+                                 + "' in the config file (see --help)");
   tls_files files{tls_cert, tls_key, tls_ca};
   if (!files.enabled())
     files = tls_files_from(*this); // CAF's own openssl.* keys, e.g. from an INI file
