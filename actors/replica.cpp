@@ -2,6 +2,7 @@
 #include "actors/replica.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -39,7 +40,10 @@ struct replica_state {
 
   std::shared_ptr<replica_setup> setup;
   params_msg params;
-  std::shared_ptr<std::vector<float>> gradient; // reused once the store lets go
+  // Gradient buffers, reused once the store lets go of them. The store may
+  // still hold the last one for a moment after answering, so a few rotate:
+  // a fresh 407 KB buffer per step costs page faults on every first touch.
+  std::array<std::shared_ptr<std::vector<float>>, 3> gradients;
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
   std::vector<uint32_t> order;                  // this epoch's permutation
@@ -71,6 +75,16 @@ void apply_losses(replica_state& st) {
   }
 }
 
+std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
+  for (auto& buffer : st.gradients) {
+    if (!buffer)
+      buffer = std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+    if (buffer.use_count() == 1)
+      return buffer;
+  }
+  return std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+}
+
 // A re-planned round can give a replica more samples than its share at start.
 void grow_batch_buffers(replica_state& st, size_t samples) {
   auto& setup = *st.setup;
@@ -95,8 +109,7 @@ void run_round(replica_pointer self) {
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
   if (!positions.empty()) {
-    if (!st.gradient || st.gradient.use_count() > 1)
-      st.gradient = std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+    auto gradient = free_gradient_buffer(st);
     if (positions.size() > st.setup->net->max_batch())
       grow_batch_buffers(st, positions.size());
     st.batch_indices.clear();
@@ -107,11 +120,11 @@ void run_round(replica_pointer self) {
     st.setup->net->use_parameters(st.params.values.data());
     auto stats = st.setup->net->compute_gradient(st.batch_images.data(),
                                                  st.batch_labels.data(), positions.size(),
-                                                 st.gradient->data());
+                                                 gradient->data());
     st.report.samples += static_cast<uint64_t>(stats.samples);
     st.report.loss_sum += stats.loss_sum;
     st.report.correct += static_cast<uint64_t>(stats.correct);
-    push.gradient = shared_floats{st.gradient};
+    push.gradient = shared_floats{std::move(gradient)};
   }
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};

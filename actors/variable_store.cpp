@@ -38,6 +38,7 @@ struct store_state : store_port {
   // writes in place when no one else holds the buffer (sync: replicas drop
   // it once their gradient is computed), else into a copy.
   std::shared_ptr<std::vector<float>> params;
+  std::shared_ptr<std::vector<float>> spare; // an older version, reused when free
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
   uint64_t version = 0;
@@ -94,8 +95,15 @@ struct store_state : store_port {
   }
 
   void apply_step(const float* gradient) override {
-    if (params.use_count() > 1)
-      params = std::make_shared<std::vector<float>>(*params);
+    if (params.use_count() > 1) {
+      // Someone still reads this version: step a copy, in a recycled buffer
+      // when one is free (a fresh one page-faults on first touch).
+      auto copy = spare.use_count() == 1 ? std::move(spare)
+                                         : std::make_shared<std::vector<float>>();
+      copy->assign(params->begin(), params->end());
+      spare = std::move(params);
+      params = std::move(copy);
+    }
     optim->apply(params->data(), gradient);
     ++version;
   }
