@@ -56,6 +56,8 @@ figure "sync, 1 replica, batch 32" --replicas=1 --batch-size=32
 figure "sync, 2 replicas, global batch 32" --replicas=2 --batch-size=32
 figure "sync, 2 replicas, global batch 128" --replicas=2 --batch-size=128
 figure "async, 2 replicas, 32 per replica step" --replicas=2 --batch-size=64 --mode=async
+echo "## scheduler responsiveness while replicas compute"
+"$build/bench/responsiveness_bench"
 echo "## coordinator + 2 node processes (1 replica each) on loopback"
 nodes="$(start_node 1),$(start_node 2)"
 figure "sync, 2 nodes, global batch 32" --nodes="$nodes" --batch-size=32
