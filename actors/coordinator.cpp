@@ -463,7 +463,9 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
       return *replica;
     };
   } else {
-    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator");
+    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
+                                      opts.protocol_version != 0 ? opts.protocol_version
+                                                                 : troupe_protocol_version);
     std::vector<node_actor> nodes;
     for (const auto& address : opts.nodes) {
       auto node = connect_to_node(system, address, opts.tls, hello,

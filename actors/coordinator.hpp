@@ -38,6 +38,7 @@ struct fit_options {
   std::string checkpoint_path;          // write checkpoints here ...
   uint32_t checkpoint_every = 0;        // ... every N sync rounds, and after each epoch
   std::string resume_path;              // continue the run saved in this checkpoint
+  uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
 };
 
 /// Hashes the settings a resumed run must share with the run that wrote the

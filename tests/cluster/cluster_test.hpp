@@ -1,0 +1,42 @@
+// What every cluster test file includes: Catch, the process helper, and
+// assertions that print the involved processes' output when they fail.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <string>
+
+#include "tests/cluster/process.hpp"
+
+namespace troupe::cluster_test {
+
+/// Describes several processes, for a failing assertion's message.
+inline std::string describe_all(std::initializer_list<const process*> processes) {
+  std::string text;
+  for (const auto* proc : processes)
+    if (proc != nullptr)
+      text += proc->describe() + "\n";
+  return text;
+}
+
+/// Bounds for the waits: generous against a loaded 2-core machine, yet each
+/// test ends in well under a minute even when every one of them expires.
+constexpr milliseconds run_timeout{60000};    // a whole small training run
+constexpr milliseconds line_timeout{30000};   // an epoch line to appear
+constexpr milliseconds exit_timeout{10000};   // a process to end after its cause
+constexpr milliseconds notice_timeout{5000};  // a log line after its cause
+
+} // namespace troupe::cluster_test
+
+/// REQUIRE / CHECK that print the given processes' command and output on failure.
+#define CLUSTER_REQUIRE(cond, ...)                                                    \
+  do {                                                                                \
+    INFO(::troupe::cluster_test::describe_all({__VA_ARGS__}));                        \
+    REQUIRE(cond);                                                                    \
+  } while (false)
+#define CLUSTER_CHECK(cond, ...)                                                      \
+  do {                                                                                \
+    INFO(::troupe::cluster_test::describe_all({__VA_ARGS__}));                        \
+    CHECK(cond);                                                                      \
+  } while (false)

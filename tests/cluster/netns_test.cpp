@@ -1,0 +1,154 @@
+// Two hosts on one machine: network namespaces A (coordinator, 10.77.0.1)
+// and B (node, 10.77.0.2) joined by a veth pair. Training crosses the link;
+// cutting it mid-run is detected by heartbeats. Needs root and iproute2;
+// skips with a warning otherwise. The namespaces are deleted afterwards,
+// even when an assertion fails.
+#include "tests/cluster/cluster_test.hpp"
+
+#include <unistd.h>
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+// Runs `ip args...` to its end (bounded); returns the status and stderr.
+std::pair<exit_status, std::string> ip(const temp_dir& dir, std::vector<std::string> args) {
+  static int count = 0;
+  args.insert(args.begin(), "ip");
+  process command{args, dir.path(), "ip-" + std::to_string(++count)};
+  auto status = command.wait(milliseconds{10000});
+  return {status, command.err()};
+}
+
+bool succeeded(const exit_status& status) {
+  return status.exited && status.code == 0;
+}
+
+// Owns the two namespaces (and with them the veth pair, which dies with its
+// namespace); deletes them on destruction.
+class namespace_pair {
+public:
+  explicit namespace_pair(const temp_dir& dir)
+    : dir_(dir),
+      a_("troupe-a-" + std::to_string(::getpid())),
+      b_("troupe-b-" + std::to_string(::getpid())),
+      veth_a_("tva" + std::to_string(::getpid())),
+      veth_b_("tvb" + std::to_string(::getpid())) {}
+
+  ~namespace_pair() {
+    for (const auto& name : created_)
+      ip(dir_, {"netns", "del", name});
+  }
+
+  namespace_pair(const namespace_pair&) = delete;
+  namespace_pair& operator=(const namespace_pair&) = delete;
+
+  /// Adds namespace A; an error text if that is not permitted here.
+  std::optional<std::string> try_first() {
+    try {
+      auto [status, err] = ip(dir_, {"netns", "add", a_});
+      if (!succeeded(status))
+        return "`ip netns add` failed (" + to_string(status) + "): " + err;
+    } catch (const std::exception& e) {
+      return std::string("cannot run ip: ") + e.what();
+    }
+    created_.push_back(a_);
+    return std::nullopt;
+  }
+
+  /// Builds the rest: namespace B, the veth pair, addresses, links up.
+  void build() {
+    run({"netns", "add", b_});
+    created_.push_back(b_);
+    run({"link", "add", veth_a_, "netns", a_, "type", "veth", "peer", "name", veth_b_, "netns",
+         b_});
+    run({"-n", a_, "addr", "add", "10.77.0.1/24", "dev", veth_a_});
+    run({"-n", b_, "addr", "add", "10.77.0.2/24", "dev", veth_b_});
+    for (const auto& [ns, dev] : {std::pair{a_, veth_a_}, std::pair{b_, veth_b_},
+                                  std::pair{a_, std::string("lo")},
+                                  std::pair{b_, std::string("lo")}})
+      run({"-n", ns, "link", "set", dev, "up"});
+  }
+
+  /// Cuts the link from A's side.
+  void cut() { run({"-n", a_, "link", "set", veth_a_, "down"}); }
+
+  std::vector<std::string> in_a() const { return {"ip", "netns", "exec", a_}; }
+  std::vector<std::string> in_b() const { return {"ip", "netns", "exec", b_}; }
+
+private:
+  void run(std::vector<std::string> args) {
+    std::string command = "ip";
+    for (const auto& arg : args)
+      command += " " + arg;
+    auto [status, err] = ip(dir_, std::move(args));
+    INFO(command << ": " << to_string(status) << ": " << err);
+    REQUIRE(succeeded(status));
+  }
+
+  const temp_dir& dir_;
+  std::string a_, b_, veth_a_, veth_b_;
+  std::vector<std::string> created_;
+};
+
+} // namespace
+
+TEST_CASE("training crosses two network namespaces and a cut link aborts the run naming the "
+          "node",
+          "[cluster][netns][failure]") {
+  const auto start = clock_type::now();
+  temp_dir dir{"troupe-cluster"};
+  namespace_pair hosts{dir}; // declared before the processes: they die first
+  if (auto why = hosts.try_first()) {
+    WARN("SKIPPED: network namespaces are not available here (needs root and iproute2): "
+         << *why);
+    SUCCEED("skipped: no network namespaces");
+    return;
+  }
+  hosts.build();
+
+  // Bound to a non-loopback address without TLS: the node warns.
+  auto node = start_node(dir, "node-b", {"--bind=10.77.0.2"}, hosts.in_b());
+  CHECK(node.address.rfind("10.77.0.2:", 0) == 0);
+  CLUSTER_CHECK(node.proc->wait_for_line(stream::err,
+                                         "warning: listening on 10.77.0.2 without TLS",
+                                         notice_timeout),
+                node.proc.get());
+
+  auto first = run_mnist(dir, "coordinator-a",
+                         {"--nodes=" + node.address, "--epochs=1", "--batch-size=32"},
+                         run_timeout, hosts.in_a());
+  {
+    INFO(first.description << "\n" << node.proc->describe());
+    REQUIRE(first.status.exited);
+    REQUIRE(first.status.code == 0);
+    const auto final_records = records_of(first.metrics, "final");
+    REQUIRE(final_records.size() == 1);
+    CHECK(final_records[0]["test_accuracy"].get<double>() > 0.5);
+  }
+
+  process coordinator{mnist_command({"--nodes=" + node.address, "--epochs=4", "--batch-size=4",
+                                     "--on-replica-loss=abort"},
+                                    hosts.in_a()),
+                      dir.path(), "coordinator-cut"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  &coordinator, node.proc.get());
+  CLUSTER_REQUIRE(coordinator.running(), &coordinator);
+  const auto cut_at = clock_type::now();
+  hosts.cut();
+  const auto status = coordinator.wait(exit_timeout);
+  const auto detected_after = seconds_since(cut_at);
+  INFO(to_string(status) << "; " << detected_after << " s after the cut");
+  CLUSTER_REQUIRE(!status.timed_out, &coordinator, node.proc.get());
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_CHECK(status.code == 1, &coordinator);
+  CHECK(detected_after < 10); // 200 ms heartbeats, 1 s timeout: ~1.1 s expected
+  CLUSTER_CHECK(coordinator.err().find("replica 0 on node " + node.address)
+                  != std::string::npos,
+                &coordinator);
+  // The node, cut off from its coordinator, lets the replica go and stays up.
+  CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "replica 0 stopped", notice_timeout),
+                node.proc.get());
+  CLUSTER_CHECK(node.proc->running(), node.proc.get());
+  CHECK(seconds_since(start) < 60);
+}
