@@ -1,0 +1,58 @@
+// --devices: replicas take devices round-robin; a device that does not open
+// is a clear error before training.
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/coordinator.hpp"
+#include "messages/errors.hpp"
+#include "messages/register.hpp"
+#include "model/backend/backend.hpp"
+
+using namespace troupe;
+
+TEST_CASE("devices are assigned to replicas round-robin", "[placement]") {
+  auto all_cpu = assign_devices("cpu", 3);
+  REQUIRE(all_cpu);
+  CHECK(*all_cpu == std::vector<std::string>{"cpu", "cpu", "cpu"});
+  auto mixed = assign_devices("cuda:1,cpu,cuda:0", 5);
+  REQUIRE(mixed);
+  CHECK(*mixed == std::vector<std::string>{"cuda:1", "cpu", "cuda:0", "cuda:1", "cpu"});
+}
+
+TEST_CASE("auto takes every GPU that opens and the cpu where none does", "[placement]") {
+  auto assigned = assign_devices("auto", 2);
+  REQUIRE(assigned);
+  if (make_backend("cuda:0")) {
+    CHECK(assigned->at(0) == "cuda:0");
+  } else {
+    CHECK(*assigned == std::vector<std::string>{"cpu", "cpu"});
+  }
+}
+
+TEST_CASE("a device list with a bogus entry is a clear error", "[placement]") {
+  auto assigned = assign_devices("cpu,tpu:0", 2);
+  REQUIRE_FALSE(assigned);
+  CHECK(describe(assigned.error()).find("'tpu:0'") != std::string::npos);
+}
+
+TEST_CASE("a fit on a cuda device that does not open fails before training, naming it",
+          "[placement][fit]") {
+  if (make_backend("cuda:0")) {
+    WARN("a GPU is present: this checks a missing device index instead");
+  }
+  struct config : caf::actor_system_config {
+    config() { register_messages(*this); }
+  } cfg;
+  caf::actor_system sys{cfg};
+  auto data = std::make_shared<const dataset_pair>(*load_dataset(TROUPE_TEST_DATA_DIR));
+  fit_options options;
+  options.replicas = 2;
+  options.epochs = 1;
+  options.devices = make_backend("cuda:0") ? "cpu,cuda:99" : "cpu,cuda:0";
+  auto result = fit(sys, options, data);
+  REQUIRE_FALSE(result);
+  const auto text = describe(result.error());
+  CHECK(text.find("replica 1") != std::string::npos);
+  CHECK(text.find("cuda:") != std::string::npos);
+}
