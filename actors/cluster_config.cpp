@@ -6,6 +6,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 
+#include "actors/core_pinning.hpp"
 #include "actors/handshake.hpp"
 #include "actors/tls.hpp"
 #include "messages/errors.hpp"
@@ -27,7 +28,9 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   opt_group{custom_options_, "global"}
     .add(tls_cert, "tls-cert", "PEM certificate of this process (mutual TLS)")
     .add(tls_key, "tls-key", "PEM private key of --tls-cert")
-    .add(tls_ca, "tls-ca", "PEM certificate of the cluster CA that signs every peer");
+    .add(tls_ca, "tls-ca", "PEM certificate of the cluster CA that signs every peer")
+    .add(pin_cores, "pin-cores",
+         "pin CAF's threads (the store) to core 0 and replica i to core i % cores");
   opt_group{custom_options_, "troupe"}
     .add(protocol_version, "protocol-version",
          "wire protocol version to announce (for compatibility tests)");
@@ -44,6 +47,8 @@ caf::error cluster_config::prepare() {
       return make_troupe_error(troupe_errc::bad_config,
                                "unknown option '" + entry.first
                                  + "' in the config file (see --help)");
+  if (pin_cores)
+    pin_actor_system_threads(*this);
   tls_files files{tls_cert, tls_key, tls_ca};
   if (!files.enabled())
     files = tls_files_from(*this); // CAF's own openssl.* keys, e.g. from an INI file

@@ -29,6 +29,7 @@ public:
   std::string tls_key;
   std::string tls_ca;
   size_t protocol_version;
+  bool pin_cores = false;
 
 private:
   bool tls_enabled_ = false;

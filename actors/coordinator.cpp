@@ -307,6 +307,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
         cfg.global_batch = st.options.batch_size;
         cfg.step_timeout_ms = st.options.step_timeout_ms;
         cfg.data_dir = st.options.data_dir;
+        cfg.pin_core = st.options.pin_cores;
         if (st.options.fail_at_push > 0 && i == st.options.fail_replica)
           cfg.fail_at_push = st.options.fail_at_push;
         auto replica = st.spawn_replica(cfg, st.store);

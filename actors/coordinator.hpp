@@ -39,6 +39,7 @@ struct fit_options {
   uint32_t checkpoint_every = 0;        // ... every N sync rounds, and after each epoch
   std::string resume_path;              // continue the run saved in this checkpoint
   uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
+  bool pin_cores = false;               // pin replica i to core i % cores
 };
 
 /// Hashes the settings a resumed run must share with the run that wrote the

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/core_pinning.hpp"
 #include "actors/data_cache.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -156,6 +157,8 @@ replica_actor::behavior_type replica(replica_pointer self,
                                      std::shared_ptr<replica_setup> setup) {
   auto& st = self->state;
   st.setup = std::move(setup);
+  if (st.setup->config.pin_core) // detached: this runs on the replica's own thread
+    pin_this_thread(st.setup->config.index);
   const auto& net = *st.setup->net;
   st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
   st.batch_labels.resize(net.max_batch());

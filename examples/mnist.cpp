@@ -84,6 +84,7 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.checkpoint_every = static_cast<uint32_t>(cfg.checkpoint_every);
   options.resume_path = cfg.resume;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
+  options.pin_cores = cfg.pin_cores;
   if (options.checkpoint_every > 0 && options.checkpoint_path.empty()) {
     std::fprintf(stderr, "error: --checkpoint-every needs --checkpoint=PATH\n");
     return 2;

@@ -75,6 +75,7 @@ struct replica_config {
   uint32_t global_batch = 32;
   uint32_t step_timeout_ms = 60000;
   uint32_t fail_at_push = 0; // fault injection for tests: throw at this push (0: never)
+  bool pin_core = false;     // run on core index % cores (--pin-cores)
 };
 
 /// Opens every coordinator-node connection: both sides send one and refuse
@@ -136,7 +137,8 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
-           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push);
+           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push,
+           x.pin_core);
 }
 
 template <class Inspector>

@@ -1,0 +1,38 @@
+// Thread pinning with pthread_setaffinity_np.
+#include "actors/core_pinning.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <caf/actor_system_config.hpp>
+#include <caf/thread_hook.hpp>
+
+namespace troupe {
+
+namespace {
+
+class pin_to_core_zero final : public caf::thread_hook {
+public:
+  void init(caf::actor_system&) override {}
+  void thread_started() override { pin_this_thread(0); }
+  void thread_terminates() override {}
+};
+
+} // namespace
+
+bool pin_this_thread(unsigned core) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core % cores, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+void pin_actor_system_threads(caf::actor_system_config& config) {
+  config.add_thread_hook<pin_to_core_zero>();
+}
+
+} // namespace troupe
