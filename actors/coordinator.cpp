@@ -410,16 +410,13 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     return to_caf_error(spec.error());
   if (!data || data->train.count == 0 || data->test.count == 0)
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
-  if (data->train.features != spec->inputs || data->train.classes != spec->classes())
-    return make_troupe_error(troupe_errc::bad_config,
-                             "model " + opts.model + " does not fit the data ("
-                               + std::to_string(data->train.features) + " features, "
-                               + std::to_string(data->train.classes) + " classes)");
+  if (auto fits = check_model_fits(*spec, data->train); !fits)
+    return to_caf_error(fits.error());
   auto devices = assign_devices(opts.devices, opts.replicas);
   if (!devices)
     return devices.error();
   auto init = std::make_shared<coordinator_state>();
-  init->options = options;
+  init->options = opts;
   init->data = std::move(data);
   init->observer = std::move(observer);
   init->devices = std::move(*devices);

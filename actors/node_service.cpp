@@ -37,11 +37,10 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
         return refuse(make_troupe_error(troupe_errc::bad_data,
                                         "the node cannot read the data: "
                                           + train.error().message));
-      if ((*train)->features != spec->inputs || (*train)->classes != spec->classes())
+      if (auto fits = check_model_fits(*spec, **train); !fits)
         return refuse(make_troupe_error(troupe_errc::bad_config,
-                                        "model " + theirs.model
-                                          + " does not fit the node's data in "
-                                          + theirs.data_dir));
+                                        "on the node, in " + theirs.data_dir + ": "
+                                          + fits.error().message));
       std::fprintf(stderr, "troupe node: accepted %s (model %s, data %s)\n",
                    theirs.peer.c_str(), theirs.model.c_str(), theirs.data_dir.c_str());
       return mine;

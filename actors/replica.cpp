@@ -222,11 +222,8 @@ make_replica_setup(const replica_config& config, store_actor store,
       return cached.error();
     train = *cached;
   }
-  if (train->features != spec->inputs || train->classes != spec->classes())
-    return fail(model_errc::invalid_argument,
-                "model " + config.model + " does not fit the data ("
-                  + std::to_string(train->features) + " features, "
-                  + std::to_string(train->classes) + " classes)");
+  if (auto fits = check_model_fits(*spec, *train); !fits)
+    return fits.error();
   auto compute = make_backend(config.device);
   if (!compute)
     return compute.error();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/expected.hpp"
+#include "model/model_spec.hpp"
 
 namespace troupe {
 
@@ -39,6 +40,10 @@ expected<dataset> load_split(const std::string& images_path,
 /// t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte from `dir`, each as the
 /// plain name or with ".gz" (the .gz file wins when both exist).
 expected<dataset_pair> load_dataset(const std::string& dir);
+
+/// Checks that a model's input width and class count fit `data`; the error
+/// says both sides.
+expected<bool> check_model_fits(const model_spec& spec, const dataset& data);
 
 /// Copies the samples named by `indices` into contiguous buffers:
 /// images_out: (count, features), labels_out: (count).
