@@ -29,6 +29,9 @@ using clock_type = std::chrono::steady_clock;
 using replica_spawner =
   std::function<caf::expected<replica_actor>(const replica_config&, const store_actor&)>;
 
+// Spawns the variable store (in this process or on --store-node).
+using store_spawner = std::function<caf::expected<store_actor>(store_options)>;
+
 struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
 
@@ -38,6 +41,8 @@ struct coordinator_state {
   std::vector<std::string> devices;
   std::vector<std::string> places; // per replica, for messages: "cpu", "node H:P (cpu)"
   replica_spawner spawn_replica;
+  store_spawner spawn_store;
+  std::string store_place; // for messages: "this process", "node H:P"
   std::unique_ptr<backend> eval_backend;
   std::unique_ptr<network> eval_net;
   store_actor store;
@@ -274,6 +279,8 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.epoch = init->epoch;
   st.resume_round = init->resume_round;
   st.spawn_replica = init->spawn_replica;
+  st.spawn_store = init->spawn_store;
+  st.store_place = init->store_place;
   st.eval_backend = make_eigen_backend();
   auto spec = *parse_model_spec(st.options.model);
   st.eval_net = std::make_unique<network>(spec, *st.eval_backend, 1000);
@@ -284,15 +291,18 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
         lose_replica(self, i, describe(msg.reason));
     if (st.store && st.store.address() == msg.source)
       fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                       "the variable store died: " + describe(msg.reason)));
+                                       "the variable store (" + st.store_place
+                                         + ") died: " + describe(msg.reason)));
   });
   return {
     [self](fit_atom) -> caf::result<fit_summary> {
       auto& st = self->state;
       st.promise = self->make_response_promise<fit_summary>();
-      auto store = spawn_variable_store(self->system(), std::move(st.store_init));
+      auto store = st.spawn_store(std::move(st.store_init));
       if (!store) {
-        fail_run(self, to_caf_error(store.error()));
+        fail_run(self, make_troupe_error(troupe_errc::bad_config,
+                                         "cannot start the variable store on "
+                                           + st.store_place + ": " + describe(store.error())));
         return st.promise;
       }
       st.store = *store;
@@ -450,6 +460,30 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     init->epoch = static_cast<uint32_t>(saved->epoch + (epoch_done ? 1 : 0));
     init->resume_round = epoch_done ? 0 : saved->epoch_round;
   }
+  if (opts.store_node.empty()) {
+    init->store_place = "this process";
+    init->spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {
+      auto store = spawn_variable_store(system, std::move(store_opts));
+      if (!store)
+        return to_caf_error(store.error());
+      return *store;
+    };
+  } else {
+    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
+                                      opts.protocol_version != 0 ? opts.protocol_version
+                                                                 : troupe_protocol_version);
+    auto node = connect_to_node(system, opts.store_node, opts.tls, hello,
+                                std::chrono::milliseconds(opts.step_timeout_ms));
+    if (!node)
+      return node.error();
+    init->store_place = "node " + opts.store_node;
+    const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
+    init->spawn_store = [&system, node = *node, timeout](store_options store_opts)
+      -> caf::expected<store_actor> {
+      return system.middleman().remote_spawn<store_actor>(
+        node.node(), remote_store_type, caf::make_message(to_store_config(store_opts)), timeout);
+    };
+  }
   if (opts.nodes.empty()) {
     auto train = std::shared_ptr<const dataset>(init->data, &init->data->train);
     init->places = init->devices;
@@ -470,6 +504,17 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
                                   std::chrono::milliseconds(opts.step_timeout_ms));
       if (!node)
         return node.error();
+      // A store on another node: link the two directly first, so replicas
+      // here reach it without a detour (and CAF 0.17 does not drop the
+      // detour's proxy, and with it the replica's store, when a direct
+      // automatic connection replaces it later).
+      if (!opts.store_node.empty() && opts.store_node != address) {
+        if (auto err = link_nodes(system, *node, opts.store_node,
+                                  std::chrono::milliseconds(opts.step_timeout_ms)))
+          return make_troupe_error(troupe_errc::bad_config,
+                                   "node " + address + " cannot reach the store node: "
+                                     + describe(err));
+      }
       nodes.push_back(*node);
     }
     for (uint32_t i = 0; i < opts.replicas; ++i)

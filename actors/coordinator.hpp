@@ -40,6 +40,7 @@ struct fit_options {
   std::string resume_path;              // continue the run saved in this checkpoint
   uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
   bool pin_cores = false;               // pin replica i to core i % cores
+  std::string store_node;               // HOST:PORT of a node for the store; empty: here
 };
 
 /// Hashes the settings a resumed run must share with the run that wrote the

@@ -45,6 +45,23 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
                    theirs.peer.c_str(), theirs.model.c_str(), theirs.data_dir.c_str());
       return mine;
     },
+    [self, options](link_atom, const std::string& host, uint16_t port) -> caf::result<bool> {
+      caf::io::middleman_actor manager = options.tls
+                                           ? self->system().openssl_manager().actor_handle()
+                                           : self->system().middleman().actor_handle();
+      auto promise = self->make_response_promise<bool>();
+      self->request(manager, std::chrono::seconds(10), caf::connect_atom::value, host, port)
+        .then(
+          [promise](const caf::node_id&, const caf::strong_actor_ptr&,
+                    const std::set<std::string>&) mutable { promise.deliver(true); },
+          [promise, host, port](caf::error& err) mutable {
+            promise.deliver(make_troupe_error(troupe_errc::bad_config,
+                                              "cannot connect to " + host + ":"
+                                                + std::to_string(port) + ": "
+                                                + describe(err)));
+          });
+      return promise;
+    },
   };
 }
 
@@ -52,6 +69,18 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
 
 node_actor spawn_node_service(caf::actor_system& system, node_options options) {
   return system.spawn(node_service, std::move(options));
+}
+
+caf::error link_nodes(caf::actor_system& system, const node_actor& node,
+                      const std::string& host_port, std::chrono::milliseconds timeout) {
+  auto address = parse_host_port(host_port);
+  if (!address)
+    return address.error();
+  caf::error result;
+  caf::scoped_actor self{system};
+  self->request(node, timeout, link_atom::value, address->first, address->second)
+    .receive([](bool) {}, [&](caf::error& err) { result = std::move(err); });
+  return result;
 }
 
 caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text) {

@@ -16,6 +16,7 @@ namespace troupe {
 struct node_options {
   std::string model;      // serve only this model; empty: any
   uint32_t protocol_version = 0;
+  bool tls = false;       // links to other nodes use mutual TLS
 };
 
 /// Spawns the node service that answers coordinators' handshakes.
@@ -27,6 +28,10 @@ caf::expected<node_actor> connect_to_node(caf::actor_system& system,
                                           const std::string& host_port, bool tls,
                                           const handshake& hello,
                                           std::chrono::milliseconds timeout);
+
+/// Asks `node` to connect directly to the node at "HOST:PORT".
+caf::error link_nodes(caf::actor_system& system, const node_actor& node,
+                      const std::string& host_port, std::chrono::milliseconds timeout);
 
 /// Splits "HOST:PORT"; a malformed address is an error.
 caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text);

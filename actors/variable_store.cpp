@@ -249,10 +249,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
   };
 }
 
-} // namespace
-
-expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                           store_options options) {
+expected<std::shared_ptr<store_setup>> make_store_setup(store_options options) {
   if (options.initial_parameters.empty())
     return fail(model_errc::invalid_argument, "the store needs initial parameters");
   auto setup = std::make_shared<store_setup>();
@@ -270,7 +267,87 @@ expected<store_actor> spawn_variable_store(caf::actor_system& system,
   setup->optim = std::move(*optim);
   setup->policy = std::move(*policy);
   setup->options = std::move(options);
-  return system.spawn(variable_store, std::move(setup));
+  return setup;
+}
+
+// What CAF's remote spawn runs on a node for --store-node. A store the node
+// cannot build ends at once with the reason, which the coordinator sees.
+store_actor::behavior_type remote_store(store_actor::stateful_pointer<store_state> self,
+                                        store_config config) {
+  auto setup = make_store_setup(from_store_config(config));
+  if (!setup) {
+    self->quit(to_caf_error(setup.error()));
+    return store_actor::behavior_type{store_actor::behavior_type::unsafe_init{}, caf::behavior{}};
+  }
+  std::fprintf(stderr, "troupe node: variable store (%s, %s) started\n", config.mode.c_str(),
+               config.optimizer.c_str());
+  return variable_store(self, std::move(*setup));
+}
+
+std::vector<float> copy_floats(const shared_floats& floats) {
+  return floats.values ? *floats.values : std::vector<float>{};
+}
+
+shared_floats share_floats(const std::vector<float>& floats) {
+  return shared_floats{std::make_shared<const std::vector<float>>(floats)};
+}
+
+} // namespace
+
+store_config to_store_config(const store_options& o) {
+  store_config c;
+  c.mode = o.mode;
+  c.optimizer = o.optimizer.name;
+  c.learning_rate = o.optimizer.learning_rate;
+  c.beta1 = o.optimizer.beta1;
+  c.beta2 = o.optimizer.beta2;
+  c.epsilon = o.optimizer.epsilon;
+  c.momentum = o.optimizer.momentum;
+  c.nesterov = o.optimizer.nesterov;
+  c.initial_parameters = share_floats(o.initial_parameters);
+  c.initial_version = o.initial_version;
+  c.initial_optimizer_state = share_floats(o.initial_optimizer_state);
+  c.initial_optimizer_steps = o.initial_optimizer_steps;
+  c.initial_round = o.initial_round;
+  c.checkpoint_path = o.checkpoint_path;
+  c.checkpoint_every = o.checkpoint_every;
+  c.model = o.model;
+  c.config_fingerprint = o.config_fingerprint;
+  return c;
+}
+
+store_options from_store_config(const store_config& c) {
+  store_options o;
+  o.mode = c.mode;
+  o.optimizer.name = c.optimizer;
+  o.optimizer.learning_rate = c.learning_rate;
+  o.optimizer.beta1 = c.beta1;
+  o.optimizer.beta2 = c.beta2;
+  o.optimizer.epsilon = c.epsilon;
+  o.optimizer.momentum = c.momentum;
+  o.optimizer.nesterov = c.nesterov;
+  o.initial_parameters = copy_floats(c.initial_parameters);
+  o.initial_version = c.initial_version;
+  o.initial_optimizer_state = copy_floats(c.initial_optimizer_state);
+  o.initial_optimizer_steps = c.initial_optimizer_steps;
+  o.initial_round = c.initial_round;
+  o.checkpoint_path = c.checkpoint_path;
+  o.checkpoint_every = c.checkpoint_every;
+  o.model = c.model;
+  o.config_fingerprint = c.config_fingerprint;
+  return o;
+}
+
+void add_store_actor_type(caf::actor_system_config& config) {
+  config.add_actor_type(remote_store_type, remote_store);
+}
+
+expected<store_actor> spawn_variable_store(caf::actor_system& system,
+                                           store_options options) {
+  auto setup = make_store_setup(std::move(options));
+  if (!setup)
+    return setup.error();
+  return system.spawn(variable_store, std::move(*setup));
 }
 
 } // namespace troupe

@@ -32,6 +32,17 @@ struct store_options {
   uint64_t config_fingerprint = 0;
 };
 
+/// Converts store options to the message a node builds a store from, and back.
+store_config to_store_config(const store_options& options);
+store_options from_store_config(const store_config& config);
+
+/// Names the actor type nodes register for CAF's remote spawn of a store; its
+/// argument is a store_config.
+constexpr const char* remote_store_type = "troupe.store";
+
+/// Lets other nodes spawn a variable store here (--store-node).
+void add_store_actor_type(caf::actor_system_config& config);
+
 /// Spawns a store; an unknown mode or optimizer is an error, not an actor.
 expected<store_actor> spawn_variable_store(caf::actor_system& system,
                                            store_options options);

@@ -37,6 +37,7 @@ struct mnist_config : troupe::cluster_config {
   std::string checkpoint;
   size_t checkpoint_every = 0;
   std::string resume;
+  std::string store_node;
 
   mnist_config() {
     opt_group{custom_options_, "global"}
@@ -59,7 +60,8 @@ struct mnist_config : troupe::cluster_config {
       .add(checkpoint, "checkpoint", "write checkpoints to this file (atomically)")
       .add(checkpoint_every, "checkpoint-every",
            "also checkpoint every N sync rounds (default: after each epoch only)")
-      .add(resume, "resume", "continue the run saved in this checkpoint");
+      .add(resume, "resume", "continue the run saved in this checkpoint")
+      .add(store_node, "store-node", "HOST:PORT of a node to run the variable store on");
   }
 };
 
@@ -85,6 +87,7 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.resume_path = cfg.resume;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.pin_cores = cfg.pin_cores;
+  options.store_node = cfg.store_node;
   if (options.checkpoint_every > 0 && options.checkpoint_path.empty()) {
     std::fprintf(stderr, "error: --checkpoint-every needs --checkpoint=PATH\n");
     return 2;

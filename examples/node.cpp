@@ -23,6 +23,7 @@
 #include "actors/cluster_config.hpp"
 #include "actors/node_service.hpp"
 #include "actors/replica.hpp"
+#include "actors/variable_store.hpp"
 #include "actors/tls.hpp"
 #include "messages/errors.hpp"
 
@@ -39,6 +40,7 @@ struct node_config : troupe::cluster_config {
       .add(bind, "bind", "address to listen on (default loopback)")
       .add(model, "model", "serve only this model (default: any)");
     troupe::add_replica_actor_type(*this);
+    troupe::add_store_actor_type(*this);
   }
 };
 
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
   troupe::node_options options;
   options.model = cfg.model;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
+  options.tls = cfg.tls();
   auto service = troupe::spawn_node_service(system, options);
   const auto requested = static_cast<uint16_t>(cfg.port);
   auto port = cfg.tls() ? caf::openssl::publish(service, requested, cfg.bind.c_str(), true)

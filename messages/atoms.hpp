@@ -13,5 +13,6 @@ using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
 using fit_atom = caf::atom_constant<caf::atom("fit")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using save_atom = caf::atom_constant<caf::atom("save")>;
+using link_atom = caf::atom_constant<caf::atom("link")>;
 
 } // namespace troupe

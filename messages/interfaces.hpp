@@ -28,7 +28,11 @@ using store_actor = caf::typed_actor<
 
 /// A node's front door: the handshake that must pass before the coordinator
 /// spawns replicas there (through CAF's remote spawn, type "troupe.replica").
-using node_actor = caf::typed_actor<caf::replies_to<hello_atom, handshake>::with<handshake>>;
+using node_actor = caf::typed_actor<
+  caf::replies_to<hello_atom, handshake>::with<handshake>,
+  // Connect this node directly to another one (the --store-node), so that
+  // replicas here reach the store without a detour through the coordinator.
+  caf::replies_to<link_atom, std::string, uint16_t>::with<bool>>;
 
 /// The coordinator runs a whole fit and answers with its summary.
 using coordinator_actor = caf::typed_actor<caf::replies_to<fit_atom>::with<fit_summary>>;

@@ -78,6 +78,27 @@ struct replica_config {
   bool pin_core = false;     // run on core index % cores (--pin-cores)
 };
 
+/// Describes a variable store so that a node can build it (--store-node).
+struct store_config {
+  std::string mode;
+  std::string optimizer;
+  float learning_rate = 0;
+  float beta1 = 0;
+  float beta2 = 0;
+  float epsilon = 0;
+  float momentum = 0;
+  bool nesterov = false;
+  shared_floats initial_parameters;
+  uint64_t initial_version = 0;
+  shared_floats initial_optimizer_state;
+  uint64_t initial_optimizer_steps = 0;
+  uint64_t initial_round = 0;
+  std::string checkpoint_path; // on the store's own disk
+  uint32_t checkpoint_every = 0;
+  std::string model;
+  uint64_t config_fingerprint = 0;
+};
+
 /// Opens every coordinator-node connection: both sides send one and refuse
 /// the other's on any mismatch, before any training.
 struct handshake {
@@ -139,6 +160,15 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push,
            x.pin_core);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, store_config& x) {
+  return f(caf::meta::type_name("store_config"), x.mode, x.optimizer, x.learning_rate,
+           x.beta1, x.beta2, x.epsilon, x.momentum, x.nesterov, x.initial_parameters,
+           x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
+           x.initial_round, x.checkpoint_path, x.checkpoint_every, x.model,
+           x.config_fingerprint);
 }
 
 template <class Inspector>

@@ -18,6 +18,7 @@ void register_messages(caf::actor_system_config& config) {
   config.add_message_type<store_stats>("troupe::store_stats");
   config.add_message_type<replica_config>("troupe::replica_config");
   config.add_message_type<handshake>("troupe::handshake");
+  config.add_message_type<store_config>("troupe::store_config");
   config.add_message_type<fit_summary>("troupe::fit_summary");
   config.add_message_type<replica_actor>("troupe::replica_actor");
   config.add_message_type<store_actor>("troupe::store_actor");

@@ -107,3 +107,61 @@ TEST_CASE("async training across two nodes learns well above chance", "[cluster]
                 b.proc.get());
   CHECK(seconds_since(start) < 60);
 }
+
+TEST_CASE("sync training with the store on a third node matches a local run bit for bit",
+          "[cluster][sync][placement][store]") {
+  const auto start = clock_type::now();
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto s = start_node(dir, "node-store");
+  const std::vector<std::string> common{"--mode=sync", "--epochs=2", "--batch-size=32",
+                                        "--seed=77"};
+  auto remote_args = common;
+  remote_args.push_back("--nodes=" + a.address + "," + b.address);
+  remote_args.push_back("--store-node=" + s.address);
+  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
+  auto local_args = common;
+  local_args.push_back("--replicas=2");
+  auto local = run_mnist(dir, "local", local_args, run_timeout);
+  INFO(remote.description << "\n" << local.description);
+  REQUIRE(remote.status.exited);
+  REQUIRE(remote.status.code == 0);
+  REQUIRE(local.status.exited);
+  REQUIRE(local.status.code == 0);
+  CLUSTER_CHECK(s.proc->wait_for_line(stream::err, "variable store (sync, adam) started",
+                                      notice_timeout),
+                s.proc.get());
+  const auto remote_final = records_of(remote.metrics, "final");
+  const auto local_final = records_of(local.metrics, "final");
+  REQUIRE(remote_final.size() == 1);
+  REQUIRE(local_final.size() == 1);
+  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
+        == local_final[0]["params_fnv1a64"].get<std::string>());
+  CHECK(seconds_since(start) < 60);
+}
+
+TEST_CASE("killing the store's node ends the run with an error naming it",
+          "[cluster][failure][store]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto s = start_node(dir, "node-store");
+  process coordinator{mnist_command({"--nodes=" + a.address, "--store-node=" + s.address,
+                                     "--epochs=20", "--batch-size=4"}),
+                      dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/20", line_timeout),
+                  &coordinator);
+  const auto killed_at = clock_type::now();
+  s.proc->send(SIGKILL);
+  const auto status = coordinator.wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_CHECK(status.code == 1, &coordinator);
+  CHECK(seconds_since(killed_at) < 10);
+  CLUSTER_CHECK(coordinator.err().find("variable store (node " + s.address + ")")
+                  != std::string::npos,
+                &coordinator);
+  // The replica's node notices too and drops the job's replica.
+  CLUSTER_CHECK(a.proc->wait_for_line(stream::err, "replica 0 stopped", notice_timeout),
+                a.proc.get());
+}
