@@ -238,6 +238,28 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   hello.connection_timeout_ms = 1000;
   hello.data_dir = "/data";
   hello.peer = "coordinator";
+  store_config store;
+  store.mode = "async";
+  store.optimizer = "sgd";
+  store.learning_rate = 0.5f;
+  store.nesterov = true;
+  store.initial_parameters = floats({1.0f, -1.0f, 0.25f});
+  store.initial_version = 9;
+  store.initial_round = 10;
+  store.checkpoint_path = "/tmp/x.ckpt";
+  store.checkpoint_every = 3;
+  store.config_fingerprint = 77;
+  auto sc = roundtrip_in_message(sys, store);
+  CHECK(sc.mode == "async");
+  CHECK(sc.optimizer == "sgd");
+  CHECK(sc.learning_rate == 0.5f);
+  CHECK(sc.nesterov);
+  CHECK(same_bytes(sc.initial_parameters, store.initial_parameters));
+  CHECK(sc.initial_version == 9);
+  CHECK(sc.initial_round == 10);
+  CHECK(sc.checkpoint_path == "/tmp/x.ckpt");
+  CHECK(sc.checkpoint_every == 3);
+  CHECK(sc.config_fingerprint == 77);
   auto h = roundtrip_in_message(sys, hello);
   CHECK(h.protocol_version == 3);
   CHECK(h.model == hello.model);
@@ -328,6 +350,7 @@ TEST_CASE("register_messages registers every message type and interface by name"
   CHECK(registered_name<store_actor>(sys) == "troupe::store_actor");
   CHECK(registered_name<coordinator_actor>(sys) == "troupe::coordinator_actor");
   CHECK(registered_name<handshake>(sys) == "troupe::handshake");
+  CHECK(registered_name<store_config>(sys) == "troupe::store_config");
   CHECK(registered_name<node_actor>(sys) == "troupe::node_actor");
 
   // Without register_messages the names are unknown: the check above can fail.
