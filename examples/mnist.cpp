@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0); // a killed run keeps its last lines
   mnist_config cfg;
   if (auto err = cfg.parse(argc, argv)) {
-    std::fprintf(stderr, "error: %s\n", caf::actor_system_config::render(err).c_str());
+    std::fprintf(stderr, "error: bad option or value (see --help): %s\n",
+                 caf::actor_system_config::render(err).c_str());
     return 2;
   }
   if (cfg.cli_helptext_printed)

@@ -12,7 +12,7 @@ troupe_packages=(
   libcaf-dev libssl-dev    # actors, middleman, TLS
   libeigen3-dev libopenblas-dev
   libfmt-dev nlohmann-json3-dev zlib1g-dev
-  catch2                   # tests
+  catch2 openssl iproute2  # tests (certificates, network namespaces)
   dataset-fashion-mnist    # the default data
 )
 
