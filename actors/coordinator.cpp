@@ -3,14 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
-#include "actors/handshake.hpp"
-#include "actors/node_service.hpp"
-#include "actors/replica.hpp"
+#include "actors/placement.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
@@ -24,13 +20,6 @@ namespace troupe {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-// Spawns replica `config.index` somewhere (in this process or on a node).
-using replica_spawner =
-  std::function<caf::expected<replica_actor>(const replica_config&, const store_actor&)>;
-
-// Spawns the variable store (in this process or on --store-node).
-using store_spawner = std::function<caf::expected<store_actor>(store_options)>;
 
 struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
@@ -346,82 +335,14 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
 
 } // namespace
 
-uint64_t run_fingerprint(const fit_options& o) {
-  const std::string settings =
-    o.mode + "|" + std::to_string(o.replicas) + "|" + std::to_string(o.batch_size) + "|"
-    + std::to_string(o.seed) + "|" + o.model + "|" + o.optimizer.name + "|"
-    + std::to_string(o.optimizer.learning_rate) + "|" + std::to_string(o.optimizer.beta1)
-    + "|" + std::to_string(o.optimizer.beta2) + "|" + std::to_string(o.optimizer.epsilon)
-    + "|" + std::to_string(o.optimizer.momentum) + "|" + (o.optimizer.nesterov ? "n" : "-");
-  return fnv1a64(settings.data(), settings.size());
-}
-
-caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
-                                                       uint32_t replicas) {
-  std::vector<std::string> pool;
-  if (devices == "auto") {
-    for (int i = 0; i < 64; ++i) {
-      auto probe = "cuda:" + std::to_string(i);
-      if (!make_backend(probe))
-        break;
-      pool.push_back(probe);
-    }
-    if (pool.empty())
-      pool.push_back("cpu");
-  } else {
-    std::stringstream list(devices);
-    for (std::string device; std::getline(list, device, ',');) {
-      if (device != "cpu" && device.rfind("cuda:", 0) != 0)
-        return make_troupe_error(troupe_errc::bad_config,
-                                 "--devices: '" + device
-                                   + "' is not a device (expected cpu, cuda:N or auto)");
-      pool.push_back(device);
-    }
-    if (pool.empty())
-      return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
-  }
-  std::vector<std::string> assigned;
-  for (uint32_t i = 0; i < replicas; ++i)
-    assigned.push_back(pool[i % pool.size()]);
-  return assigned;
-}
-
 caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& options,
                                std::shared_ptr<const dataset_pair> data,
                                epoch_observer observer) {
-  if (options.mode != "sync" && options.mode != "async")
-    return make_troupe_error(troupe_errc::bad_config,
-                             "--mode: '" + options.mode + "' (expected sync or async)");
-  if (options.on_replica_loss != "abort" && options.on_replica_loss != "continue")
-    return make_troupe_error(troupe_errc::bad_config,
-                             "--on-replica-loss: '" + options.on_replica_loss
-                               + "' (expected abort or continue)");
-  fit_options opts = options;
-  if (!opts.nodes.empty()) {
-    if (opts.replicas_per_node == 0)
-      return make_troupe_error(troupe_errc::bad_config,
-                               "--replicas-per-node must be at least 1");
-    opts.replicas = static_cast<uint32_t>(opts.nodes.size()) * opts.replicas_per_node;
-  }
-  if (opts.replicas == 0)
-    return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
-  if (opts.epochs == 0)
-    return make_troupe_error(troupe_errc::bad_config, "--epochs must be at least 1");
-  if (opts.batch_size < opts.replicas)
-    return make_troupe_error(troupe_errc::bad_config,
-                             "--batch-size=" + std::to_string(opts.batch_size)
-                               + " is smaller than --replicas="
-                               + std::to_string(opts.replicas)
-                               + " (the batch is global: each replica takes its share)");
-  if (opts.step_timeout_ms == 0)
-    return make_troupe_error(troupe_errc::bad_config, "--step-timeout must be positive");
-  auto spec = parse_model_spec(opts.model);
-  if (!spec)
-    return to_caf_error(spec.error());
-  if (!data || data->train.count == 0 || data->test.count == 0)
-    return make_troupe_error(troupe_errc::bad_data, "no training or test data");
-  if (auto fits = check_model_fits(*spec, data->train); !fits)
-    return to_caf_error(fits.error());
+  auto checked = check_fit_options(options, data.get());
+  if (!checked)
+    return checked.error();
+  const fit_options& opts = *checked;
+  const auto spec = parse_model_spec(opts.model); // checked above
   auto devices = assign_devices(opts.devices, opts.replicas);
   if (!devices)
     return devices.error();
@@ -460,76 +381,14 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     init->epoch = static_cast<uint32_t>(saved->epoch + (epoch_done ? 1 : 0));
     init->resume_round = epoch_done ? 0 : saved->epoch_round;
   }
-  if (opts.store_node.empty()) {
-    init->store_place = "this process";
-    init->spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {
-      auto store = spawn_variable_store(system, std::move(store_opts));
-      if (!store)
-        return to_caf_error(store.error());
-      return *store;
-    };
-  } else {
-    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
-                                      opts.protocol_version != 0 ? opts.protocol_version
-                                                                 : troupe_protocol_version);
-    auto node = connect_to_node(system, opts.store_node, opts.tls, hello,
-                                std::chrono::milliseconds(opts.step_timeout_ms));
-    if (!node)
-      return node.error();
-    init->store_place = "node " + opts.store_node;
-    const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
-    init->spawn_store = [&system, node = *node, timeout](store_options store_opts)
-      -> caf::expected<store_actor> {
-      return system.middleman().remote_spawn<store_actor>(
-        node.node(), remote_store_type, caf::make_message(to_store_config(store_opts)), timeout);
-    };
-  }
-  if (opts.nodes.empty()) {
-    auto train = std::shared_ptr<const dataset>(init->data, &init->data->train);
-    init->places = init->devices;
-    init->spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store)
-      -> caf::expected<replica_actor> {
-      auto replica = spawn_replica(system, cfg, store, train);
-      if (!replica)
-        return to_caf_error(replica.error());
-      return *replica;
-    };
-  } else {
-    const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
-                                      opts.protocol_version != 0 ? opts.protocol_version
-                                                                 : troupe_protocol_version);
-    std::vector<node_actor> nodes;
-    for (const auto& address : opts.nodes) {
-      auto node = connect_to_node(system, address, opts.tls, hello,
-                                  std::chrono::milliseconds(opts.step_timeout_ms));
-      if (!node)
-        return node.error();
-      // A store on another node: link the two directly first, so replicas
-      // here reach it without a detour (and CAF 0.17 does not drop the
-      // detour's proxy, and with it the replica's store, when a direct
-      // automatic connection replaces it later).
-      if (!opts.store_node.empty() && opts.store_node != address) {
-        if (auto err = link_nodes(system, *node, opts.store_node,
-                                  std::chrono::milliseconds(opts.step_timeout_ms)))
-          return make_troupe_error(troupe_errc::bad_config,
-                                   "node " + address + " cannot reach the store node: "
-                                     + describe(err));
-      }
-      nodes.push_back(*node);
-    }
-    for (uint32_t i = 0; i < opts.replicas; ++i)
-      init->places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
-                             + init->devices[i] + ")");
-    const auto per_node = opts.replicas_per_node;
-    const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
-    init->spawn_replica = [&system, nodes, per_node, timeout](const replica_config& cfg,
-                                                             const store_actor& store)
-      -> caf::expected<replica_actor> {
-      const auto& node = nodes[cfg.index / per_node];
-      return system.middleman().remote_spawn<replica_actor>(
-        node.node(), remote_replica_type, caf::make_message(cfg, store), timeout);
-    };
-  }
+  auto placed = make_placement(system, opts, init->devices,
+                                std::shared_ptr<const dataset>(init->data, &init->data->train));
+  if (!placed)
+    return placed.error();
+  init->spawn_store = std::move(placed->spawn_store);
+  init->store_place = std::move(placed->store_place);
+  init->spawn_replica = std::move(placed->spawn_replica);
+  init->places = std::move(placed->replica_places);
   const batch_plan plan(static_cast<size_t>(init->data->train.count), opts.batch_size,
                         opts.replicas);
   // Bound on the whole run: every round of every epoch at its step timeout.

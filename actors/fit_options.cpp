@@ -1,0 +1,89 @@
+// Checks of fit_options and what is derived from them.
+#include "actors/fit_options.hpp"
+
+#include <sstream>
+
+#include "messages/errors.hpp"
+#include "model/backend/backend.hpp"
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data) {
+  if (options.mode != "sync" && options.mode != "async")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--mode: '" + options.mode + "' (expected sync or async)");
+  if (options.on_replica_loss != "abort" && options.on_replica_loss != "continue")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--on-replica-loss: '" + options.on_replica_loss
+                               + "' (expected abort or continue)");
+  auto& opts = options;
+  if (!opts.nodes.empty()) {
+    if (opts.replicas_per_node == 0)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--replicas-per-node must be at least 1");
+    opts.replicas = static_cast<uint32_t>(opts.nodes.size()) * opts.replicas_per_node;
+  }
+  if (opts.replicas == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
+  if (opts.epochs == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--epochs must be at least 1");
+  if (opts.batch_size < opts.replicas)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--batch-size=" + std::to_string(opts.batch_size)
+                               + " is smaller than --replicas="
+                               + std::to_string(opts.replicas)
+                               + " (the batch is global: each replica takes its share)");
+  if (opts.step_timeout_ms == 0)
+    return make_troupe_error(troupe_errc::bad_config, "--step-timeout must be positive");
+  auto spec = parse_model_spec(opts.model);
+  if (!spec)
+    return to_caf_error(spec.error());
+  if (!data || data->train.count == 0 || data->test.count == 0)
+    return make_troupe_error(troupe_errc::bad_data, "no training or test data");
+  if (auto fits = check_model_fits(*spec, data->train); !fits)
+    return to_caf_error(fits.error());
+  return options;
+}
+
+uint64_t run_fingerprint(const fit_options& o) {
+  const std::string settings =
+    o.mode + "|" + std::to_string(o.replicas) + "|" + std::to_string(o.batch_size) + "|"
+    + std::to_string(o.seed) + "|" + o.model + "|" + o.optimizer.name + "|"
+    + std::to_string(o.optimizer.learning_rate) + "|" + std::to_string(o.optimizer.beta1)
+    + "|" + std::to_string(o.optimizer.beta2) + "|" + std::to_string(o.optimizer.epsilon)
+    + "|" + std::to_string(o.optimizer.momentum) + "|" + (o.optimizer.nesterov ? "n" : "-");
+  return fnv1a64(settings.data(), settings.size());
+}
+
+caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
+                                                       uint32_t replicas) {
+  std::vector<std::string> pool;
+  if (devices == "auto") {
+    for (int i = 0; i < 64; ++i) {
+      auto probe = "cuda:" + std::to_string(i);
+      if (!make_backend(probe))
+        break;
+      pool.push_back(probe);
+    }
+    if (pool.empty())
+      pool.push_back("cpu");
+  } else {
+    std::stringstream list(devices);
+    for (std::string device; std::getline(list, device, ',');) {
+      if (device != "cpu" && device.rfind("cuda:", 0) != 0)
+        return make_troupe_error(troupe_errc::bad_config,
+                                 "--devices: '" + device
+                                   + "' is not a device (expected cpu, cuda:N or auto)");
+      pool.push_back(device);
+    }
+    if (pool.empty())
+      return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
+  }
+  std::vector<std::string> assigned;
+  for (uint32_t i = 0; i < replicas; ++i)
+    assigned.push_back(pool[i % pool.size()]);
+  return assigned;
+}
+
+} // namespace troupe

@@ -1,0 +1,55 @@
+// What a training run is asked to do (fit_options), its checks, and the
+// pieces derived from it: the settings fingerprint and the device of each replica.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "model/data/dataset.hpp"
+#include "model/optim/optimizer.hpp"
+
+namespace troupe {
+
+/// Describes a whole training run.
+struct fit_options {
+  std::string mode = "sync";            // sync | async
+  uint32_t replicas = 2;
+  uint32_t epochs = 5;
+  uint32_t batch_size = 32;             // global: samples per round over all replicas
+  std::string model = "784-128relu-10";
+  optimizer_config optimizer;
+  uint64_t seed = 42;
+  std::string devices = "cpu";          // cpu | cuda:0,cuda:1,... | auto (round-robin)
+  std::string on_replica_loss = "abort"; // abort | continue
+  uint32_t step_timeout_ms = 60000;     // bound on one push's answer
+  uint32_t fail_replica = 0;            // fault injection: replica index ...
+  uint32_t fail_at_push = 0;            // ... throws at this push (0: never)
+  std::vector<std::string> nodes;       // HOST:PORT of node programs; empty: all local
+  uint32_t replicas_per_node = 1;       // with nodes: replicas = nodes * replicas_per_node
+  std::string data_dir;                 // where nodes read the data (their own disk)
+  bool tls = false;                     // connect to nodes over mutual TLS
+  std::string checkpoint_path;          // write checkpoints here ...
+  uint32_t checkpoint_every = 0;        // ... every N sync rounds, and after each epoch
+  std::string resume_path;              // continue the run saved in this checkpoint
+  uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
+  bool pin_cores = false;               // pin replica i to core i % cores
+  std::string store_node;               // HOST:PORT of a node for the store; empty: here
+};
+
+/// Hashes the settings a resumed run must share with the run that wrote the
+/// checkpoint (mode, replicas, batch, seed, model, optimizer); epochs may differ.
+uint64_t run_fingerprint(const fit_options& options);
+
+/// Returns the device of each replica for a --devices value: "cpu", a list
+/// such as "cuda:0,cuda:1" assigned round-robin, or "auto".
+caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
+                                                  uint32_t replicas);
+
+/// Checks options against the data and fills in what follows from them (with
+/// nodes, replicas = nodes x replicas_per_node); every problem is a clear error.
+caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data);
+
+} // namespace troupe

@@ -1,0 +1,85 @@
+// Local and remote spawning of the store and the replicas.
+#include "actors/placement.hpp"
+
+#include <chrono>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/handshake.hpp"
+#include "actors/node_service.hpp"
+#include "actors/replica.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
+                                        const std::vector<std::string>& devices,
+                                        std::shared_ptr<const dataset> train) {
+  placement out;
+  const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
+  const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
+                                    opts.protocol_version != 0 ? opts.protocol_version
+                                                               : troupe_protocol_version);
+  if (opts.store_node.empty()) {
+    out.store_place = "this process";
+    out.spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {
+      auto store = spawn_variable_store(system, std::move(store_opts));
+      if (!store)
+        return to_caf_error(store.error());
+      return *store;
+    };
+  } else {
+    auto node = connect_to_node(system, opts.store_node, opts.tls, hello, timeout);
+    if (!node)
+      return node.error();
+    out.store_place = "node " + opts.store_node;
+    out.spawn_store = [&system, node = *node, timeout](store_options store_opts)
+      -> caf::expected<store_actor> {
+      return system.middleman().remote_spawn<store_actor>(
+        node.node(), remote_store_type, caf::make_message(to_store_config(store_opts)), timeout);
+    };
+  }
+  if (opts.nodes.empty()) {
+    out.replica_places = devices;
+    out.spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store)
+      -> caf::expected<replica_actor> {
+      auto replica = spawn_replica(system, cfg, store, train);
+      if (!replica)
+        return to_caf_error(replica.error());
+      return *replica;
+    };
+  } else {
+    std::vector<node_actor> nodes;
+    for (const auto& address : opts.nodes) {
+      auto node = connect_to_node(system, address, opts.tls, hello, timeout);
+      if (!node)
+        return node.error();
+      // A store on another node: link the two directly first, so replicas
+      // here reach it without a detour (and CAF 0.17 does not drop the
+      // detour's proxy, and with it the replica's store, when a direct
+      // automatic connection replaces it later).
+      if (!opts.store_node.empty() && opts.store_node != address) {
+        if (auto err = link_nodes(system, *node, opts.store_node, timeout))
+          return make_troupe_error(troupe_errc::bad_config,
+                                   "node " + address + " cannot reach the store node: "
+                                     + describe(err));
+      }
+      nodes.push_back(*node);
+    }
+    for (uint32_t i = 0; i < opts.replicas; ++i)
+      out.replica_places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
+                                   + devices[i] + ")");
+    const auto per_node = opts.replicas_per_node;
+    out.spawn_replica = [&system, nodes, per_node, timeout](const replica_config& cfg,
+                                                             const store_actor& store)
+      -> caf::expected<replica_actor> {
+      const auto& node = nodes[cfg.index / per_node];
+      return system.middleman().remote_spawn<replica_actor>(
+        node.node(), remote_replica_type, caf::make_message(cfg, store), timeout);
+    };
+  }
+  return out;
+}
+
+} // namespace troupe
