@@ -1,4 +1,4 @@
-// Thread pinning with pthread_setaffinity_np.
+// Thread pinning (pthread_setaffinity_np) and scheduling class.
 #include "actors/core_pinning.hpp"
 
 #include <pthread.h>
@@ -29,6 +29,14 @@ bool pin_this_thread(unsigned core) {
   CPU_ZERO(&set);
   CPU_SET(core % cores, &set);
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+void schedule_as_batch_thread() {
+#ifdef SCHED_BATCH
+  sched_param parameters{};
+  parameters.sched_priority = 0;
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &parameters);
+#endif
 }
 
 void pin_actor_system_threads(caf::actor_system_config& config) {

@@ -159,6 +159,7 @@ replica_actor::behavior_type replica(replica_pointer self,
   st.setup = std::move(setup);
   if (st.setup->config.pin_core) // detached: this runs on the replica's own thread
     pin_this_thread(st.setup->config.index);
+  schedule_as_batch_thread();
   const auto& net = *st.setup->net;
   st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
   st.batch_labels.resize(net.max_batch());
