@@ -111,19 +111,26 @@ caf::expected<node_actor> connect_to_node(caf::actor_system& system,
                                          : system.middleman().actor_handle();
   caf::expected<node_actor> node = caf::sec::request_timeout;
   caf::scoped_actor self{system};
-  self->request(manager, timeout, caf::connect_atom::value, address->first, address->second)
-    .receive(
-      [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
-        if (!ptr)
-          node = make_troupe_error(troupe_errc::bad_config,
-                                   "nothing is published at " + host_port);
-        else if (ifs != system.message_types<node_actor>())
-          node = make_troupe_error(troupe_errc::bad_config,
-                                   host_port + " is not a Troupe node of this version");
-        else
-          node = caf::actor_cast<node_actor>(std::move(ptr));
-      },
-      [&](caf::error& err) { node = std::move(err); });
+  // A busy peer can miss the middleman's 1 s handshake deadline
+  // (connection_timeout); that is worth another try, a refused port is not.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    self->request(manager, timeout, caf::connect_atom::value, address->first, address->second)
+      .receive(
+        [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+            const std::set<std::string>& ifs) {
+          if (!ptr)
+            node = make_troupe_error(troupe_errc::bad_config,
+                                     "nothing is published at " + host_port);
+          else if (ifs != system.message_types<node_actor>())
+            node = make_troupe_error(troupe_errc::bad_config,
+                                     host_port + " is not a Troupe node of this version");
+          else
+            node = caf::actor_cast<node_actor>(std::move(ptr));
+        },
+        [&](caf::error& err) { node = std::move(err); });
+    if (node || node.error() != caf::sec::connection_timeout)
+      break;
+  }
   if (!node)
     return make_troupe_error(troupe_errc::bad_config,
                              "cannot reach node " + host_port + ": " + describe(node.error())
