@@ -39,14 +39,20 @@ size_t batch_plan::round_size(size_t round) const {
   return std::min(global_batch_, samples_ - round * global_batch_);
 }
 
+batch_slice split_round(size_t round_size, size_t members, size_t index) {
+  TROUPE_ASSERT(index < members);
+  const size_t share = round_size / members;
+  const size_t extra = round_size % members;
+  batch_slice result;
+  result.begin = index * share + std::min(index, extra);
+  result.size = share + (index < extra ? 1 : 0);
+  return result;
+}
+
 batch_slice batch_plan::slice(size_t round, size_t replica) const {
   TROUPE_ASSERT(replica < replicas_);
-  size_t b = round_size(round);
-  size_t share = b / replicas_;
-  size_t extra = b % replicas_;
-  batch_slice result;
-  result.begin = round * global_batch_ + replica * share + std::min(replica, extra);
-  result.size = share + (replica < extra ? 1 : 0);
+  auto result = split_round(round_size(round), replicas_, replica);
+  result.begin += round * global_batch_;
   return result;
 }
 

@@ -18,6 +18,11 @@ struct batch_slice {
   size_t size = 0;
 };
 
+/// Returns member `index`'s part of a round of `round_size` samples split over
+/// `members`: round_size / members each, plus one for the first
+/// round_size % members, in member order; `begin` counts from the round's start.
+batch_slice split_round(size_t round_size, size_t members, size_t index);
+
 /// Splits an epoch into rounds of `global_batch` samples (the last round keeps
 /// the remainder, as Keras fit does) and each round among `replicas`: replica r
 /// gets b / R samples, plus one if r < b % R, in replica order. A replica may

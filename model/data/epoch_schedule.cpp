@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "model/check.hpp"
+#include "model/data/batch_plan.hpp"
 
 namespace troupe {
 
@@ -61,12 +62,10 @@ std::vector<uint32_t> epoch_schedule::positions(size_t round, uint32_t replica) 
   size_t index = static_cast<size_t>(it - s.live.begin());
   size_t offset = (round - s.first_round) * global_batch_;
   size_t b = std::min(global_batch_, s.positions.size() - offset);
-  size_t share = b / s.live.size();
-  size_t extra = b % s.live.size();
-  size_t begin = offset + index * share + std::min(index, extra);
-  size_t size = share + (index < extra ? 1 : 0);
+  const auto share = split_round(b, s.live.size(), index);
+  const size_t begin = offset + share.begin;
   return {s.positions.begin() + static_cast<std::ptrdiff_t>(begin),
-          s.positions.begin() + static_cast<std::ptrdiff_t>(begin + size)};
+          s.positions.begin() + static_cast<std::ptrdiff_t>(begin + share.size)};
 }
 
 void epoch_schedule::lose(size_t round, uint32_t replica, bool share_used) {
