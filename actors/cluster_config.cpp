@@ -2,6 +2,7 @@
 #include "actors/cluster_config.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -34,6 +35,21 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   opt_group{custom_options_, "troupe"}
     .add(protocol_version, "protocol-version",
          "wire protocol version to announce (for compatibility tests)");
+}
+
+std::optional<int> cluster_config::parse_and_prepare(int argc, char** argv) {
+  if (auto err = parse(argc, argv)) {
+    std::fprintf(stderr, "error: bad option or value (see --help): %s\n",
+                 render(err).c_str());
+    return 2;
+  }
+  if (cli_helptext_printed)
+    return 0;
+  if (auto err = prepare()) {
+    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+    return 2;
+  }
+  return std::nullopt;
 }
 
 caf::error cluster_config::prepare() {

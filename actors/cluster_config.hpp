@@ -3,6 +3,7 @@
 // cluster's TLS options.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <caf/actor_system_config.hpp>
@@ -21,6 +22,11 @@ public:
   /// Checks what parse() read and loads the modules it needs; call it after
   /// parse() and before building the actor system.
   caf::error prepare();
+
+  /// Parses the command line and config file, then prepare(). Returns the
+  /// exit code when the program should stop here (0 after --help, 2 after
+  /// printing what was wrong), nothing when it should go on.
+  std::optional<int> parse_and_prepare(int argc, char** argv);
 
   /// Tells whether the links use mutual TLS (known after prepare()).
   bool tls() const { return tls_enabled_; }

@@ -38,8 +38,8 @@ std::pair<double, double> ping(caf::actor_system& system, const caf::actor& echo
 
 int main(int argc, char** argv) {
   troupe::cluster_config cfg;
-  if (auto err = cfg.parse(argc, argv); err || cfg.cli_helptext_printed)
-    return err ? 2 : 0;
+  if (auto exit_code = cfg.parse_and_prepare(argc, argv))
+    return *exit_code;
   const std::string dir = cfg.remainder.empty() ? troupe::default_data_dir() : cfg.remainder[0];
   auto data = troupe::load_dataset(dir);
   if (!data) {

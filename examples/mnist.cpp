@@ -149,17 +149,8 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0); // a killed run keeps its last lines
   mnist_config cfg;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::fprintf(stderr, "error: bad option or value (see --help): %s\n",
-                 caf::actor_system_config::render(err).c_str());
-    return 2;
-  }
-  if (cfg.cli_helptext_printed)
-    return 0;
-  if (auto err = cfg.prepare()) {
-    std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
-    return 2;
-  }
+  if (auto exit_code = cfg.parse_and_prepare(argc, argv))
+    return *exit_code;
   caf::actor_system system{cfg};
   return run(system, cfg);
 }

@@ -78,19 +78,10 @@ int main(int argc, char** argv) {
   }
 
   node_config cfg;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::fprintf(stderr, "error: bad option or value (see --help): %s\n",
-                 caf::actor_system_config::render(err).c_str());
-    return 2;
-  }
-  if (cfg.cli_helptext_printed)
-    return 0;
+  if (auto exit_code = cfg.parse_and_prepare(argc, argv))
+    return *exit_code;
   if (cfg.port > 65535) {
     std::fprintf(stderr, "error: --port=%zu is not a TCP port\n", cfg.port);
-    return 2;
-  }
-  if (auto err = cfg.prepare()) {
-    std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
     return 2;
   }
   if (!cfg.tls() && !troupe::is_loopback(cfg.bind))
