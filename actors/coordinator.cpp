@@ -275,13 +275,22 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.eval_net = std::make_unique<network>(spec, *st.eval_backend, 1000);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
+    auto store_died = [&](const std::string& why) {
+      fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                       "the variable store (" + st.store_place
+                                         + ") died: " + why));
+    };
+    // A replica that stopped because its store died may be noticed here
+    // before the store itself: report the cause, the store.
+    if (msg.reason == troupe_errc::store_lost) {
+      store_died("its replicas lost it (" + describe(msg.reason) + ")");
+      return;
+    }
     for (size_t i = 0; i < st.replicas.size(); ++i)
       if (st.replicas[i].address() == msg.source)
         lose_replica(self, i, describe(msg.reason));
     if (st.store && st.store.address() == msg.source)
-      fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                       "the variable store (" + st.store_place
-                                         + ") died: " + describe(msg.reason)));
+      store_died(describe(msg.reason));
   });
   return {
     [self](fit_atom) -> caf::result<fit_summary> {

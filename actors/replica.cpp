@@ -168,7 +168,7 @@ replica_actor::behavior_type replica(replica_pointer self,
   self->monitor(st.setup->store);
   self->set_down_handler([self](caf::down_msg& msg) {
     if (msg.source == self->state.setup->store.address())
-      self->quit(make_troupe_error(troupe_errc::replica_lost,
+      self->quit(make_troupe_error(troupe_errc::store_lost,
                                    "the store is gone: " + describe(msg.reason)));
   });
   return {

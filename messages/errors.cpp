@@ -17,6 +17,7 @@ std::string to_string(troupe_errc code) {
     case troupe_errc::bad_config: return "bad_config";
     case troupe_errc::device_failure: return "device_failure";
     case troupe_errc::timeout: return "timeout";
+    case troupe_errc::store_lost: return "store_lost";
   }
   return "troupe_errc(" + std::to_string(static_cast<int>(code)) + ")";
 }
