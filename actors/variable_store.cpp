@@ -42,8 +42,12 @@ struct store_state : store_port {
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
   uint64_t version = 0;
-  std::unordered_map<uint64_t, caf::typed_response_promise<params_msg>> open;
-  std::unordered_map<uint64_t, uint64_t> staleness_of; // ticket -> staleness
+  // A push not answered yet: where the answer goes and the staleness it reports.
+  struct open_push {
+    caf::typed_response_promise<params_msg> promise;
+    uint64_t staleness = 0;
+  };
+  std::unordered_map<uint64_t, open_push> open; // by ticket
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   std::vector<uint64_t> losses; // (round, replica, share_used) triples
@@ -109,12 +113,11 @@ struct store_state : store_port {
   }
 
   void answer(uint64_t ticket) override {
-    auto promise = open.find(ticket);
-    if (promise == open.end())
+    auto push = open.find(ticket);
+    if (push == open.end())
       return;
-    promise->second.deliver(answer_value(staleness_of[ticket]));
-    open.erase(promise);
-    staleness_of.erase(ticket);
+    push->second.promise.deliver(answer_value(push->second.staleness));
+    open.erase(push);
   }
 
   caf::error validate(const push_msg& push) const {
@@ -208,8 +211,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       st.stats.staleness_sum += staleness;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
       auto promise = self->make_response_promise<params_msg>();
-      st.open.emplace(ticket, promise);
-      st.staleness_of.emplace(ticket, staleness);
+      st.open.emplace(ticket, store_state::open_push{promise, staleness});
       const auto round_before = st.policy->next_round();
       st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
                                        std::move(push.gradient.values), ticket},
