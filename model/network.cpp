@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/check.hpp"
 #include "model/flush_denormals.hpp"
 
 namespace troupe {
@@ -100,13 +101,27 @@ void network::gradient_into(const float* images, const int32_t* labels, size_t b
     return;
   }
   upload_batch(images, labels, batch);
+  queue_gradient(batch, gradient);
+  pending_samples_ += static_cast<int64_t>(batch);
+}
+
+void network::queue_staged_gradient(size_t batch) {
+  TROUPE_ASSERT(batch > 0 && batch <= max_batch_);
+  flush_denormals_scope flush;
+  input_ptr_ = input_.data();
+  labels_ptr_ = labels_.data();
+  queue_gradient(batch, gradient_.data());
+}
+
+// The step's ops on the batch at input_ptr_ / labels_ptr_: forward, loss and
+// its gradient, backward.
+void network::queue_gradient(size_t batch, float* gradient) {
   forward(batch);
-  const int rows = static_cast<int>(batch);
-  backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_, rows,
-                                  spec_.classes(), 1.0f / static_cast<float>(batch),
+  backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
+                                  static_cast<int>(batch), spec_.classes(),
+                                  1.0f / static_cast<float>(batch),
                                   deltas_.back().data(), stats_.data());
   backward(batch, gradient);
-  pending_samples_ += static_cast<int64_t>(batch);
 }
 
 batch_stats network::take_stats() {

@@ -59,6 +59,7 @@ public:
   /// Returns the network's own parameter buffer on the device; after
   /// use_device_parameters() the steps read it.
   float* device_parameters() { return own_params_.data(); }
+  const float* device_parameters() const { return own_params_.data(); }
   /// Makes the steps read device_parameters() (upload into it first).
   void use_device_parameters() { params_ = own_params_.data(); }
   /// Returns the gradient buffer that compute_gradient_on_device() fills.
@@ -70,12 +71,24 @@ public:
   /// Returns (and clears) the stats accumulated by compute_gradient_on_device.
   batch_stats take_stats();
 
+  // --- device-driven steps (see device_trainer) -----------------------------
+  /// Returns the batch buffers (max_batch rows, backend memory) that
+  /// queue_staged_gradient() reads; ops such as gather_rows fill them.
+  float* staged_images() { return input_.data(); }
+  int32_t* staged_labels() { return labels_.data(); }
+  /// Queues the gradient of the `batch` rows in staged_images() into
+  /// device_gradient(), adding loss and hits to the device stats. It only
+  /// queues ops (no copy, no wait), so a backend can record it; it counts no
+  /// samples: take_stats() then reports 0 samples for these steps.
+  void queue_staged_gradient(size_t batch);
+
 private:
   void forward(size_t batch);
   void backward(size_t batch, float* gradient);
   void upload_batch(const float* images, const int32_t* labels, size_t batch);
   void gradient_into(const float* images, const int32_t* labels, size_t batch,
                      float* gradient);
+  void queue_gradient(size_t batch, float* gradient);
 
   model_spec spec_;
   parameter_layout layout_;

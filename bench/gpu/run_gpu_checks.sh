@@ -65,9 +65,12 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/torch_mlp.py" --data "$data_dir" 2>&
 PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/torch_mlp.py" --data "$data_dir" --fused 2>&1 \
   | tee -a "$out/torch_bench.log"
 
-rate() { # rate TAG BATCH: the samples/s a RESULT line gave, or "-"
+field() { # field TAG BATCH NAME: a value a RESULT line gave, or "-"
   grep -h "^RESULT $1 batch=$2 " "$out/troupe_bench.log" "$out/torch_bench.log" 2>/dev/null \
-    | sed 's/.*samples_per_s=//' | head -1 | grep . || echo "-"
+    | head -1 | sed -n "s/.* $3=\([0-9.]*\).*/\1/p" | grep . || echo "-"
+}
+ratio() { # ratio A B: A / B to one decimal, or "-"
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1fx", a / b; else print "-" }'
 }
 {
   echo "# GPU checks, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -77,12 +80,17 @@ rate() { # rate TAG BATCH: the samples/s a RESULT line gave, or "-"
   echo "- CUDA tests: exit $tests_rc; $(grep -E "test cases|All tests passed|SKIPPED" "$out/cuda_tests.log" | tail -1)"
   echo "- kernel images: $(grep -c "sm_90" "$out/cuobjdump.txt") sm_90 entries (ELF + PTX)"
   echo
-  echo "One epoch of 784-128relu-10 with Adam, training loop only, samples/s:"
+  echo "784-128relu-10 with Adam, training loop only, samples/s (Troupe: median epoch"
+  echo "of 2-5, each reshuffled on the device; PyTorch: one epoch after 50 warm-up steps):"
   echo
-  echo "| batch | Troupe (cuBLAS + kernels) | PyTorch eager | PyTorch, fused Adam |"
-  echo "| ---: | ---: | ---: | ---: |"
+  echo "| batch | Troupe, CUDA graph | Troupe, op by op | PyTorch eager | PyTorch, fused Adam | graph / eager | Troupe test accuracy |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for batch in 32 128 1024; do
-    echo "| $batch | $(rate troupe $batch) | $(rate torch $batch) | $(rate torch_fused $batch) |"
+    graph=$(field troupe $batch samples_per_s)
+    eager=$(field torch $batch samples_per_s)
+    echo "| $batch | $graph | $(field troupe_unrecorded $batch samples_per_s) | $eager |" \
+      "$(field torch_fused $batch samples_per_s) | $(ratio "$graph" "$eager") |" \
+      "$(field troupe $batch test_accuracy) |"
   done
 } > "$summary"
 cat "$summary"

@@ -7,16 +7,30 @@
 
 namespace troupe {
 
-adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step) {
+adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step) {
+  // The CUDA backend's adam_update_counted computes the same in double.
   const double t = static_cast<double>(step);
-  const double correction = std::sqrt(1.0 - std::pow(double{config.beta2}, t))
-                            / (1.0 - std::pow(double{config.beta1}, t));
+  const double correction = std::sqrt(1.0 - std::pow(double{h.beta2}, t))
+                            / (1.0 - std::pow(double{h.beta1}, t));
   adam_coefficients c;
-  c.alpha = static_cast<float>(config.learning_rate * correction);
-  c.beta1 = config.beta1;
-  c.beta2 = config.beta2;
-  c.epsilon = config.epsilon;
+  c.alpha = static_cast<float>(h.learning_rate * correction);
+  c.beta1 = h.beta1;
+  c.beta2 = h.beta2;
+  c.epsilon = h.epsilon;
   return c;
+}
+
+adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step) {
+  return adam_step_coefficients(adam_settings(config), step);
+}
+
+adam_hyperparameters adam_settings(const optimizer_config& config) {
+  adam_hyperparameters h;
+  h.learning_rate = config.learning_rate;
+  h.beta1 = config.beta1;
+  h.beta2 = config.beta2;
+  h.epsilon = config.epsilon;
+  return h;
 }
 
 adam::adam(const optimizer_config& config, size_t size)

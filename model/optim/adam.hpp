@@ -15,7 +15,11 @@
 namespace troupe {
 
 /// Returns the coefficients of Adam's step number `step` (1-based).
+adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step);
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step);
+
+/// Picks Adam's hyperparameters out of an optimizer_config.
+adam_hyperparameters adam_settings(const optimizer_config& config);
 
 /// Keeps Adam's two moments and applies the Keras update.
 class adam final : public optimizer {

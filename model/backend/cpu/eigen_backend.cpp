@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 #include TROUPE_CBLAS_HEADER
 
+#include "model/optim/adam.hpp"
 #include "model/optim/adam_kernel.hpp"
 
 namespace troupe {
@@ -121,6 +122,30 @@ public:
   void adam_update(float* weights, const float* gradient, float* m, float* v,
                    size_t count, const adam_coefficients& c) override {
     adam_kernel(weights, gradient, m, v, count, c);
+  }
+
+  void gather_rows(const float* images, const int32_t* labels, int features,
+                   const uint32_t* order, const step_counters* counters, int rows,
+                   float* images_out, int32_t* labels_out) override {
+    const uint32_t* indices = order + counters->cursor;
+    const size_t row_floats = static_cast<size_t>(features);
+    for (int r = 0; r < rows; ++r) {
+      std::memcpy(images_out + r * row_floats, images + indices[r] * row_floats,
+                  row_floats * sizeof(float));
+      labels_out[r] = labels[indices[r]];
+    }
+  }
+
+  void advance_step(step_counters* counters, int rows) override {
+    counters->cursor += rows;
+    counters->steps += 1;
+  }
+
+  void adam_update_counted(float* weights, const float* gradient, float* m, float* v,
+                           size_t count, const adam_hyperparameters& h,
+                           const step_counters* counters) override {
+    adam_kernel(weights, gradient, m, v, count,
+                adam_step_coefficients(h, static_cast<uint64_t>(counters->steps)));
   }
 };
 

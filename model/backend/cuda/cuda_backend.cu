@@ -3,8 +3,11 @@
 #include "model/backend/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "model/backend/cuda/cuda_check.hpp"
 #include "model/backend/cuda/cuda_kernels.cuh"
@@ -13,7 +16,13 @@ namespace troupe {
 
 namespace {
 
+// cuBLAS's recommended workspace on Hopper.
+constexpr size_t blas_workspace_bytes = size_t{32} << 20;
+
 using cuda_detail::launch_adam_update;
+using cuda_detail::launch_adam_update_counted;
+using cuda_detail::launch_advance_step;
+using cuda_detail::launch_gather_rows;
 using cuda_detail::launch_bias_activation;
 using cuda_detail::launch_bias_gradient;
 using cuda_detail::launch_relu_backward;
@@ -35,14 +44,42 @@ void row_major_gemm(cublasHandle_t blas, bool transpose_a, bool transpose_b,
                                   std::max(lda, 1), &beta, c, std::max(n, 1)));
 }
 
+model_error device_failure(std::string message) {
+  return fail(model_errc::device_error, std::move(message));
+}
+
+// One executable CUDA graph, launched on the backend's stream.
+class cuda_graph final : public recorded_ops {
+public:
+  cuda_graph(int device, cudaStream_t stream, cudaGraphExec_t exec)
+    : device_(device), stream_(stream), exec_(exec) {}
+  ~cuda_graph() override {
+    TROUPE_CUDA_CHECK(cudaSetDevice(device_));
+    TROUPE_CUDA_CHECK(cudaGraphExecDestroy(exec_));
+  }
+  cuda_graph(const cuda_graph&) = delete;
+  cuda_graph& operator=(const cuda_graph&) = delete;
+
+  void replay() override {
+    TROUPE_CUDA_CHECK(cudaSetDevice(device_));
+    TROUPE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  }
+
+private:
+  int device_;
+  cudaStream_t stream_;
+  cudaGraphExec_t exec_;
+};
+
 class cuda_backend final : public backend {
 public:
-  cuda_backend(int device, cudaStream_t stream, cublasHandle_t blas)
-    : device_(device), stream_(stream), blas_(blas) {}
+  cuda_backend(int device, cudaStream_t stream, cublasHandle_t blas, void* workspace)
+    : device_(device), stream_(stream), blas_(blas), blas_workspace_(workspace) {}
 
   ~cuda_backend() override {
     make_current();
     TROUPE_CUBLAS_CHECK(cublasDestroy(blas_));
+    TROUPE_CUDA_CHECK(cudaFree(blas_workspace_));
     TROUPE_CUDA_CHECK(cudaStreamDestroy(stream_));
   }
 
@@ -137,6 +174,60 @@ public:
     launch_adam_update(stream_, weights, gradient, m, v, count, c);
   }
 
+  void gather_rows(const float* images, const int32_t* labels, int features,
+                   const uint32_t* order, const step_counters* counters, int rows,
+                   float* images_out, int32_t* labels_out) override {
+    make_current();
+    launch_gather_rows(stream_, images, labels, features, order, counters, rows,
+                       images_out, labels_out);
+  }
+
+  void advance_step(step_counters* counters, int rows) override {
+    make_current();
+    launch_advance_step(stream_, counters, rows);
+  }
+
+  void adam_update_counted(float* weights, const float* gradient, float* m, float* v,
+                           size_t count, const adam_hyperparameters& h,
+                           const step_counters* counters) override {
+    make_current();
+    launch_adam_update_counted(stream_, weights, gradient, m, v, count, h, counters);
+  }
+
+  // Stream capture: the ops queue into a graph instead of running. ThreadLocal
+  // mode leaves other threads (other replicas' backends) free meanwhile.
+  expected<std::unique_ptr<recorded_ops>> record(std::function<void()> queue_ops) override {
+    make_current();
+    cudaError_t status = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
+    if (status != cudaSuccess)
+      return device_failure("cannot record on " + name() + ": cudaStreamBeginCapture: "
+                            + cudaGetErrorString(status));
+    cudaGraph_t graph = nullptr;
+    try {
+      queue_ops();
+    } catch (...) {
+      (void) cudaStreamEndCapture(stream_, &graph);
+      if (graph != nullptr)
+        (void) cudaGraphDestroy(graph);
+      throw;
+    }
+    status = cudaStreamEndCapture(stream_, &graph);
+    if (status != cudaSuccess) {
+      (void) cudaGetLastError();
+      return device_failure("cannot record on " + name() + ": cudaStreamEndCapture: "
+                            + cudaGetErrorString(status));
+    }
+    cudaGraphExec_t exec = nullptr;
+    status = cudaGraphInstantiate(&exec, graph, 0);
+    TROUPE_CUDA_CHECK(cudaGraphDestroy(graph));
+    if (status != cudaSuccess) {
+      (void) cudaGetLastError();
+      return device_failure("cannot record on " + name() + ": cudaGraphInstantiate: "
+                            + cudaGetErrorString(status));
+    }
+    return std::unique_ptr<recorded_ops>(new cuda_graph(device_, stream_, exec));
+  }
+
 private:
   // The current device is per host thread, and a replica's actor may run on a
   // different scheduler thread at each message; setting it is cheap.
@@ -145,11 +236,8 @@ private:
   int device_;
   cudaStream_t stream_;
   cublasHandle_t blas_;
+  void* blas_workspace_;
 };
-
-model_error device_failure(std::string message) {
-  return fail(model_errc::device_error, std::move(message));
-}
 
 } // namespace
 
@@ -183,19 +271,32 @@ expected<std::unique_ptr<backend>> make_cuda_backend(int device_index) {
   if (status != cudaSuccess)
     return device_failure("cudaStreamCreateWithFlags failed" + where
                           + cudaGetErrorString(status));
+  // A workspace of our own (cublasSetStream resets it, so it is set after):
+  // cuBLAS then never allocates while a step is being recorded into a graph.
+  void* workspace = nullptr;
+  status = cudaMalloc(&workspace, blas_workspace_bytes);
+  if (status != cudaSuccess) {
+    (void) cudaGetLastError();
+    cudaStreamDestroy(stream);
+    return device_failure("cannot allocate the cuBLAS workspace" + where
+                          + cudaGetErrorString(status));
+  }
   cublasHandle_t blas = nullptr;
   cublasStatus_t blas_status = cublasCreate(&blas);
   if (blas_status == CUBLAS_STATUS_SUCCESS) {
     blas_status = cublasSetStream(blas, stream);
+    if (blas_status == CUBLAS_STATUS_SUCCESS)
+      blas_status = cublasSetWorkspace(blas, workspace, blas_workspace_bytes);
     if (blas_status != CUBLAS_STATUS_SUCCESS)
       cublasDestroy(blas);
   }
   if (blas_status != CUBLAS_STATUS_SUCCESS) {
+    cudaFree(workspace);
     cudaStreamDestroy(stream);
     return device_failure("cuBLAS setup failed" + where
                           + cublasGetStatusString(blas_status));
   }
-  return std::unique_ptr<backend>(new cuda_backend(device_index, stream, blas));
+  return std::unique_ptr<backend>(new cuda_backend(device_index, stream, blas, workspace));
 }
 
 } // namespace troupe

@@ -133,9 +133,9 @@ __global__ void softmax_cross_entropy_kernel(const float* logits,
   }
 }
 
-__global__ void adam_kernel(float* weights, const float* gradient, float* m,
-                            float* v, size_t count, float alpha, float beta1,
-                            float beta2, float epsilon) {
+__device__ void adam_loop(float* weights, const float* gradient, float* m,
+                          float* v, size_t count, float alpha, float beta1,
+                          float beta2, float epsilon) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     float g = gradient[i];
@@ -145,6 +145,49 @@ __global__ void adam_kernel(float* weights, const float* gradient, float* m,
     v[i] = vi;
     weights[i] -= alpha * mi / (sqrtf(vi) + epsilon);
   }
+}
+
+__global__ void adam_kernel(float* weights, const float* gradient, float* m,
+                            float* v, size_t count, float alpha, float beta1,
+                            float beta2, float epsilon) {
+  adam_loop(weights, gradient, m, v, count, alpha, beta1, beta2, epsilon);
+}
+
+// The step size is derived once per block, in double as on the host
+// (adam_step_coefficients), from the step count the device holds.
+__global__ void adam_counted_kernel(float* weights, const float* gradient,
+                                    float* m, float* v, size_t count,
+                                    adam_hyperparameters h,
+                                    const step_counters* counters) {
+  __shared__ float alpha;
+  if (threadIdx.x == 0) {
+    const double t = static_cast<double>(counters->steps);
+    const double correction = sqrt(1.0 - pow(static_cast<double>(h.beta2), t))
+                              / (1.0 - pow(static_cast<double>(h.beta1), t));
+    alpha = static_cast<float>(h.learning_rate * correction);
+  }
+  __syncthreads();
+  adam_loop(weights, gradient, m, v, count, alpha, h.beta1, h.beta2, h.epsilon);
+}
+
+__global__ void gather_rows_kernel(const float* images, const int32_t* labels,
+                                   int features, const uint32_t* order,
+                                   const step_counters* counters, int rows,
+                                   float* images_out, int32_t* labels_out) {
+  const uint32_t* indices = order + counters->cursor;
+  const size_t count = static_cast<size_t>(rows) * features;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const size_t row = i / features;
+    images_out[i] = images[size_t{indices[row]} * features + i % features];
+    if (i < static_cast<size_t>(rows))
+      labels_out[i] = labels[indices[i]];
+  }
+}
+
+__global__ void advance_step_kernel(step_counters* counters, int rows) {
+  counters->cursor += rows;
+  counters->steps += 1;
 }
 
 } // namespace
@@ -201,6 +244,34 @@ void launch_adam_update(cudaStream_t stream, float* weights,
   adam_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
     weights, gradient, m, v, count, c.alpha, c.beta1, c.beta2, c.epsilon);
   TROUPE_CUDA_CHECK_LAUNCH("adam_kernel");
+}
+
+void launch_adam_update_counted(cudaStream_t stream, float* weights,
+                                const float* gradient, float* m, float* v,
+                                size_t count, const adam_hyperparameters& h,
+                                const step_counters* counters) {
+  if (count == 0)
+    return;
+  adam_counted_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+    weights, gradient, m, v, count, h, counters);
+  TROUPE_CUDA_CHECK_LAUNCH("adam_counted_kernel");
+}
+
+void launch_gather_rows(cudaStream_t stream, const float* images,
+                        const int32_t* labels, int features, const uint32_t* order,
+                        const step_counters* counters, int rows, float* images_out,
+                        int32_t* labels_out) {
+  const size_t count = static_cast<size_t>(rows) * features;
+  if (rows <= 0 || features <= 0)
+    return;
+  gather_rows_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+    images, labels, features, order, counters, rows, images_out, labels_out);
+  TROUPE_CUDA_CHECK_LAUNCH("gather_rows_kernel");
+}
+
+void launch_advance_step(cudaStream_t stream, step_counters* counters, int rows) {
+  advance_step_kernel<<<1, 1, 0, stream>>>(counters, rows);
+  TROUPE_CUDA_CHECK_LAUNCH("advance_step_kernel");
 }
 
 } // namespace troupe::cuda_detail

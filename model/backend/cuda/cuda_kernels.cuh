@@ -34,4 +34,20 @@ void launch_adam_update(cudaStream_t stream, float* weights,
                         const float* gradient, float* m, float* v, size_t count,
                         const adam_coefficients& c);
 
+/// Copies rows order[counters->cursor + r], r < rows, of images (n, features)
+/// and labels (n) into images_out and labels_out.
+void launch_gather_rows(cudaStream_t stream, const float* images,
+                        const int32_t* labels, int features, const uint32_t* order,
+                        const step_counters* counters, int rows, float* images_out,
+                        int32_t* labels_out);
+
+/// counters->cursor += rows; counters->steps += 1 (one thread).
+void launch_advance_step(cudaStream_t stream, step_counters* counters, int rows);
+
+/// Adam with t = counters->steps read on the device.
+void launch_adam_update_counted(cudaStream_t stream, float* weights,
+                                const float* gradient, float* m, float* v,
+                                size_t count, const adam_hyperparameters& h,
+                                const step_counters* counters);
+
 } // namespace troupe::cuda_detail
