@@ -218,11 +218,11 @@ public:
                             + cudaGetErrorString(status));
     }
     cudaGraphExec_t exec = nullptr;
-    status = cudaGraphInstantiate(&exec, graph, 0);
+    status = cudaGraphInstantiateWithFlags(&exec, graph, 0); // the same from CUDA 11.4 on
     TROUPE_CUDA_CHECK(cudaGraphDestroy(graph));
     if (status != cudaSuccess) {
       (void) cudaGetLastError();
-      return device_failure("cannot record on " + name() + ": cudaGraphInstantiate: "
+      return device_failure("cannot record on " + name() + ": cudaGraphInstantiateWithFlags: "
                             + cudaGetErrorString(status));
     }
     return std::unique_ptr<recorded_ops>(new cuda_graph(device_, stream_, exec));
