@@ -10,6 +10,7 @@
 #include "model/device_trainer.hpp"
 #include "model/optim/adam.hpp"
 #include "tests/cuda/cuda_test_support.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 using namespace troupe::cuda_test;
@@ -28,15 +29,6 @@ std::vector<T> download(const device_array<T>& array) {
   std::vector<T> values(array.size());
   array.download(values.data(), values.size());
   return values;
-}
-
-const dataset_pair& slice() {
-  static const dataset_pair data = [] {
-    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
-    REQUIRE(loaded);
-    return *loaded;
-  }();
-  return data;
 }
 
 } // namespace
@@ -124,7 +116,7 @@ TEST_CASE("a recorded graph replays exactly what the ops compute one by one",
 
 TEST_CASE("the device trainer on the gpu: recorded equals unrecorded bitwise and tracks the cpu",
           "[cuda][device_steps][training]") {
-  const auto& data = slice();
+  const auto& data = test_slice();
   auto spec = parse_model_spec("784-128relu-10");
   REQUIRE(spec);
   for (size_t batch : {size_t{32}, size_t{300}}) { // 300 leaves a batch of 200

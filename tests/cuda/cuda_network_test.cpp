@@ -12,6 +12,7 @@
 #include "model/optim/adam.hpp"
 #include "model/parameter_layout.hpp"
 #include "tests/cuda/cuda_test_support.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 using namespace troupe::cuda_test;
@@ -24,15 +25,7 @@ model_spec mlp() {
   return *spec;
 }
 
-const dataset& slice() {
-  static const dataset train = [] {
-    auto data = load_dataset(TROUPE_TEST_DATA_DIR);
-    INFO((data ? std::string() : data.error().message));
-    REQUIRE(data);
-    return data->train;
-  }();
-  return train;
-}
+const dataset& slice() { return test_slice().train; }
 
 } // namespace
 

@@ -9,19 +9,11 @@
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/device_trainer.hpp"
 #include "model/optim/adam.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
 namespace {
-
-const dataset_pair& slice() {
-  static const dataset_pair data = [] {
-    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
-    REQUIRE(loaded);
-    return *loaded;
-  }();
-  return data;
-}
 
 model_spec mlp() {
   auto spec = parse_model_spec("784-64relu-10");
@@ -33,7 +25,7 @@ model_spec mlp() {
 
 TEST_CASE("device trainer equals local trainer bitwise over two epochs",
           "[model][device_trainer]") {
-  const auto& data = slice();
+  const auto& data = test_slice();
   auto compute = make_eigen_backend();
   // 32 divides the 2000 samples' epoch into 62 full batches and one of 16;
   // 500 into four full batches only.
@@ -65,7 +57,7 @@ TEST_CASE("device trainer equals local trainer bitwise over two epochs",
 }
 
 TEST_CASE("device trainer refuses what it cannot train", "[model][device_trainer]") {
-  const auto& data = slice();
+  const auto& data = test_slice();
   auto compute = make_eigen_backend();
   optimizer_config sgd;
   sgd.name = "sgd";
