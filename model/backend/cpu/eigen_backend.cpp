@@ -1,5 +1,5 @@
-// The CPU reference backend: OpenBLAS for the GEMMs (single-threaded: a
-// replica is one thread), Eigen for the elementwise ops.
+// The CPU reference backend: Troupe's own GEMM kernels (model/backend/cpu/gemm,
+// the same bits on every host of a family), Eigen for the elementwise ops.
 #include "model/backend/cpu/eigen_backend.hpp"
 
 #include <algorithm>
@@ -8,11 +8,9 @@
 #include <cstring>
 #include <new>
 
-#include <mutex>
-
 #include <Eigen/Core>
-#include TROUPE_CBLAS_HEADER
 
+#include "model/backend/cpu/gemm/gemm.hpp"
 #include "model/optim/adam.hpp"
 #include "model/optim/adam_kernel.hpp"
 
@@ -24,12 +22,6 @@ using row_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 using matrix_map = Eigen::Map<row_matrix>;
 using const_matrix_map = Eigen::Map<const row_matrix>;
 using const_vector_map = Eigen::Map<const Eigen::RowVectorXf>;
-
-// Each replica computes on its own thread; OpenBLAS threads would fight them.
-void use_single_threaded_blas() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
 
 class eigen_backend final : public backend {
 public:
@@ -54,12 +46,7 @@ public:
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {
-    // Leading dimensions of the stored (untransposed) row-major matrices.
-    const int lda = transpose_a ? m : k;
-    const int ldb = transpose_b ? k : n;
-    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
-                transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
-                ldb, beta, c, n);
+    troupe::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
   }
 
   void bias_activation(float* y, const float* bias, int rows, int cols,
@@ -152,7 +139,6 @@ public:
 } // namespace
 
 std::unique_ptr<backend> make_eigen_backend() {
-  use_single_threaded_blas();
   return std::make_unique<eigen_backend>();
 }
 

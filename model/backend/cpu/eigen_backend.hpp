@@ -1,4 +1,4 @@
-// The CPU backend: Eigen GEMMs and plain loops over host memory. It is the
+// The CPU backend: our GEMM kernels, Eigen and plain loops over host memory. It is the
 // reference every other backend is checked against.
 #pragma once
 

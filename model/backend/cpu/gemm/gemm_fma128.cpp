@@ -1,0 +1,35 @@
+// The fused kernel four floats wide (FMA on xmm registers), and the fused
+// scalar reference. Built with -mavx -mfma.
+#include "model/backend/cpu/gemm/gemm_tiles.hpp"
+
+#include <immintrin.h>
+
+namespace troupe::gemm_detail {
+
+namespace {
+
+struct fma128_ops {
+  using vec = __m128;
+  static constexpr int width = 4;
+  static vec zero() { return _mm_setzero_ps(); }
+  static vec load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, vec v) { _mm_storeu_ps(p, v); }
+  static vec broadcast(float x) { return _mm_set1_ps(x); }
+  static vec mul(vec a, vec b) { return _mm_mul_ps(a, b); }
+  static vec add(vec a, vec b) { return _mm_add_ps(a, b); }
+  static vec multiply_add(vec a, vec b, vec acc) { return _mm_fmadd_ps(a, b, acc); }
+};
+
+} // namespace
+
+void gemm_fma128(const gemm_args& args) {
+  run_tiles<fma128_ops, 6, 2>(args);
+}
+
+void gemm_reference_fused(const gemm_args& args) {
+  run_reference(args, [](float a, float b, float acc) {
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(acc)));
+  });
+}
+
+} // namespace troupe::gemm_detail

@@ -1,0 +1,185 @@
+// The one loop nest every GEMM kernel instantiates with its own vector ops.
+// Included only by the gemm_<isa>.cpp files, each compiled for its ISA:
+// everything here has internal linkage (and no standard-library template is
+// used), so no ISA's code can reach another kernel's callers through the linker.
+//
+// Each c[i][j] is one accumulator that starts at zero and takes A(i, k) * B(k, j)
+// for k = 0, 1, ... in order; vectors run across j only. So the bits depend on
+// ops::multiply_add (fused or not) and on nothing else: not the vector width,
+// not the tile shape.
+#pragma once
+
+#include "model/backend/cpu/gemm/gemm_args.hpp"
+
+namespace troupe::gemm_detail {
+namespace {
+
+/// Loads the first `count` floats at p into a vector, zeros after them.
+template <class ops>
+typename ops::vec load_partial(const float* p, int count) {
+  alignas(64) float lanes[ops::width] = {};
+  for (int i = 0; i < count; ++i)
+    lanes[i] = p[i];
+  return ops::load(lanes);
+}
+
+/// Stores the first `count` lanes of v at p.
+template <class ops>
+void store_partial(float* p, typename ops::vec v, int count) {
+  alignas(64) float lanes[ops::width];
+  ops::store(lanes, v);
+  for (int i = 0; i < count; ++i)
+    p[i] = lanes[i];
+}
+
+// c[i0 .. i0+rows) x [j0 .. j0 + vectors * width), reading B from b (row
+// stride ldb, already at column j0). With `partial`, only the first `count`
+// columns of the last vector are stored (b is then a zero-padded panel).
+template <class ops, int rows, int vectors, bool partial>
+void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int count) {
+  using vec = typename ops::vec;
+  constexpr int width = ops::width;
+  vec acc[rows][vectors];
+  const float* a_row[rows];
+  for (int r = 0; r < rows; ++r) {
+    a_row[r] = g.a + (i0 + r) * g.a_row_stride;
+    const float* c_row = g.c + (i0 + r) * g.ldc + j0;
+    for (int u = 0; u < vectors; ++u) {
+      const bool part = partial && u == vectors - 1;
+      // A later block of k goes on from the sums the earlier ones stored.
+      acc[r][u] = !g.accumulate ? ops::zero()
+                  : part        ? load_partial<ops>(c_row + u * width, count)
+                                : ops::load(c_row + u * width);
+    }
+  }
+  for (int kk = 0; kk < g.k; ++kk) {
+    vec b_k[vectors];
+    for (int u = 0; u < vectors; ++u)
+      b_k[u] = ops::load(b + u * width);
+    const long a_offset = kk * g.a_k_stride;
+    for (int r = 0; r < rows; ++r) {
+      const vec a = ops::broadcast(a_row[r][a_offset]);
+      for (int u = 0; u < vectors; ++u)
+        acc[r][u] = ops::multiply_add(a, b_k[u], acc[r][u]);
+    }
+    b += ldb;
+  }
+  // c = alpha * acc + beta * c: a separate multiply and add in every kernel.
+  const vec alpha = ops::broadcast(g.alpha);
+  const vec beta = ops::broadcast(g.beta);
+  for (int r = 0; r < rows; ++r) {
+    float* c_row = g.c + (i0 + r) * g.ldc + j0;
+    for (int u = 0; u < vectors; ++u) {
+      const bool part = partial && u == vectors - 1;
+      vec out = acc[r][u];
+      if (g.alpha != 1.0f)
+        out = ops::mul(out, alpha);
+      if (g.beta != 0.0f) {
+        const vec old = part ? load_partial<ops>(c_row + u * width, count)
+                             : ops::load(c_row + u * width);
+        out = ops::add(out, ops::mul(beta, old));
+      }
+      if (part)
+        store_partial<ops>(c_row + u * width, out, count);
+      else
+        ops::store(c_row + u * width, out);
+    }
+  }
+}
+
+// The rows a full stripe of `rows` left over: m - i0 < rows of them.
+template <class ops, int rows, int vectors, bool partial>
+void leftover_rows(const gemm_args& g, const float* b, long ldb, int i0, int j0, int count) {
+  if constexpr (rows > 0) {
+    if (g.m - i0 == rows)
+      tile<ops, rows, vectors, partial>(g, b, ldb, i0, j0, count);
+    else
+      leftover_rows<ops, rows - 1, vectors, partial>(g, b, ldb, i0, j0, count);
+  }
+}
+
+template <class ops, int rows, int vectors, bool partial>
+void column_stripe(const gemm_args& g, const float* b, long ldb, int j0, int count) {
+  int i0 = 0;
+  for (; i0 + rows <= g.m; i0 += rows)
+    tile<ops, rows, vectors, partial>(g, b, ldb, i0, j0, count);
+  leftover_rows<ops, rows - 1, vectors, partial>(g, b, ldb, i0, j0, count);
+}
+
+// The last columns, fewer than vectors * width of them: copied into a
+// zero-padded panel (g.scratch) so that every load is a whole vector.
+template <class ops, int rows, int vectors>
+void last_columns(const gemm_args& g, int j0) {
+  if constexpr (vectors > 0) {
+    constexpr int width = ops::width;
+    const int columns = g.n - j0;
+    if (columns <= (vectors - 1) * width) {
+      last_columns<ops, rows, vectors - 1>(g, j0);
+      return;
+    }
+    constexpr int panel_width = vectors * width;
+    for (int kk = 0; kk < g.k; ++kk) {
+      const float* from = g.b + kk * g.ldb + j0;
+      float* to = g.scratch + kk * panel_width;
+      for (int j = 0; j < panel_width; ++j)
+        to[j] = j < columns ? from[j] : 0.0f;
+    }
+    const int last = columns - (vectors - 1) * width;
+    if (last == width)
+      column_stripe<ops, rows, vectors, false>(g, g.scratch, panel_width, j0, width);
+    else
+      column_stripe<ops, rows, vectors, true>(g, g.scratch, panel_width, j0, last);
+  }
+}
+
+template <class ops, int rows, int vectors>
+void run_block(const gemm_args& g) {
+  static_assert(vectors * ops::width <= gemm_args::max_panel_width);
+  constexpr int stripe = vectors * ops::width;
+  int j0 = 0;
+  for (; j0 + stripe <= g.n; j0 += stripe)
+    column_stripe<ops, rows, vectors, false>(g, g.b + j0, g.ldb, j0, ops::width);
+  if (j0 < g.n)
+    last_columns<ops, rows, vectors>(g, j0);
+}
+
+/// Computes the whole product with tiles of rows x (vectors * width) floats,
+/// in blocks of k that keep a stripe of B in the L1 cache. Blocking keeps the
+/// order of the sums: a block starts from the sums the block before stored.
+template <class ops, int rows, int vectors>
+void run_tiles(const gemm_args& g) {
+  constexpr int k_block = 256;
+  if (g.k <= k_block || g.alpha != 1.0f || g.beta != 0.0f) {
+    run_block<ops, rows, vectors>(g);
+    return;
+  }
+  for (int k0 = 0; k0 < g.k; k0 += k_block) {
+    gemm_args block = g;
+    block.k = g.k - k0 < k_block ? g.k - k0 : k_block;
+    block.a = g.a + k0 * g.a_k_stride;
+    block.b = g.b + k0 * g.ldb;
+    block.accumulate = k0 > 0;
+    run_block<ops, rows, vectors>(block);
+  }
+}
+
+/// The scalar definition every kernel must reproduce bit for bit.
+template <class multiply_add>
+void run_reference(const gemm_args& g, multiply_add fma_or_not) {
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      float acc = 0.0f;
+      for (int kk = 0; kk < g.k; ++kk)
+        acc = fma_or_not(g.a[i * g.a_row_stride + kk * g.a_k_stride], g.b[kk * g.ldb + j], acc);
+      float out = acc;
+      if (g.alpha != 1.0f)
+        out = out * g.alpha;
+      float& c = g.c[i * g.ldc + j];
+      if (g.beta != 0.0f)
+        out = out + g.beta * c;
+      c = out;
+    }
+}
+
+} // namespace
+} // namespace troupe::gemm_detail
