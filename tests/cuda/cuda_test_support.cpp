@@ -32,14 +32,18 @@ std::vector<int32_t> random_labels(size_t count, int classes, uint64_t seed) {
   return labels;
 }
 
-std::string compare_arrays(const float* gpu_values, const float* cpu_values,
-                           size_t count, double atol, double rtol) {
+namespace {
+
+// Compares with |gpu - cpu| <= bound(i, cpu) and describes the first failure.
+template <class Bound>
+std::string compare_with(const float* gpu_values, const float* cpu_values,
+                         size_t count, Bound bound_of) {
   size_t failures = 0;
   std::ostringstream first;
   for (size_t i = 0; i < count; ++i) {
     const double g = gpu_values[i];
     const double c = cpu_values[i];
-    const double bound = atol + rtol * std::fabs(c);
+    const double bound = bound_of(i, c);
     if (std::fabs(g - c) <= bound)
       continue;
     if (failures++ == 0) {
@@ -52,6 +56,21 @@ std::string compare_arrays(const float* gpu_values, const float* cpu_values,
     return "";
   return first.str() + " (" + std::to_string(failures) + " of "
          + std::to_string(count) + " elements fail)";
+}
+
+} // namespace
+
+std::string compare_arrays(const float* gpu_values, const float* cpu_values,
+                           size_t count, double atol, double rtol) {
+  return compare_with(gpu_values, cpu_values, count, [&](size_t, double c) {
+    return atol + rtol * std::fabs(c);
+  });
+}
+
+std::string compare_arrays(const float* gpu_values, const float* cpu_values,
+                           size_t count, const double* bounds) {
+  return compare_with(gpu_values, cpu_values, count,
+                      [&](size_t i, double) { return bounds[i]; });
 }
 
 device_array<float> to_gpu(const std::vector<float>& values) {

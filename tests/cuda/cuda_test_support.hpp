@@ -30,6 +30,11 @@ std::vector<int32_t> random_labels(size_t count, int classes, uint64_t seed);
 std::string compare_arrays(const float* gpu_values, const float* cpu_values,
                            size_t count, double atol, double rtol);
 
+/// Compares element by element with |gpu - cpu| <= bounds[i], and reports as
+/// the overload above does.
+std::string compare_arrays(const float* gpu_values, const float* cpu_values,
+                           size_t count, const double* bounds);
+
 /// Copies `values` into a new array on the GPU.
 device_array<float> to_gpu(const std::vector<float>& values);
 
@@ -47,6 +52,21 @@ std::vector<float> to_host(const device_array<float>& values);
     const std::string mismatch_ = ::troupe::cuda_test::compare_arrays(         \
       gpu_values_.data(), cpu_values_.data(), cpu_values_.size(), (atol),      \
       (rtol));                                                                 \
+    INFO(#gpu_vector " vs " #cpu_vector ": " << mismatch_);                    \
+    CHECK(mismatch_.empty());                                                  \
+  } while (false)
+
+/// Checks two float vectors against per-element bounds (a std::vector<double>).
+#define CHECK_WITHIN(gpu_vector, cpu_vector, bound_vector)                     \
+  do {                                                                         \
+    const auto& gpu_values_ = (gpu_vector);                                    \
+    const auto& cpu_values_ = (cpu_vector);                                    \
+    const auto& bounds_ = (bound_vector);                                      \
+    REQUIRE(gpu_values_.size() == cpu_values_.size());                         \
+    REQUIRE(bounds_.size() == cpu_values_.size());                             \
+    const std::string mismatch_ = ::troupe::cuda_test::compare_arrays(         \
+      gpu_values_.data(), cpu_values_.data(), cpu_values_.size(),              \
+      bounds_.data());                                                         \
     INFO(#gpu_vector " vs " #cpu_vector ": " << mismatch_);                    \
     CHECK(mismatch_.empty());                                                  \
   } while (false)

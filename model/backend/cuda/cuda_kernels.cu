@@ -139,6 +139,9 @@ __device__ void adam_loop(float* weights, const float* gradient, float* m,
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     float g = gradient[i];
+    // nvcc fuses one product of each moment update into an FMA, which the CPU
+    // (-ffp-contract=off) does not: tests/cuda/adam_drift_bound.cpp bounds the
+    // difference. Unfused (__fmul_rn/__fadd_rn) these would match the CPU bitwise.
     float mi = beta1 * m[i] + (1.0f - beta1) * g;
     float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
     m[i] = mi;
