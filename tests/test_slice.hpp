@@ -1,18 +1,50 @@
-// The Fashion-MNIST slice in tests/data, loaded once per test binary.
-// Needs TROUPE_TEST_DATA_DIR (set by tests/CMakeLists.txt) and Catch2.
+// The Fashion-MNIST slice in tests/data, loaded once per test binary, from the
+// directory that $TROUPE_TEST_DATA_DIR names at run time (for a binary carried
+// to another machine) or else the path the build compiled in (the macro
+// TROUPE_TEST_DATA_DIR, set by tests/CMakeLists.txt). Needs Catch2.
 #pragma once
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "model/data/dataset.hpp"
 
 namespace troupe {
 
+/// Names the environment variable that overrides the compiled-in data path.
+inline constexpr const char* test_data_dir_variable = "TROUPE_TEST_DATA_DIR";
+
+/// Returns $TROUPE_TEST_DATA_DIR when set and not empty, else the compiled-in path.
+inline std::string test_data_dir() {
+  const char* from_environment = std::getenv(test_data_dir_variable);
+  if (from_environment != nullptr && *from_environment != '\0')
+    return from_environment;
+  return TROUPE_TEST_DATA_DIR;
+}
+
+/// Loads the slice from test_data_dir(); the error says where it looked and
+/// which variable to set.
+inline expected<dataset_pair> load_test_data() {
+  const std::string dir = test_data_dir();
+  auto loaded = load_dataset(dir);
+  if (loaded)
+    return loaded;
+  const char* from_environment = std::getenv(test_data_dir_variable);
+  const bool overridden = from_environment != nullptr && *from_environment != '\0';
+  return fail(loaded.error().code,
+              loaded.error().message + " (the test data came from "
+                + (overridden ? std::string("$") + test_data_dir_variable
+                              : std::string("the path compiled in"))
+                + "; set " + test_data_dir_variable
+                + " to a directory holding a copy of tests/data)");
+}
+
+/// Returns the slice, loaded on first use; fails the test when it cannot.
 inline const dataset_pair& test_slice() {
   static const dataset_pair data = [] {
-    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
+    auto loaded = load_test_data();
     INFO((loaded ? std::string() : loaded.error().message));
     REQUIRE(loaded);
     return *loaded;
