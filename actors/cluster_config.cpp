@@ -21,7 +21,11 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   using std::chrono::milliseconds;
   set("middleman.heartbeat-interval", caf::timespan{milliseconds{200}});
   set("middleman.connection-timeout", caf::timespan{milliseconds{1000}});
-  set("middleman.enable-automatic-connections", true);
+  // Off: with it on, CAF 0.17's BASP broker listens on one more port, on
+  // every interface and always in plaintext, whatever --bind and TLS say,
+  // and that port has no frame-size guard (actors/frame_guard.hpp). Troupe
+  // links the nodes it needs linked itself (placement: link_nodes).
+  set("middleman.enable-automatic-connections", false);
   // Troupe's messages are few and large, and replicas sleep while the store
   // works: a scheduler that wakes a worker at once beats work stealing's
   // polling (1 replica: 58k -> 99k samples/s; see docs/benchmarks.md).
@@ -63,6 +67,11 @@ caf::error cluster_config::prepare() {
       return make_troupe_error(troupe_errc::bad_config,
                                "unknown option '" + entry.first
                                  + "' in the config file (see --help)");
+  if (caf::get_or(content, "middleman.enable-automatic-connections", false))
+    return make_troupe_error(troupe_errc::bad_config,
+                             "middleman.enable-automatic-connections makes CAF listen on "
+                             "every interface, in plaintext and without a frame-size "
+                             "guard: Troupe keeps it off");
   if (pin_cores)
     pin_actor_system_threads(*this);
   tls_files files{tls_cert, tls_key, tls_ca};

@@ -12,9 +12,10 @@ namespace troupe {
 
 /// Registers messages and sets cluster-wide middleman defaults:
 /// heartbeat every 200 ms, a peer silent for 1 s is dropped (a frozen process
-/// or cut link is detected in ~1.1 s), automatic connections on (so replicas
-/// talk to the store directly, not through a third node), and CAF's
-/// "sharing" scheduler (workers wake at once instead of polling).
+/// or cut link is detected in ~1.1 s), automatic connections off (they would
+/// open an unguarded plaintext port on every interface; placement links the
+/// nodes that must talk directly), and CAF's "sharing" scheduler (workers
+/// wake at once instead of polling).
 class cluster_config : public caf::actor_system_config {
 public:
   cluster_config();

@@ -21,6 +21,7 @@
 #include <caf/openssl/publish.hpp>
 
 #include "actors/cluster_config.hpp"
+#include "actors/frame_guard.hpp"
 #include "actors/node_service.hpp"
 #include "actors/replica.hpp"
 #include "actors/variable_store.hpp"
@@ -33,12 +34,16 @@ struct node_config : troupe::cluster_config {
   size_t port = 4242;
   std::string bind = "127.0.0.1";
   std::string model;
+  size_t max_frame_size = troupe::default_max_frame_size;
 
   node_config() {
     opt_group{custom_options_, "global"}
       .add(port, "port", "TCP port to listen on (0: any free port, printed)")
       .add(bind, "bind", "address to listen on (default loopback)")
-      .add(model, "model", "serve only this model (default: any)");
+      .add(model, "model", "serve only this model (default: any)")
+      .add(max_frame_size, "max-frame-size",
+           "largest message payload a plaintext peer may announce, in bytes (default "
+           "64 MiB); a larger one closes its connection");
     troupe::add_replica_actor_type(*this);
     troupe::add_store_actor_type(*this);
   }
@@ -84,6 +89,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --port=%zu is not a TCP port\n", cfg.port);
     return 2;
   }
+  if (auto err = troupe::check_max_frame_size(cfg.max_frame_size)) {
+    std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());
+    return 2;
+  }
   if (!cfg.tls() && !troupe::is_loopback(cfg.bind))
     std::fprintf(stderr,
                  "warning: listening on %s without TLS: anyone who reaches this port can "
@@ -96,8 +105,14 @@ int main(int argc, char** argv) {
   options.tls = cfg.tls();
   auto service = troupe::spawn_node_service(system, options);
   const auto requested = static_cast<uint16_t>(cfg.port);
+  // Plaintext: a port whose connections refuse oversized frames (actors/frame_guard.hpp).
+  // With TLS, the handshake refuses a peer without a cluster certificate before
+  // BASP reads a byte from it.
   auto port = cfg.tls() ? caf::openssl::publish(service, requested, cfg.bind.c_str(), true)
-                        : system.middleman().publish(service, requested, cfg.bind.c_str(), true);
+                        : troupe::publish_guarded(system,
+                                                  caf::actor_cast<caf::strong_actor_ptr>(service),
+                                                  system.message_types(service), requested,
+                                                  cfg.bind, true, cfg.max_frame_size);
   if (!port) {
     std::fprintf(stderr, "error: cannot listen on %s:%zu: %s\n", cfg.bind.c_str(), cfg.port,
                  troupe::describe(port.error()).c_str());
