@@ -12,6 +12,7 @@
 #include "actors/tls.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
+#include "model/backend/cpu/gemm/gemm.hpp"
 
 namespace troupe {
 
@@ -35,7 +36,9 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
     .add(tls_key, "tls-key", "PEM private key of --tls-cert")
     .add(tls_ca, "tls-ca", "PEM certificate of the cluster CA that signs every peer")
     .add(pin_cores, "pin-cores",
-         "pin CAF's threads (the store) to core 0 and replica i to core i % cores");
+         "pin CAF's threads (the store) to core 0 and replica i to core i % cores")
+    .add(gemm_kernel, "gemm-kernel",
+         "CPU GEMM kernel: auto (the CPU's fastest), avx512, avx2, fma128 or portable");
   opt_group{custom_options_, "troupe"}
     .add(protocol_version, "protocol-version",
          "wire protocol version to announce (for compatibility tests)");
@@ -67,6 +70,8 @@ caf::error cluster_config::prepare() {
       return make_troupe_error(troupe_errc::bad_config,
                                "unknown option '" + entry.first
                                  + "' in the config file (see --help)");
+  if (auto kernel = select_gemm_kernel(gemm_kernel); !kernel)
+    return make_troupe_error(troupe_errc::bad_config, "--gemm-kernel: " + kernel.error().message);
   if (caf::get_or(content, "middleman.enable-automatic-connections", false))
     return make_troupe_error(troupe_errc::bad_config,
                              "middleman.enable-automatic-connections makes CAF listen on "

@@ -37,6 +37,7 @@ public:
   std::string tls_ca;
   size_t protocol_version;
   bool pin_cores = false;
+  std::string gemm_kernel = "auto";
 
 private:
   bool tls_enabled_ = false;

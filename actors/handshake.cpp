@@ -9,6 +9,7 @@
 
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"
+#include "model/numerics_identity.hpp"
 
 namespace troupe {
 
@@ -44,6 +45,11 @@ handshake make_handshake(const caf::actor_system& system, const std::string& mod
                                              caf::defaults::middleman::connection_timeout);
   hello.data_dir = data_dir;
   hello.peer = peer;
+  const auto numerics = current_numerics();
+  hello.numerics_build = numerics.build;
+  hello.numerics_libm = numerics.libm;
+  hello.gemm_kernel = numerics.gemm_kernel;
+  hello.gemm_family = numerics.gemm_family;
   return hello;
 }
 
@@ -73,6 +79,18 @@ caf::error check_handshake(const handshake& mine, const handshake& theirs) {
       return refuse("model " + theirs.model + ", expected " + mine.model);
     if (theirs.model_fingerprint != mine.model_fingerprint)
       return refuse("model fingerprint of " + theirs.model + " differs");
+  }
+  if (mine.same_bits_required || theirs.same_bits_required) {
+    auto identity = [](const handshake& x) {
+      return numerics_identity{x.numerics_build, x.numerics_libm, x.gemm_kernel, x.gemm_family};
+    };
+    auto difference = numerics_difference(identity(mine), identity(theirs));
+    if (!difference.empty())
+      return refuse("it computes other bits, and a sync run promises the same bits on every "
+                    "replica: " + difference + " (" + theirs.peer + " vs " + mine.peer
+                    + "). Start every process with the same --gemm-kernel family (fused: "
+                      "avx512, avx2, fma128; unfused: portable) and the same build, or run "
+                      "--mode=async");
   }
   return caf::none;
 }

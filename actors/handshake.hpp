@@ -1,5 +1,6 @@
 // The connect handshake between a coordinator and a node: protocol version,
-// model fingerprint, float format and heartbeat settings must agree.
+// model fingerprint, float format and heartbeat settings must agree, and for
+// a run that promises the same bits (sync), everything that decides them.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 namespace troupe {
 
 /// Names the version of Troupe's wire protocol; peers must speak the same.
-constexpr uint32_t troupe_protocol_version = 1;
+constexpr uint32_t troupe_protocol_version = 2;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

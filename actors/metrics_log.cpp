@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messages/errors.hpp"
+#include "model/numerics_identity.hpp"
 
 namespace troupe {
 
@@ -63,6 +64,7 @@ void metrics_log::write_epoch(const epoch_record& r, const fit_options& options)
 }
 
 void metrics_log::write_summary(const fit_summary& s, const fit_options& options) {
+  const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {
     {"record", "final"},
     {"mode", s.mode},
@@ -77,6 +79,9 @@ void metrics_log::write_summary(const fit_summary& s, const fit_options& options
     {"samples_per_second", s.samples_per_second},
     {"version", s.version},
     {"params_fnv1a64", hex64(s.params_fnv1a64)},
+    {"gemm_kernel", numerics.gemm_kernel},
+    {"gemm_family", numerics.gemm_family},
+    {"numerics_build", numerics.build},
   };
   write_line(j.dump());
 }

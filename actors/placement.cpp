@@ -18,9 +18,10 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
                                         std::shared_ptr<const dataset> train) {
   placement out;
   const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
-  const auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
-                                    opts.protocol_version != 0 ? opts.protocol_version
-                                                               : troupe_protocol_version);
+  auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
+                              opts.protocol_version != 0 ? opts.protocol_version
+                                                         : troupe_protocol_version);
+  hello.same_bits_required = opts.mode != "async";
   if (opts.store_node.empty()) {
     out.store_place = "this process";
     out.spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {

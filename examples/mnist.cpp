@@ -14,6 +14,8 @@
 #include "actors/coordinator.hpp"
 #include "actors/metrics_log.hpp"
 #include "messages/errors.hpp"
+#include "model/backend/cpu/gemm/gemm.hpp"
+#include "model/numerics_identity.hpp"
 
 namespace {
 
@@ -122,6 +124,11 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
              options.mode, options.replicas, where, options.model,
              options.batch_size, options.epochs, options.optimizer.name, cfg.lr,
              data->train.count, data->test.count, cfg.data_dir);
+  const auto numerics = troupe::current_numerics();
+  fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
+             numerics.gemm_family, numerics.build, numerics.libm);
+  if (auto warning = troupe::gemm_kernel_warning(); !warning.empty())
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
   std::fflush(stdout);
   auto shared = std::make_shared<const troupe::dataset_pair>(std::move(*data));
   auto result = troupe::fit(system, options, shared, [&](const troupe::epoch_record& r) {
@@ -135,9 +142,10 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
     return 1;
   }
   fmt::print("Final: test_accuracy {:.4f} - test_loss {:.4f} - {:.0f} samples/s "
-             "(training) - {} steps - params fnv1a64 {}\n",
+             "(training) - {} steps - params fnv1a64 {} (GEMM {}, {})\n",
              result->test_accuracy, result->test_loss, result->samples_per_second,
-             result->version, troupe::hex64(result->params_fnv1a64));
+             result->version, troupe::hex64(result->params_fnv1a64), numerics.gemm_kernel,
+             numerics.gemm_family);
   std::fflush(stdout);
   if (metrics)
     metrics->write_summary(*result, options);

@@ -27,6 +27,7 @@
 #include "actors/variable_store.hpp"
 #include "actors/tls.hpp"
 #include "messages/errors.hpp"
+#include "model/numerics_identity.hpp"
 
 namespace {
 
@@ -122,6 +123,10 @@ int main(int argc, char** argv) {
   const auto address = cfg.bind + ":" + std::to_string(*port);
   std::printf("troupe node listening on %s (%s)\n", address.c_str(),
               cfg.tls() ? "mutual TLS" : "plaintext");
+  const auto numerics = troupe::current_numerics();
+  std::printf("troupe node: GEMM kernel %s (%s multiply-add), %s, %s\n",
+              numerics.gemm_kernel.c_str(), numerics.gemm_family.c_str(),
+              numerics.build.c_str(), numerics.libm.c_str());
   pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
   unsigned char signal_number = 0;
   while (read(stop_pipe[0], &signal_number, 1) != 1 && errno == EINTR) {

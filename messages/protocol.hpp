@@ -110,6 +110,12 @@ struct handshake {
   uint64_t connection_timeout_ms = 0;
   std::string data_dir;           // where the node reads the data (coordinator's hello)
   std::string peer;               // who speaks, for messages: "coordinator", "node HOST:PORT"
+  // What decides the bits of a CPU step there (model/numerics_identity.hpp).
+  std::string numerics_build;
+  std::string numerics_libm;
+  std::string gemm_kernel;
+  std::string gemm_family;
+  bool same_bits_required = false; // the coordinator's run promises the same bits (sync)
 };
 
 /// Sums a finished fit for whoever started it.
@@ -175,7 +181,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, handshake& x) {
   return f(caf::meta::type_name("handshake"), x.protocol_version, x.model,
            x.model_fingerprint, x.float_probe, x.heartbeat_interval_ms,
-           x.connection_timeout_ms, x.data_dir, x.peer);
+           x.connection_timeout_ms, x.data_dir, x.peer, x.numerics_build, x.numerics_libm,
+           x.gemm_kernel, x.gemm_family, x.same_bits_required);
 }
 
 template <class Inspector>

@@ -238,6 +238,11 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   hello.connection_timeout_ms = 1000;
   hello.data_dir = "/data";
   hello.peer = "coordinator";
+  hello.numerics_build = "GNU 12.2.0, x86_64, -march=x86-64-v2, -ffp-contract=off";
+  hello.numerics_libm = "glibc 2.36 (FMA code paths)";
+  hello.gemm_kernel = "avx2";
+  hello.gemm_family = "fused";
+  hello.same_bits_required = true;
   store_config store;
   store.mode = "async";
   store.optimizer = "sgd";
@@ -269,6 +274,11 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(h.connection_timeout_ms == 1000);
   CHECK(h.data_dir == "/data");
   CHECK(h.peer == "coordinator");
+  CHECK(h.numerics_build == hello.numerics_build);
+  CHECK(h.numerics_libm == hello.numerics_libm);
+  CHECK(h.gemm_kernel == "avx2");
+  CHECK(h.gemm_family == "fused");
+  CHECK(h.same_bits_required);
 }
 
 TEST_CASE("empty float buffers survive a round trip, with or without a vector",

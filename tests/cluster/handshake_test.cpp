@@ -18,7 +18,7 @@ TEST_CASE("a node announcing another protocol version refuses the coordinator at
     CHECK(run.status.code == 1);
     CHECK(run.status.seconds < 5);
     CHECK(run.err.find("error: handshake with node " + node.address) != std::string::npos);
-    CHECK(run.err.find("protocol version 1, expected 99") != std::string::npos);
+    CHECK(run.err.find("protocol version 2, expected 99") != std::string::npos);
     CHECK(records_of(run.metrics, "epoch").empty());
   }
   CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "refused coordinator", notice_timeout),
@@ -41,7 +41,7 @@ TEST_CASE("a coordinator announcing another protocol version is refused by the n
     INFO(run.description);
     REQUIRE(run.status.exited);
     CHECK(run.status.code == 1);
-    CHECK(run.err.find("protocol version 7, expected 1") != std::string::npos);
+    CHECK(run.err.find("protocol version 7, expected 2") != std::string::npos);
   }
   CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "refused coordinator", notice_timeout),
                 node.proc.get());
