@@ -36,6 +36,17 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
                                + " (the batch is global: each replica takes its share)");
   if (opts.step_timeout_ms == 0)
     return make_troupe_error(troupe_errc::bad_config, "--step-timeout must be positive");
+  if (opts.optimizer.name != "adam" && opts.optimizer.name != "sgd")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--optimizer: '" + opts.optimizer.name
+                               + "' (expected adam or sgd)");
+  if (!(opts.optimizer.learning_rate > 0.0f))
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--lr must be positive, got "
+                               + std::to_string(opts.optimizer.learning_rate));
+  if (opts.devices != "auto") // "auto" opens devices to see which exist: fit does that
+    if (auto assigned = assign_devices(opts.devices, opts.replicas); !assigned)
+      return assigned.error();
   auto spec = parse_model_spec(opts.model);
   if (!spec)
     return to_caf_error(spec.error());

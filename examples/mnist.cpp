@@ -104,6 +104,13 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
     std::fprintf(stderr, "error: %s\n", data.error().message.c_str());
     return 1;
   }
+  // Every option is checked before anything is printed or written.
+  auto checked = troupe::check_fit_options(options, &*data);
+  if (!checked) {
+    std::fprintf(stderr, "error: %s\n", troupe::describe(checked.error()).c_str());
+    return 2;
+  }
+  options = std::move(*checked);
   std::unique_ptr<troupe::metrics_log> metrics;
   if (!cfg.metrics.empty()) {
     auto log = troupe::metrics_log::open(cfg.metrics);
@@ -117,8 +124,6 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
                        ? options.devices
                        : fmt::format("{} nodes x {}", options.nodes.size(),
                                      options.replicas_per_node);
-  if (!options.nodes.empty())
-    options.replicas = static_cast<uint32_t>(options.nodes.size() * cfg.replicas_per_node);
   fmt::print("Troupe mnist: {} mode, {} replicas on {}, model {}, batch {} (global), "
              "{} epochs, {} lr {}, {} train / {} test samples from {}\n",
              options.mode, options.replicas, where, options.model,

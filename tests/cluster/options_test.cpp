@@ -1,0 +1,47 @@
+// The mnist program refuses bad options before it prints or starts anything:
+// a non-zero exit, an error naming the option on stderr, nothing on stdout.
+#include "tests/cluster/cluster_test.hpp"
+
+using namespace troupe::cluster_test;
+
+TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][options]") {
+  struct bad_option {
+    std::string argument;
+    std::string named; // what the error must say
+  };
+  const std::vector<bad_option> table{
+    {"--replicas=0", "--replicas"},
+    {"--batch-size=0", "--batch-size"},
+    {"--epochs=0", "--epochs"},
+    {"--mode=bogus", "--mode"},
+    {"--on-replica-loss=ignore", "--on-replica-loss"},
+    {"--optimizer=bogus", "--optimizer"},
+    {"--lr=0", "--lr"},
+    {"--devices=tpu:0", "--devices"},
+    {"--step-timeout=0", "--step-timeout"},
+    {"--checkpoint-every=5", "--checkpoint"},
+  };
+  temp_dir dir{"troupe-cluster"};
+  int index = 0;
+  for (const auto& bad : table) {
+    // One epoch on two replicas unless the bad option is one of those: should
+    // the check ever come too late, the run ends quickly.
+    std::vector<std::string> args;
+    for (std::string base : {"--epochs=1", "--replicas=2"})
+      if (bad.argument.rfind(base.substr(0, base.find('=') + 1), 0) != 0)
+        args.push_back(base);
+    args.push_back(bad.argument);
+    process mnist{mnist_command(args), dir.path(), "mnist-" + std::to_string(index++)};
+    const auto status = mnist.wait(exit_timeout);
+    const auto out = mnist.out();
+    const auto err = mnist.err();
+    INFO(bad.argument << ": " << mnist.describe() << "\n" << to_string(status));
+    CHECK_FALSE(status.timed_out);
+    CHECK(status.exited);
+    CHECK(status.code != 0);
+    CHECK(err.find("error: ") != std::string::npos);
+    CHECK(err.find(bad.named) != std::string::npos);
+    CHECK(out.find("Troupe mnist:") == std::string::npos);
+    CHECK(out.empty());
+  }
+}
