@@ -4,19 +4,13 @@
 
 #include <immintrin.h>
 
+#include "model/backend/cpu/gemm/gemm_xmm_ops.hpp"
+
 namespace troupe::gemm_detail {
 
 namespace {
 
-struct fma128_ops {
-  using vec = __m128;
-  static constexpr int width = 4;
-  static vec zero() { return _mm_setzero_ps(); }
-  static vec load(const float* p) { return _mm_loadu_ps(p); }
-  static void store(float* p, vec v) { _mm_storeu_ps(p, v); }
-  static vec broadcast(float x) { return _mm_set1_ps(x); }
-  static vec mul(vec a, vec b) { return _mm_mul_ps(a, b); }
-  static vec add(vec a, vec b) { return _mm_add_ps(a, b); }
+struct fma128_ops : xmm_ops {
   static vec multiply_add(vec a, vec b, vec acc) { return _mm_fmadd_ps(a, b, acc); }
 };
 

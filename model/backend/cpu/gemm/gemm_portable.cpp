@@ -3,7 +3,7 @@
 #include "model/backend/cpu/gemm/gemm_tiles.hpp"
 
 #if defined(__SSE2__)
-#  include <emmintrin.h>
+#  include "model/backend/cpu/gemm/gemm_xmm_ops.hpp"
 #endif
 
 namespace troupe::gemm_detail {
@@ -11,15 +11,7 @@ namespace troupe::gemm_detail {
 namespace {
 
 #if defined(__SSE2__)
-struct sse_unfused {
-  using vec = __m128;
-  static constexpr int width = 4;
-  static vec zero() { return _mm_setzero_ps(); }
-  static vec load(const float* p) { return _mm_loadu_ps(p); }
-  static void store(float* p, vec v) { _mm_storeu_ps(p, v); }
-  static vec broadcast(float x) { return _mm_set1_ps(x); }
-  static vec mul(vec a, vec b) { return _mm_mul_ps(a, b); }
-  static vec add(vec a, vec b) { return _mm_add_ps(a, b); }
+struct sse_unfused : xmm_ops {
   static vec multiply_add(vec a, vec b, vec acc) { return _mm_add_ps(acc, _mm_mul_ps(a, b)); }
 };
 using portable_ops = sse_unfused;
