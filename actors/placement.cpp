@@ -76,8 +76,21 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
                                                              const store_actor& store)
       -> caf::expected<replica_actor> {
       const auto& node = nodes[cfg.index / per_node];
-      return system.middleman().remote_spawn<replica_actor>(
+      auto replica = system.middleman().remote_spawn<replica_actor>(
         node.node(), remote_replica_type, caf::make_message(cfg, store), timeout);
+      if (!replica)
+        return replica.error();
+      // A replica that cannot set up on its node (device, data, model) says
+      // why when asked; its down message would not carry the reason.
+      caf::error setup_error;
+      caf::scoped_actor self{system};
+      self->request(*replica, timeout, ready_atom::value)
+        .receive([](uint32_t) {}, [&](caf::error& err) { setup_error = std::move(err); });
+      if (setup_error) {
+        caf::anon_send_exit(*replica, caf::exit_reason::user_shutdown);
+        return setup_error;
+      }
+      return replica;
     };
   }
   return out;

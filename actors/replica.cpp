@@ -198,6 +198,7 @@ replica_actor::behavior_type replica(replica_pointer self,
       run_round(self);
       return st.promise;
     },
+    [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },
   };
 }
 
@@ -238,17 +239,38 @@ make_replica_setup(const replica_config& config, store_actor store,
   return setup;
 }
 
+// A replica whose job this node cannot run: it stays up to answer with the
+// reason. Ending at once would lose it, as a monitor that reaches an actor
+// already gone only reports exit_reason::unknown. It ends once it has told,
+// or when its store is gone (nobody will ask then).
+replica_actor::behavior_type failed_replica(replica_pointer self, caf::error reason,
+                                            const store_actor& store) {
+  self->monitor(store);
+  self->set_down_handler([self, reason](caf::down_msg&) { self->quit(reason); });
+  return {
+    [self, reason](epoch_atom, epoch_order&) -> caf::result<replica_report> {
+      self->quit(reason);
+      return reason;
+    },
+    [self, reason](ready_atom) -> caf::result<uint32_t> {
+      self->quit(reason);
+      return reason;
+    },
+  };
+}
+
 // What CAF's remote spawn runs on a node: the same replica, built from the
-// job description alone. A job the node cannot run ends the actor at once
-// with the reason, which the coordinator sees in its down message.
+// job description alone. A job the node cannot run is logged here and told
+// to the spawner, which asks every remote replica whether it is ready.
 replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
                                             store_actor store) {
-  auto setup = make_replica_setup(config, std::move(store), nullptr);
+  auto setup = make_replica_setup(config, store, nullptr);
   if (!setup) {
-    self->quit(to_caf_error(setup.error()));
-    return {[](epoch_atom, epoch_order&) -> caf::result<replica_report> {
-      return caf::sec::invalid_argument;
-    }};
+    auto reason = to_caf_error(setup.error());
+    std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
+                 config.index, config.replicas, config.device.c_str(),
+                 describe(reason).c_str());
+    return failed_replica(self, std::move(reason), store);
   }
   std::fprintf(stderr, "troupe node: replica %u of %u on %s started\n", config.index,
                config.replicas, config.device.c_str());

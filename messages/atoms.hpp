@@ -14,5 +14,6 @@ using fit_atom = caf::atom_constant<caf::atom("fit")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using save_atom = caf::atom_constant<caf::atom("save")>;
 using link_atom = caf::atom_constant<caf::atom("link")>;
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
 
 } // namespace troupe

@@ -12,7 +12,10 @@ namespace troupe {
 
 /// A replica trains one epoch per order and reports what it did.
 using replica_actor = caf::typed_actor<
-  caf::replies_to<epoch_atom, epoch_order>::with<replica_report>>;
+  caf::replies_to<epoch_atom, epoch_order>::with<replica_report>,
+  // Answers its index once set up, or why it could not be (a remote replica
+  // whose node cannot open its device, data or model).
+  caf::replies_to<ready_atom>::with<uint32_t>>;
 
 /// The variable store: owns parameters and optimizer, answers pushes according
 /// to its update policy, watches replicas so none leaves a round waiting.

@@ -42,6 +42,7 @@ struct reply {
 replica_actor::behavior_type dummy_replica() {
   return {
     [](epoch_atom, const epoch_order&) { return replica_report{}; },
+    [](ready_atom) { return uint32_t{0}; },
   };
 }
 
