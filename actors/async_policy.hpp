@@ -9,6 +9,7 @@ namespace troupe {
 /// Applies every push at once; the store records its staleness.
 class async_policy final : public update_policy {
 public:
+  bool reproducible() const override { return false; }
   std::string name() const override { return "async"; }
   push_refusal check(const gradient_push&) const override { return push_refusal::none; }
   void on_push(gradient_push push, store_port& store) override;

@@ -9,6 +9,7 @@
 #include "actors/handshake.hpp"
 #include "actors/node_service.hpp"
 #include "actors/replica.hpp"
+#include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe {
@@ -21,7 +22,8 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
   auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
                               opts.protocol_version != 0 ? opts.protocol_version
                                                          : troupe_protocol_version);
-  hello.same_bits_required = opts.mode != "async";
+  if (auto policy = make_update_policy(opts.mode, 0))
+    hello.same_bits_required = (*policy)->reproducible();
   if (opts.store_node.empty()) {
     out.store_place = "this process";
     out.spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {

@@ -17,6 +17,8 @@ class sync_policy final : public update_policy {
 public:
   explicit sync_policy(size_t parameter_count);
 
+  bool reproducible() const override { return true; }
+
   std::string name() const override { return "sync"; }
   push_refusal check(const gradient_push& push) const override;
   void on_push(gradient_push push, store_port& store) override;

@@ -45,6 +45,11 @@ class update_policy {
 public:
   virtual ~update_policy() = default;
 
+  /// Tells whether a run under this policy promises the same bits for a fixed
+  /// seed, whatever the timing and placement (then every node must compute the
+  /// same bits: see check_handshake).
+  virtual bool reproducible() const = 0;
+
   /// Names the policy: "sync" or "async".
   virtual std::string name() const = 0;
 
