@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <string>
@@ -251,16 +252,6 @@ TEST_CASE("load_dataset names the directory when it does not exist", "[data][dat
 
 // -- wrong headers ------------------------------------------------------------
 
-TEST_CASE("idx reader names the file and the magic when the magic is wrong", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(train_images_gz);
-  content[2] ^= 0xff;
-  write_bytes(dir.file("bad-magic-images"), content);
-  auto result = read_idx_images(dir.file("bad-magic-images"));
-  check_error(result, model_errc::bad_format, "bad-magic-images", "wrong magic number");
-  CHECK(contains(result.error().message, "expected 2051"));
-}
-
 TEST_CASE("idx reader says a label file is not an image file", "[data][idx]") {
   auto result = read_idx_images(train_labels_gz);
   check_error(result, model_errc::bad_format, "train-labels-idx1-ubyte.gz",
@@ -268,124 +259,66 @@ TEST_CASE("idx reader says a label file is not an image file", "[data][idx]") {
   CHECK(contains(result.error().message, "label file"));
 }
 
-TEST_CASE("idx reader names the file and the magic when a label magic is wrong",
+// Each row damages a plain copy of one slice file, writes it under `file` and
+// expects the reader to name the file and the problem (and `also`, if set).
+struct damaged_file {
+  const char* what;       // what the row checks
+  const char* file;
+  bool images;            // an image file (else a label file)
+  std::function<void(bytes&)> damage;
+  const char* problem;
+  const char* also;       // a further part of the message, or null
+};
+
+TEST_CASE("idx reader names the file and the problem of every damaged header or size",
           "[data][idx]") {
+  const std::vector<damaged_file> rows{
+    {"a wrong image magic", "bad-magic-images", true,
+     [](bytes& b) { b[2] ^= 0xff; }, "wrong magic number", "expected 2051"},
+    {"a wrong label magic", "bad-magic-labels", false,
+     [](bytes& b) { patch_be32(b, 0, 0x12345678); },
+     "wrong magic number 305419896, expected 2049", nullptr},
+    {"images with zero rows", "zero-rows", true, [](bytes& b) { patch_be32(b, 8, 0); },
+     "zero rows or cols", nullptr},
+    {"images with zero cols", "zero-cols", true, [](bytes& b) { patch_be32(b, 12, 0); },
+     "zero rows or cols", nullptr},
+    {"a header that counts zero images", "zero-count", true,
+     [](bytes& b) { patch_be32(b, 4, 0); }, "0 images", nullptr},
+    {"image dimensions absurdly large for the file", "huge-rows", true,
+     [](bytes& b) { patch_be32(b, 8, 0x00100000); }, "wrong dimensions", nullptr},
+    {"an image count absurdly large for the file", "huge-count", true,
+     [](bytes& b) { patch_be32(b, 4, 0xffffffff); }, "4294967295 images",
+     "enough for 500"},
+    {"an image file cut mid-image is truncated", "cut-images", true,
+     [](bytes& b) { b.resize(b.size() - 100); }, "truncated", "enough for 499"},
+    {"a file cut inside the header is truncated", "cut-header", true,
+     [](bytes& b) { b.resize(10); }, "truncated IDX header", nullptr},
+    {"an empty file is truncated", "empty-file", false, [](bytes& b) { b.clear(); },
+     "truncated", nullptr},
+    {"a header with no data after it is truncated", "header-only", false,
+     [](bytes& b) { b.resize(8); }, "no data follows", nullptr},
+    {"a label file cut short is truncated", "cut-labels", false,
+     [](bytes& b) { b.resize(b.size() - 1); }, "truncated", nullptr},
+    {"trailing bytes after the images are counted", "long-images", true,
+     [](bytes& b) { b.insert(b.end(), {0xde, 0xad, 0xbe}); }, "3 trailing bytes", nullptr},
+    {"trailing bytes after the labels are counted", "long-labels", false,
+     [](bytes& b) { b.push_back(0); }, "1 trailing bytes", nullptr},
+  };
+  const auto& row = GENERATE_REF(from_range(rows));
+  INFO("row: " << row.what << " (" << row.file << ")");
   temp_dir dir;
-  bytes content = plain_labels(train_labels_gz);
-  patch_be32(content, 0, 0x12345678);
-  write_bytes(dir.file("bad-magic-labels"), content);
-  check_error(read_idx_labels(dir.file("bad-magic-labels")), model_errc::bad_format,
-              "bad-magic-labels", "wrong magic number 305419896, expected 2049");
-}
-
-TEST_CASE("idx reader rejects images with zero rows", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  patch_be32(content, 8, 0);
-  write_bytes(dir.file("zero-rows"), content);
-  check_error(read_idx_images(dir.file("zero-rows")), model_errc::bad_format, "zero-rows",
-              "zero rows or cols");
-}
-
-TEST_CASE("idx reader rejects images with zero cols", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  patch_be32(content, 12, 0);
-  write_bytes(dir.file("zero-cols"), content);
-  check_error(read_idx_images(dir.file("zero-cols")), model_errc::bad_format, "zero-cols",
-              "zero rows or cols");
-}
-
-TEST_CASE("idx reader rejects a header that counts zero images", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  patch_be32(content, 4, 0);
-  write_bytes(dir.file("zero-count"), content);
-  check_error(read_idx_images(dir.file("zero-count")), model_errc::bad_format, "zero-count",
-              "0 images");
-}
-
-TEST_CASE("idx reader rejects image dimensions absurdly large for the file", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  patch_be32(content, 8, 0x00100000);
-  write_bytes(dir.file("huge-rows"), content);
-  check_error(read_idx_images(dir.file("huge-rows")), model_errc::bad_format, "huge-rows",
-              "wrong dimensions");
-}
-
-TEST_CASE("idx reader rejects an image count absurdly large for the file", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  patch_be32(content, 4, 0xffffffff);
-  write_bytes(dir.file("huge-count"), content);
-  auto result = read_idx_images(dir.file("huge-count"));
-  check_error(result, model_errc::bad_format, "huge-count", "4294967295 images");
-  CHECK(contains(result.error().message, "enough for 500"));
-}
-
-// -- wrong sizes --------------------------------------------------------------
-
-TEST_CASE("idx reader says an image file cut mid-image is truncated", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  content.resize(content.size() - 100);
-  write_bytes(dir.file("cut-images"), content);
-  auto result = read_idx_images(dir.file("cut-images"));
-  check_error(result, model_errc::bad_format, "cut-images", "truncated");
-  CHECK(contains(result.error().message, "enough for 499"));
-}
-
-TEST_CASE("idx reader says a file cut inside the header is truncated", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  content.resize(10);
-  write_bytes(dir.file("cut-header"), content);
-  check_error(read_idx_images(dir.file("cut-header")), model_errc::bad_format, "cut-header",
-              "truncated IDX header");
-}
-
-TEST_CASE("idx reader says an empty file is truncated", "[data][idx]") {
-  temp_dir dir;
-  write_bytes(dir.file("empty-file"), bytes{});
-  check_error(read_idx_labels(dir.file("empty-file")), model_errc::bad_format, "empty-file",
-              "truncated");
-}
-
-TEST_CASE("idx reader says a header with no data after it is truncated", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_labels(test_labels_gz);
-  content.resize(8);
-  write_bytes(dir.file("header-only"), content);
-  check_error(read_idx_labels(dir.file("header-only")), model_errc::bad_format, "header-only",
-              "no data follows");
-}
-
-TEST_CASE("idx reader says a label file cut short is truncated", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_labels(test_labels_gz);
-  content.resize(content.size() - 1);
-  write_bytes(dir.file("cut-labels"), content);
-  check_error(read_idx_labels(dir.file("cut-labels")), model_errc::bad_format, "cut-labels",
-              "truncated");
-}
-
-TEST_CASE("idx reader counts trailing bytes after the images", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_images(test_images_gz);
-  content.insert(content.end(), {0xde, 0xad, 0xbe});
-  write_bytes(dir.file("long-images"), content);
-  check_error(read_idx_images(dir.file("long-images")), model_errc::bad_format, "long-images",
-              "3 trailing bytes");
-}
-
-TEST_CASE("idx reader counts trailing bytes after the labels", "[data][idx]") {
-  temp_dir dir;
-  bytes content = plain_labels(test_labels_gz);
-  content.push_back(0);
-  write_bytes(dir.file("long-labels"), content);
-  check_error(read_idx_labels(dir.file("long-labels")), model_errc::bad_format, "long-labels",
-              "1 trailing bytes");
+  bytes content = row.images ? plain_images(test_images_gz) : plain_labels(test_labels_gz);
+  row.damage(content);
+  write_bytes(dir.file(row.file), content);
+  const auto check = [&](const auto& result) {
+    check_error(result, model_errc::bad_format, row.file, row.problem);
+    if (row.also != nullptr)
+      CHECK(contains(result.error().message, row.also));
+  };
+  if (row.images)
+    check(read_idx_images(dir.file(row.file)));
+  else
+    check(read_idx_labels(dir.file(row.file)));
 }
 
 // -- images against labels ----------------------------------------------------
