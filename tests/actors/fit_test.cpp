@@ -79,6 +79,34 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A sync fit of `replicas` replicas at batch 32 in which replica
+// `fail_replica` throws at push 5, bounded by 3 s per push.
+fit_options losing_replica_options(uint32_t replicas, uint32_t fail_replica,
+                                   const std::string& on_replica_loss) {
+  auto options = small_options("sync", replicas, 32);
+  options.on_replica_loss = on_replica_loss;
+  options.fail_replica = fail_replica;
+  options.fail_at_push = 5;
+  options.step_timeout_ms = 3000;
+  return options;
+}
+
+// Runs a fit that must fail because a replica was lost; checks the error's
+// code, that it names the replica and that it came within 30 s, and returns
+// the error for the caller's own checks.
+caf::error fit_fails_losing_replica(const fit_options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto summary = run_fit(options);
+  const double elapsed = seconds_since(start);
+  REQUIRE_FALSE(summary);
+  const auto text = describe(summary.error());
+  INFO(text);
+  CHECK(summary.error().code() == static_cast<uint8_t>(troupe_errc::replica_lost));
+  CHECK(text.find("replica " + std::to_string(options.fail_replica)) != std::string::npos);
+  CHECK(elapsed < 30.0);
+  return summary.error();
+}
+
 // Compares two parameter vectors element-wise: |a - b| <= rtol * max(|a|,|b|) + atol.
 // Returns the index of the worst violation ratio, for a message.
 struct comparison {
@@ -205,32 +233,15 @@ TEST_CASE("an uneven last round (batch 3 over 3 replicas) counts every sample on
 
 TEST_CASE("a replica lost mid-epoch aborts the fit with an error naming it",
           "[fit][failure]") {
-  auto options = small_options("sync", 2, 32);
-  options.on_replica_loss = "abort";
-  options.fail_replica = 1;
-  options.fail_at_push = 5;
-  options.step_timeout_ms = 3000;
-  const auto start = std::chrono::steady_clock::now();
-  auto summary = run_fit(options);
-  const double elapsed = seconds_since(start);
-  REQUIRE_FALSE(summary);
-  const auto text = describe(summary.error());
-  INFO(text);
-  CHECK(summary.error().category() == caf::atom("troupe"));
-  CHECK(summary.error().code() == static_cast<uint8_t>(troupe_errc::replica_lost));
-  CHECK(text.find("replica 1") != std::string::npos);
-  CHECK(elapsed < 30.0);
+  const auto error = fit_fails_losing_replica(losing_replica_options(2, 1, "abort"));
+  CHECK(error.category() == caf::atom("troupe"));
 }
 
 TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with the "
           "others",
           "[fit][failure]") {
-  auto options = small_options("sync", 2, 32);
+  auto options = losing_replica_options(2, 1, "continue");
   options.epochs = 2;
-  options.on_replica_loss = "continue";
-  options.fail_replica = 1;
-  options.fail_at_push = 5;
-  options.step_timeout_ms = 3000;
   record_log log;
   const auto start = std::chrono::steady_clock::now();
   auto summary = run_fit(options, log.observer());
@@ -250,21 +261,11 @@ TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with 
 
 TEST_CASE("losing the only replica ends the fit even with on_replica_loss continue",
           "[fit][failure]") {
-  auto options = small_options("sync", 1, 32);
-  options.on_replica_loss = "continue";
-  options.fail_replica = 0;
+  auto options = losing_replica_options(1, 0, "continue");
   options.fail_at_push = 3;
-  options.step_timeout_ms = 3000;
-  const auto start = std::chrono::steady_clock::now();
-  auto summary = run_fit(options);
-  const double elapsed = seconds_since(start);
-  REQUIRE_FALSE(summary);
-  const auto text = describe(summary.error());
+  const auto text = describe(fit_fails_losing_replica(options));
   INFO(text);
-  CHECK(summary.error().code() == static_cast<uint8_t>(troupe_errc::replica_lost));
-  CHECK(text.find("replica 0") != std::string::npos);
   CHECK(text.find("no replica is left") != std::string::npos);
-  CHECK(elapsed < 30.0);
 }
 
 TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][config]") {
