@@ -16,7 +16,7 @@
 
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
-#include "model/local_trainer.hpp"
+#include "model/train/local_trainer.hpp"
 #include "model/optim/adam.hpp"
 
 using namespace troupe;

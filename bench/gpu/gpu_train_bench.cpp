@@ -14,7 +14,7 @@
 
 #include "model/backend/backend.hpp"
 #include "model/data/dataset.hpp"
-#include "model/device_trainer.hpp"
+#include "model/train/device_trainer.hpp"
 
 using namespace troupe;
 

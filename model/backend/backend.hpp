@@ -1,52 +1,21 @@
 // The compute backend interface: memory where the backend computes, and the
 // heavy ops of a dense network's step. The CPU (Eigen) backend is the
-// reference; the CUDA backend implements the same ops on a GPU.
+// reference; the CUDA backend implements the same ops on a GPU. The ops of the
+// device-resident training loop are a second interface (resident_ops.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "model/expected.hpp"
 #include "model/model_spec.hpp"
+#include "model/optim/adam_coefficients.hpp"
 
 namespace troupe {
 
-/// Holds the per-step constants of Adam; alpha already carries the bias
-/// correction lr * sqrt(1 - b2^t) / (1 - b1^t).
-struct adam_coefficients {
-  float alpha = 0;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float epsilon = 1e-7f;
-};
-
-/// Holds Adam's hyperparameters, for the op that derives each step's
-/// coefficients on the device from a step count kept there.
-struct adam_hyperparameters {
-  float learning_rate = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float epsilon = 1e-7f;
-};
-
-/// Says where a device-driven training loop stands. It lives in backend
-/// memory so that a recorded step (see backend::record) reads and advances it
-/// on the device: the host queues the same step again and again unchanged.
-struct step_counters {
-  int64_t cursor = 0; // the next batch starts at order[cursor]
-  int64_t steps = 0;  // optimizer steps taken, Adam's t
-};
-
-/// Replays a sequence of ops that backend::record captured.
-class recorded_ops {
-public:
-  virtual ~recorded_ops() = default;
-  /// Queues the recorded ops again, in order, as one unit.
-  virtual void replay() = 0;
-};
+class resident_loop_ops;
 
 /// Computes the ops of a training step on one device. All pointers passed to
 /// ops point into memory from this backend's allocate(). Matrices are
@@ -99,36 +68,15 @@ public:
 
   /// One Adam step over flat arrays (see optim/adam.hpp for the formula):
   /// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= alpha m / (sqrt(v) + eps).
+  /// The store's optimizer (optim/adam.cpp) steps through this op.
   virtual void adam_update(float* weights, const float* gradient, float* m,
                            float* v, size_t count, const adam_coefficients& c) = 0;
 
-  // --- device-driven steps (data resident in backend memory) ----------------
-  /// Copies rows order[counters->cursor + r], r < rows, of a resident data set
-  /// (images: (n, features), labels: (n)) into images_out and labels_out.
-  /// The caller guarantees that cursor + rows stays within order.
-  virtual void gather_rows(const float* images, const int32_t* labels, int features,
-                           const uint32_t* order, const step_counters* counters,
-                           int rows, float* images_out, int32_t* labels_out) = 0;
-
-  /// counters->cursor += rows; counters->steps += 1.
-  virtual void advance_step(step_counters* counters, int rows) = 0;
-
-  /// Like adam_update, with the step number t = counters->steps read on the
-  /// device (1-based: call after advance_step) and the coefficients derived
-  /// from it as adam_step_coefficients does on the host.
-  virtual void adam_update_counted(float* weights, const float* gradient, float* m,
-                                   float* v, size_t count,
-                                   const adam_hyperparameters& h,
-                                   const step_counters* counters) = 0;
-
-  // --- recording ------------------------------------------------------------
-  /// Records the ops that `queue_ops` queues, without running them, so that
-  /// replay() queues them all again at once (on a GPU: a CUDA graph, one
-  /// launch instead of one per op). queue_ops may queue ops only: no copies
-  /// to the host, no allocation. By default replay() calls queue_ops again.
-  /// A device that cannot record is an error value; callers then queue the
-  /// ops one by one.
-  virtual expected<std::unique_ptr<recorded_ops>> record(std::function<void()> queue_ops);
+  // --- the device-resident loop -------------------------------------------
+  /// Returns the ops that device_trainer's loop needs besides the ones above
+  /// (model/backend/resident_ops.hpp), or null where this backend cannot run
+  /// that loop. The CPU and CUDA backends return themselves.
+  virtual resident_loop_ops* resident_ops() { return nullptr; }
 };
 
 /// Creates a backend from a device name: "cpu" or "cuda:N". A device that is

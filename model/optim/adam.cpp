@@ -1,24 +1,10 @@
-// Adam's bookkeeping; the loop itself lives in adam_kernel.cpp.
+// Adam's bookkeeping; each step is the backend's adam_update (on the CPU
+// backend: model/backend/cpu/adam_kernel.cpp).
 #include "model/optim/adam.hpp"
 
-#include <cmath>
-
-#include "model/optim/adam_kernel.hpp"
+#include "model/backend/cpu/eigen_backend.hpp"
 
 namespace troupe {
-
-adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step) {
-  // The CUDA backend's adam_update_counted computes the same in double.
-  const double t = static_cast<double>(step);
-  const double correction = std::sqrt(1.0 - std::pow(double{h.beta2}, t))
-                            / (1.0 - std::pow(double{h.beta1}, t));
-  adam_coefficients c;
-  c.alpha = static_cast<float>(h.learning_rate * correction);
-  c.beta1 = h.beta1;
-  c.beta2 = h.beta2;
-  c.epsilon = h.epsilon;
-  return c;
-}
 
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step) {
   return adam_step_coefficients(adam_settings(config), step);
@@ -34,26 +20,41 @@ adam_hyperparameters adam_settings(const optimizer_config& config) {
 }
 
 adam::adam(const optimizer_config& config, size_t size)
-  : config_(config), m_(size, 0.0f), v_(size, 0.0f) {
+  : adam(config, size, nullptr) {
+}
+
+adam::adam(const optimizer_config& config, size_t size, backend& compute)
+  : adam(config, size, &compute) {
+}
+
+adam::adam(const optimizer_config& config, size_t size, backend* compute)
+  : own_backend_(compute == nullptr ? make_eigen_backend() : nullptr),
+    compute_(compute == nullptr ? own_backend_.get() : compute),
+    config_(config),
+    m_(*compute_, size),
+    v_(*compute_, size) {
+  compute_->fill_zero(m_.data(), size * sizeof(float));
+  compute_->fill_zero(v_.data(), size * sizeof(float));
 }
 
 void adam::apply(float* weights, const float* gradient) {
   ++steps_;
-  adam_kernel(weights, gradient, m_.data(), v_.data(), m_.size(),
-              adam_step_coefficients(config_, steps_));
+  compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(),
+                        adam_step_coefficients(config_, steps_));
 }
 
 std::vector<float> adam::state() const {
-  std::vector<float> state(m_);
-  state.insert(state.end(), v_.begin(), v_.end());
+  std::vector<float> state(2 * m_.size());
+  m_.download(state.data(), m_.size());
+  v_.download(state.data() + m_.size(), v_.size());
   return state;
 }
 
 bool adam::restore(const std::vector<float>& state, uint64_t steps) {
   if (state.size() != 2 * m_.size())
     return false;
-  std::copy(state.begin(), state.begin() + m_.size(), m_.begin());
-  std::copy(state.begin() + m_.size(), state.end(), v_.begin());
+  m_.upload(state.data(), m_.size());
+  v_.upload(state.data() + m_.size(), v_.size());
   steps_ = steps;
   return true;
 }

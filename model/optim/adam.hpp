@@ -7,24 +7,34 @@
 //   w     -= alpha * m / (sqrt(v) + epsilon)
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "model/backend/backend.hpp"
+#include "model/optim/adam_coefficients.hpp"
 #include "model/optim/optimizer.hpp"
 
 namespace troupe {
 
 /// Returns the coefficients of Adam's step number `step` (1-based).
-adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step);
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step);
 
 /// Picks Adam's hyperparameters out of an optimizer_config.
 adam_hyperparameters adam_settings(const optimizer_config& config);
 
-/// Keeps Adam's two moments and applies the Keras update.
+/// Keeps Adam's two moments and applies the Keras update as the backend op
+/// adam_update: the one Adam loop of each backend serves the store and the
+/// trainers alike.
 class adam final : public optimizer {
 public:
+  /// Keeps the moments in host memory and steps on a CPU backend of its own.
   adam(const optimizer_config& config, size_t size);
+  /// Keeps the moments in `compute`'s memory and steps there; apply() then
+  /// takes weights and gradient in that memory too.
+  adam(const optimizer_config& config, size_t size, backend& compute);
+
+  adam(const adam&) = delete;
+  adam& operator=(const adam&) = delete;
 
   void apply(float* weights, const float* gradient) override;
   uint64_t steps() const override { return steps_; }
@@ -33,9 +43,13 @@ public:
   size_t size() const override { return m_.size(); }
 
 private:
+  adam(const optimizer_config& config, size_t size, backend* compute);
+
+  std::unique_ptr<backend> own_backend_; // set when no backend was given
+  backend* compute_;
   optimizer_config config_;
-  std::vector<float> m_;
-  std::vector<float> v_;
+  device_array<float> m_; // (size): first moment
+  device_array<float> v_; // (size): second moment
   uint64_t steps_ = 0;
 };
 

@@ -1,7 +1,7 @@
 // The per-element bound on the GPU's Adam drift (see adam_drift_bound.hpp).
 //
 // u = 2^-24, the unit roundoff of float: fl(x) = x (1 + d) with |d| <= u. The
-// CPU (model/optim/adam_kernel.cpp) and the GPU (cuda_kernels.cu, adam_loop)
+// CPU (model/backend/cpu/adam_kernel.cpp) and the GPU (cuda_kernels.cu, adam_loop)
 // compute, with c1 = fl(1 - b1), c2 = fl(1 - b2):
 //
 //   m' = b1 m + c1 g,   v' = b2 v + fl(c2 g) g,   w' = fl(w - q),

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "model/device_trainer.hpp"
+#include "model/train/device_trainer.hpp"
 #include "model/optim/adam.hpp"
 #include "tests/cuda/adam_drift_bound.hpp"
 #include "tests/cuda/cuda_test_support.hpp"
@@ -48,9 +48,9 @@ TEST_CASE("gather_rows, advance_step and counted adam match the cpu",
   std::vector<float> cpu_batch(static_cast<size_t>(rows) * features);
   std::vector<int32_t> cpu_labels(rows);
   step_counters cpu_counters = counters;
-  cpu().gather_rows(images.data(), labels.data(), features, order.data(), &cpu_counters,
+  cpu().resident_ops()->gather_rows(images.data(), labels.data(), features, order.data(), &cpu_counters,
                     rows, cpu_batch.data(), cpu_labels.data());
-  cpu().advance_step(&cpu_counters, rows);
+  cpu().resident_ops()->advance_step(&cpu_counters, rows);
 
   auto gpu_images = upload(images);
   auto gpu_labels = upload(labels);
@@ -58,9 +58,9 @@ TEST_CASE("gather_rows, advance_step and counted adam match the cpu",
   auto gpu_counters = upload(std::vector<step_counters>{counters});
   device_array<float> gpu_batch(gpu(), cpu_batch.size());
   device_array<int32_t> gpu_batch_labels(gpu(), rows);
-  gpu().gather_rows(gpu_images.data(), gpu_labels.data(), features, gpu_order.data(),
+  gpu().resident_ops()->gather_rows(gpu_images.data(), gpu_labels.data(), features, gpu_order.data(),
                     gpu_counters.data(), rows, gpu_batch.data(), gpu_batch_labels.data());
-  gpu().advance_step(gpu_counters.data(), rows);
+  gpu().resident_ops()->advance_step(gpu_counters.data(), rows);
   CHECK(download(gpu_batch) == cpu_batch);
   CHECK(download(gpu_batch_labels) == cpu_labels);
   const auto advanced = download(gpu_counters)[0];
@@ -79,12 +79,12 @@ TEST_CASE("gather_rows, advance_step and counted adam match the cpu",
     auto gpu_g = to_gpu(g);
     bound.step(cpu_w, g, cpu_m, cpu_v,
                adam_step_coefficients(config, static_cast<uint64_t>(cpu_counters.steps)));
-    cpu().adam_update_counted(cpu_w.data(), g.data(), cpu_m.data(), cpu_v.data(), size,
+    cpu().resident_ops()->adam_update_counted(cpu_w.data(), g.data(), cpu_m.data(), cpu_v.data(), size,
                               adam_settings(config), &cpu_counters);
-    gpu().adam_update_counted(gpu_w.data(), gpu_g.data(), gpu_m.data(), gpu_v.data(),
+    gpu().resident_ops()->adam_update_counted(gpu_w.data(), gpu_g.data(), gpu_m.data(), gpu_v.data(),
                               size, adam_settings(config), gpu_counters.data());
-    cpu().advance_step(&cpu_counters, 0);
-    gpu().advance_step(gpu_counters.data(), 0);
+    cpu().resident_ops()->advance_step(&cpu_counters, 0);
+    gpu().resident_ops()->advance_step(gpu_counters.data(), 0);
   }
   CHECK_WITHIN(to_host(gpu_m), cpu_m, bound.m());
   CHECK_WITHIN(to_host(gpu_v), cpu_v, bound.v());
@@ -105,7 +105,7 @@ TEST_CASE("a recorded graph replays exactly what the ops compute one by one",
     gpu().bias_activation(x, gpu_bias.data(), rows, 1, activation::relu);
     gpu().gemm(false, false, rows, 1, 1, 0.5f, x, gpu_bias.data(), 1.0f, y);
   };
-  auto recorded = gpu().record([&] { queue_ops(replayed_x.data(), replayed_y.data()); });
+  auto recorded = gpu().resident_ops()->record([&] { queue_ops(replayed_x.data(), replayed_y.data()); });
   INFO((recorded ? std::string() : recorded.error().message));
   REQUIRE(recorded);
   CHECK(to_host(replayed_y) == y0); // recording runs nothing

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/backend/cpu/eigen_backend.hpp"
-#include "model/device_trainer.hpp"
+#include "model/train/device_trainer.hpp"
 #include "model/optim/adam.hpp"
 #include "tests/test_slice.hpp"
 
@@ -85,11 +85,11 @@ TEST_CASE("gather_rows and advance_step follow the counters", "[model][device_tr
   counters.cursor = 2;
   std::vector<float> batch(2 * features);
   std::vector<int32_t> batch_labels(2);
-  compute->gather_rows(images.data(), labels.data(), features, order.data(), &counters,
+  compute->resident_ops()->gather_rows(images.data(), labels.data(), features, order.data(), &counters,
                        2, batch.data(), batch_labels.data());
   CHECK(batch == std::vector<float>{9, 10, 11, 3, 4, 5}); // rows 3 and 1
   CHECK(batch_labels == std::vector<int32_t>{13, 11});
-  compute->advance_step(&counters, 2);
+  compute->resident_ops()->advance_step(&counters, 2);
   CHECK(counters.cursor == 4);
   CHECK(counters.steps == 1);
 }
@@ -103,7 +103,7 @@ TEST_CASE("adam_update_counted takes its step number from the counters",
   auto host_weights = weights, host_m = m, host_v = v;
   step_counters counters;
   counters.steps = 7;
-  compute->adam_update_counted(weights.data(), gradient.data(), m.data(), v.data(), 4,
+  compute->resident_ops()->adam_update_counted(weights.data(), gradient.data(), m.data(), v.data(), 4,
                                adam_settings(config), &counters);
   compute->adam_update(host_weights.data(), gradient.data(), host_m.data(), host_v.data(),
                        4, adam_step_coefficients(config, 7));

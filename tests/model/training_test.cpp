@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "model/backend/cpu/eigen_backend.hpp"
-#include "model/local_trainer.hpp"
+#include "model/train/local_trainer.hpp"
 
 using namespace troupe;
 

@@ -11,8 +11,8 @@
 #include <Eigen/Core>
 
 #include "model/backend/cpu/gemm/gemm.hpp"
-#include "model/optim/adam.hpp"
-#include "model/optim/adam_kernel.hpp"
+#include "model/backend/cpu/adam_kernel.hpp"
+#include "model/backend/resident_ops.hpp"
 
 namespace troupe {
 
@@ -23,7 +23,7 @@ using matrix_map = Eigen::Map<row_matrix>;
 using const_matrix_map = Eigen::Map<const row_matrix>;
 using const_vector_map = Eigen::Map<const Eigen::RowVectorXf>;
 
-class eigen_backend final : public backend {
+class eigen_backend final : public backend, public resident_loop_ops {
 public:
   std::string name() const override { return "cpu"; }
   bool host_memory() const override { return true; }
@@ -110,6 +110,8 @@ public:
                    size_t count, const adam_coefficients& c) override {
     adam_kernel(weights, gradient, m, v, count, c);
   }
+
+  resident_loop_ops* resident_ops() override { return this; }
 
   void gather_rows(const float* images, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,

@@ -11,6 +11,7 @@
 
 #include "model/backend/cuda/cuda_check.hpp"
 #include "model/backend/cuda/cuda_kernels.cuh"
+#include "model/backend/resident_ops.hpp"
 
 namespace troupe {
 
@@ -71,7 +72,7 @@ private:
   cudaGraphExec_t exec_;
 };
 
-class cuda_backend final : public backend {
+class cuda_backend final : public backend, public resident_loop_ops {
 public:
   cuda_backend(int device, cudaStream_t stream, cublasHandle_t blas, void* workspace)
     : device_(device), stream_(stream), blas_(blas), blas_workspace_(workspace) {}
@@ -173,6 +174,8 @@ public:
     make_current();
     launch_adam_update(stream_, weights, gradient, m, v, count, c);
   }
+
+  resident_loop_ops* resident_ops() override { return this; }
 
   void gather_rows(const float* images, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "model/backend/backend.hpp"
+#include "model/backend/resident_ops.hpp"
 
 namespace troupe::cuda_detail {
 

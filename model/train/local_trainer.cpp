@@ -1,5 +1,5 @@
 // The single-process fit loop.
-#include "model/local_trainer.hpp"
+#include "model/train/local_trainer.hpp"
 
 #include <chrono>
 

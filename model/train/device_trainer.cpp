@@ -1,6 +1,6 @@
 // The device-resident fit loop: gather, gradient, advance, Adam, all queued
 // on the backend, and for full batches replayed from one recording.
-#include "model/device_trainer.hpp"
+#include "model/train/device_trainer.hpp"
 
 #include <chrono>
 
@@ -14,6 +14,10 @@ expected<std::unique_ptr<device_trainer>>
 device_trainer::make(const model_spec& spec, backend& compute, const dataset& train,
                      const optimizer_config& optimizer, uint64_t seed,
                      size_t batch_size, bool record_steps) {
+  if (compute.resident_ops() == nullptr)
+    return fail(model_errc::invalid_argument,
+                "the device-resident trainer cannot run on '" + compute.name()
+                  + "': it has no resident_ops()");
   if (optimizer.name != "adam")
     return fail(model_errc::invalid_argument,
                 "the device-resident trainer runs Adam only, not '" + optimizer.name + "'");
@@ -31,6 +35,7 @@ device_trainer::device_trainer(const model_spec& spec, backend& compute,
                                const dataset& train, const optimizer_config& optimizer,
                                uint64_t seed, size_t batch_size, bool record_steps)
   : compute_(&compute),
+    loop_(compute.resident_ops()),
     net_(spec, compute, batch_size),
     adam_(adam_settings(optimizer)),
     seed_(seed),
@@ -58,14 +63,13 @@ device_trainer::device_trainer(const model_spec& spec, backend& compute,
 
 void device_trainer::queue_step(size_t rows) {
   const int batch_rows = static_cast<int>(rows);
-  compute_->gather_rows(images_.data(), labels_.data(), features_, order_.data(),
-                        counters_.data(), batch_rows, net_.staged_images(),
-                        net_.staged_labels());
+  loop_->gather_rows(images_.data(), labels_.data(), features_, order_.data(),
+                     counters_.data(), batch_rows, net_.staged_images(),
+                     net_.staged_labels());
   net_.queue_staged_gradient(rows);
-  compute_->advance_step(counters_.data(), batch_rows);
-  compute_->adam_update_counted(net_.device_parameters(), net_.device_gradient(),
-                                m_.data(), v_.data(), m_.size(), adam_,
-                                counters_.data());
+  loop_->advance_step(counters_.data(), batch_rows);
+  loop_->adam_update_counted(net_.device_parameters(), net_.device_gradient(),
+                             m_.data(), v_.data(), m_.size(), adam_, counters_.data());
 }
 
 // The first full batch runs op by op (it also loads every kernel the
@@ -78,7 +82,7 @@ void device_trainer::run_full_step() {
   queue_step(batch_size_);
   if (!record_steps_)
     return;
-  auto recorded = compute_->record([this] { queue_step(batch_size_); });
+  auto recorded = loop_->record([this] { queue_step(batch_size_); });
   if (recorded) {
     full_step_ = std::move(*recorded);
     step_mode_ = "recorded (one replay per step)";

@@ -1,10 +1,11 @@
-// The Adam update loop over flat arrays, in its own translation unit so that
-// GCC vectorizes it (inlined into a lambda it has been seen to stay scalar).
+// The CPU backend's Adam loop over flat arrays (adam_update and
+// adam_update_counted), in its own translation unit so that GCC vectorizes it
+// (inlined into a lambda it has been seen to stay scalar).
 #pragma once
 
 #include <cstddef>
 
-#include "model/backend/backend.hpp"
+#include "model/optim/adam_coefficients.hpp"
 
 namespace troupe {
 

@@ -1,6 +1,6 @@
 // The Adam update loop. Build with -fopt-info-vec-optimized to see that the
 // loop below is vectorized (it needs -fno-math-errno for sqrtf).
-#include "model/optim/adam_kernel.hpp"
+#include "model/backend/cpu/adam_kernel.hpp"
 
 #include <cmath>
 

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "model/backend/backend.hpp"
+#include "model/backend/resident_ops.hpp"
 #include "model/data/dataset.hpp"
-#include "model/local_trainer.hpp"
+#include "model/train/local_trainer.hpp"
 #include "model/network.hpp"
 #include "model/optim/optimizer.hpp"
 
@@ -20,13 +21,13 @@ namespace troupe {
 /// moments and the step counters all in the backend's memory. Per epoch only
 /// the shuffled order goes up; a step copies nothing between host and device,
 /// and the host waits only when it reads the epoch's stats. Every full batch
-/// replays one recorded step (backend::record: a CUDA graph on a GPU).
+/// replays one recorded step (resident_loop_ops::record: a CUDA graph on a GPU).
 /// Shuffle, batches and update are local_trainer's, so on the CPU backend the
 /// two give bitwise-equal parameters.
 class device_trainer {
 public:
-  /// Errors: an optimizer other than Adam, a batch size of 0, a model that
-  /// does not fit the data.
+  /// Errors: a backend without resident_ops(), an optimizer other than Adam,
+  /// a batch size of 0, a model that does not fit the data.
   static expected<std::unique_ptr<device_trainer>>
   make(const model_spec& spec, backend& compute, const dataset& train,
        const optimizer_config& optimizer, uint64_t seed, size_t batch_size,
@@ -58,6 +59,7 @@ private:
   void run_full_step();
 
   backend* compute_;
+  resident_loop_ops* loop_; // compute_->resident_ops()
   network net_;
   adam_hyperparameters adam_;
   uint64_t seed_;

@@ -1,6 +1,6 @@
-// What every backend shares: recording by keeping the ops' function and
-// calling it again, for backends (the CPU) where a launch costs nothing.
-#include "model/backend/backend.hpp"
+// The default recording: keep the ops' function and call it again, for
+// backends (the CPU) where a launch costs nothing.
+#include "model/backend/resident_ops.hpp"
 
 #include <utility>
 
@@ -20,7 +20,8 @@ private:
 
 } // namespace
 
-expected<std::unique_ptr<recorded_ops>> backend::record(std::function<void()> queue_ops) {
+expected<std::unique_ptr<recorded_ops>>
+resident_loop_ops::record(std::function<void()> queue_ops) {
   return std::unique_ptr<recorded_ops>(new replayed_function(std::move(queue_ops)));
 }
 

@@ -1,0 +1,30 @@
+// Adam's numbers as the update ops take them: the hyperparameters, and one
+// step's coefficients with the bias correction folded into alpha.
+#pragma once
+
+#include <cstdint>
+
+namespace troupe {
+
+/// Holds the per-step constants of Adam; alpha already carries the bias
+/// correction lr * sqrt(1 - b2^t) / (1 - b1^t).
+struct adam_coefficients {
+  float alpha = 0;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-7f;
+};
+
+/// Holds Adam's hyperparameters, for the op that derives each step's
+/// coefficients on the device from a step count kept there.
+struct adam_hyperparameters {
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-7f;
+};
+
+/// Returns the coefficients of Adam's step number `step` (1-based).
+adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step);
+
+} // namespace troupe
