@@ -87,60 +87,63 @@ void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int coun
   }
 }
 
-// The rows a full stripe of `rows` left over: m - i0 < rows of them.
-template <class ops, int rows, int vectors, bool partial>
-void leftover_rows(const gemm_args& g, const float* b, long ldb, int i0, int j0, int count) {
-  if constexpr (rows > 0) {
-    if (g.m - i0 == rows)
-      tile<ops, rows, vectors, partial>(g, b, ldb, i0, j0, count);
-    else
-      leftover_rows<ops, rows - 1, vectors, partial>(g, b, ldb, i0, j0, count);
-  }
-}
-
-template <class ops, int rows, int vectors, bool partial>
-void column_stripe(const gemm_args& g, const float* b, long ldb, int j0, int count) {
-  int i0 = 0;
-  for (; i0 + rows <= g.m; i0 += rows)
-    tile<ops, rows, vectors, partial>(g, b, ldb, i0, j0, count);
-  leftover_rows<ops, rows - 1, vectors, partial>(g, b, ldb, i0, j0, count);
-}
-
-// The last columns, fewer than vectors * width of them: copied into a
-// zero-padded panel (g.scratch) so that every load is a whole vector.
-template <class ops, int rows, int vectors>
-void last_columns(const gemm_args& g, int j0) {
+// The last columns of a band, fewer than vectors * width of them, read from
+// the zero-padded panel run_block packed (row stride vectors * width).
+template <class ops, int rows, int vectors, int max_vectors>
+void last_columns(const gemm_args& g, int i0, int j0, int columns) {
   if constexpr (vectors > 0) {
     constexpr int width = ops::width;
-    const int columns = g.n - j0;
     if (columns <= (vectors - 1) * width) {
-      last_columns<ops, rows, vectors - 1>(g, j0);
+      last_columns<ops, rows, vectors - 1, max_vectors>(g, i0, j0, columns);
       return;
-    }
-    constexpr int panel_width = vectors * width;
-    for (int kk = 0; kk < g.k; ++kk) {
-      const float* from = g.b + kk * g.ldb + j0;
-      float* to = g.scratch + kk * panel_width;
-      for (int j = 0; j < panel_width; ++j)
-        to[j] = j < columns ? from[j] : 0.0f;
     }
     const int last = columns - (vectors - 1) * width;
     if (last == width)
-      column_stripe<ops, rows, vectors, false>(g, g.scratch, panel_width, j0, width);
+      tile<ops, rows, vectors, false>(g, g.scratch, max_vectors * width, i0, j0, width);
     else
-      column_stripe<ops, rows, vectors, true>(g, g.scratch, panel_width, j0, last);
+      tile<ops, rows, vectors, true>(g, g.scratch, max_vectors * width, i0, j0, last);
+  }
+}
+
+// One band of `rows` rows across all columns: the band's A stays in L1
+// while the stripes of B stream past it.
+template <class ops, int rows, int vectors>
+void row_band(const gemm_args& g, int i0, int full_columns) {
+  constexpr int stripe = vectors * ops::width;
+  for (int j0 = 0; j0 < full_columns; j0 += stripe)
+    tile<ops, rows, vectors, false>(g, g.b + j0, g.ldb, i0, j0, ops::width);
+  if (full_columns < g.n)
+    last_columns<ops, rows, vectors, vectors>(g, i0, full_columns, g.n - full_columns);
+}
+
+// The band a whole number of `rows` bands left over: m - i0 < rows rows.
+template <class ops, int rows, int vectors>
+void leftover_band(const gemm_args& g, int i0, int full_columns) {
+  if constexpr (rows > 0) {
+    if (g.m - i0 == rows)
+      row_band<ops, rows, vectors>(g, i0, full_columns);
+    else
+      leftover_band<ops, rows - 1, vectors>(g, i0, full_columns);
   }
 }
 
 template <class ops, int rows, int vectors>
 void run_block(const gemm_args& g) {
-  static_assert(vectors * ops::width <= gemm_args::max_panel_width);
   constexpr int stripe = vectors * ops::width;
-  int j0 = 0;
-  for (; j0 + stripe <= g.n; j0 += stripe)
-    column_stripe<ops, rows, vectors, false>(g, g.b + j0, g.ldb, j0, ops::width);
-  if (j0 < g.n)
-    last_columns<ops, rows, vectors>(g, j0);
+  static_assert(stripe <= gemm_args::max_panel_width);
+  const int full_columns = g.n / stripe * stripe;
+  if (full_columns < g.n)
+    // The last columns go to a zero-padded panel, so every load is a whole vector.
+    for (int kk = 0; kk < g.k; ++kk) {
+      const float* from = g.b + kk * g.ldb + full_columns;
+      float* to = g.scratch + kk * stripe;
+      for (int j = 0; j < stripe; ++j)
+        to[j] = full_columns + j < g.n ? from[j] : 0.0f;
+    }
+  int i0 = 0;
+  for (; i0 + rows <= g.m; i0 += rows)
+    row_band<ops, rows, vectors>(g, i0, full_columns);
+  leftover_band<ops, rows - 1, vectors>(g, i0, full_columns);
 }
 
 /// Computes the whole product with tiles of rows x (vectors * width) floats,
