@@ -76,6 +76,21 @@ void apply_losses(replica_state& st) {
   }
 }
 
+// The error a replica answers its epoch order with when a push failed: the
+// store's own refusal keeps its code (bad_gradient, stale_round, ...); CAF's
+// request errors become the Troupe code they mean (the store did not answer
+// in time, or is gone); anything else is passed on as it is. `what` names the
+// push for a person.
+caf::error push_failure(const caf::error& err, const std::string& what) {
+  if (err.category() == caf::atom("troupe"))
+    return make_troupe_error(static_cast<troupe_errc>(err.code()), what + describe(err));
+  if (err == caf::sec::request_timeout)
+    return make_troupe_error(troupe_errc::timeout, what + describe(err));
+  if (err == caf::sec::request_receiver_down)
+    return make_troupe_error(troupe_errc::store_lost, what + describe(err));
+  return err;
+}
+
 std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
   for (auto& buffer : st.gradients) {
     if (!buffer)
@@ -146,10 +161,10 @@ void run_round(replica_pointer self) {
       },
       [self](caf::error& err) {
         auto& st = self->state;
-        st.promise.deliver(make_troupe_error(
-          err == caf::sec::request_timeout ? troupe_errc::timeout : troupe_errc::bad_data,
-          "replica " + std::to_string(st.setup->config.index) + ": push of round "
-            + std::to_string(st.first_round + st.next_round) + " failed: " + describe(err)));
+        st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
+                                               + ": push of round "
+                                               + std::to_string(st.first_round + st.next_round)
+                                               + " failed: "));
       });
 }
 
