@@ -1,0 +1,96 @@
+// A real replica (its own thread) against a real store: what the replica
+// answers its epoch order with when the store refuses its push.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "actors/replica.hpp"
+#include "actors/variable_store.hpp"
+#include "messages/errors.hpp"
+#include "messages/register.hpp"
+#include "model/parameter_layout.hpp"
+
+using namespace troupe;
+
+namespace {
+
+struct replica_test_config : caf::actor_system_config {
+  replica_test_config() { register_messages(*this); }
+};
+
+std::shared_ptr<const dataset> train_slice() {
+  static auto data = [] {
+    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
+    if (!loaded)
+      FAIL("cannot load " TROUPE_TEST_DATA_DIR ": " << loaded.error().message);
+    return std::make_shared<const dataset>(std::move(loaded->train));
+  }();
+  return data;
+}
+
+constexpr const char* small_model = "784-8relu-10";
+
+std::vector<float> model_parameters() {
+  return glorot_uniform_parameters(parameter_layout(*parse_model_spec(small_model)), 3);
+}
+
+// Spawns a sync store over `store_parameters` and one replica of two that the
+// store was never told about (no watch_atom), orders one epoch, and returns
+// the replica's answer: a report or the error.
+caf::expected<replica_report> epoch_against(std::vector<float> store_parameters) {
+  replica_test_config cfg;
+  caf::actor_system sys{cfg};
+  store_options options;
+  options.optimizer.name = "sgd";
+  options.optimizer.learning_rate = 0.1f;
+  options.initial_parameters = std::move(store_parameters);
+  auto store = spawn_variable_store(sys, std::move(options));
+  REQUIRE(store);
+  replica_config config;
+  config.replicas = 2;
+  config.model = small_model;
+  config.global_batch = 8;
+  config.step_timeout_ms = 5000;
+  auto replica = spawn_replica(sys, config, *store, train_slice());
+  REQUIRE(replica);
+  epoch_order order;
+  order.params.values =
+    shared_floats{std::make_shared<const std::vector<float>>(model_parameters())};
+  caf::expected<replica_report> answer = caf::sec::request_timeout;
+  caf::scoped_actor self{sys};
+  self->request(*replica, std::chrono::seconds(20), epoch_atom::value, order)
+    .receive([&](replica_report& report) { answer = report; },
+             [&](caf::error& err) { answer = std::move(err); });
+  self->send_exit(*replica, caf::exit_reason::user_shutdown);
+  self->send_exit(*store, caf::exit_reason::user_shutdown);
+  return answer;
+}
+
+} // namespace
+
+TEST_CASE("a store's refusal reaches the replica's answer with its own code",
+          "[replica][errors]") {
+  SECTION("a replica the sync store does not know: unknown_replica") {
+    auto answer = epoch_against(model_parameters());
+    REQUIRE_FALSE(answer);
+    const auto text = describe(answer.error());
+    INFO(text);
+    CHECK(answer.error().category() == caf::atom("troupe"));
+    CHECK(answer.error().code() == static_cast<uint8_t>(troupe_errc::unknown_replica));
+    CHECK(text.find("replica 0: push of round 0 failed") != std::string::npos);
+    CHECK(text.find("not a live member") != std::string::npos);
+  }
+  SECTION("a gradient of the wrong size: bad_gradient") {
+    auto answer = epoch_against(std::vector<float>(5, 0.0f));
+    REQUIRE_FALSE(answer);
+    const auto text = describe(answer.error());
+    INFO(text);
+    CHECK(answer.error().category() == caf::atom("troupe"));
+    CHECK(answer.error().code() == static_cast<uint8_t>(troupe_errc::bad_gradient));
+    CHECK(text.find("expected 5") != std::string::npos);
+  }
+}
