@@ -26,11 +26,8 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     hello.same_bits_required = (*policy)->reproducible();
   if (opts.store_node.empty()) {
     out.store_place = "this process";
-    out.spawn_store = [&system](store_options store_opts) -> caf::expected<store_actor> {
-      auto store = spawn_variable_store(system, std::move(store_opts));
-      if (!store)
-        return to_caf_error(store.error());
-      return *store;
+    out.spawn_store = [&system](store_options store_opts) {
+      return spawn_variable_store(system, std::move(store_opts));
     };
   } else {
     auto node = connect_to_node(system, opts.store_node, opts.tls, hello, timeout);
@@ -45,12 +42,8 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
   }
   if (opts.nodes.empty()) {
     out.replica_places = devices;
-    out.spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store)
-      -> caf::expected<replica_actor> {
-      auto replica = spawn_replica(system, cfg, store, train);
-      if (!replica)
-        return to_caf_error(replica.error());
-      return *replica;
+    out.spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store) {
+      return spawn_replica(system, cfg, store, train);
     };
   } else {
     std::vector<node_actor> nodes;

@@ -301,12 +301,12 @@ std::vector<caf::actor> remote_replicas;
 
 } // namespace
 
-expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                      const replica_config& config, store_actor store,
-                                      std::shared_ptr<const dataset> train) {
+caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
+                                           const replica_config& config, store_actor store,
+                                           std::shared_ptr<const dataset> train) {
   auto setup = make_replica_setup(config, std::move(store), std::move(train));
   if (!setup)
-    return setup.error();
+    return to_caf_error(setup.error());
   return system.spawn<caf::detached>(replica, std::move(*setup));
 }
 

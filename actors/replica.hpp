@@ -4,21 +4,21 @@
 
 #include <memory>
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
-#include "model/expected.hpp"
 
 namespace troupe {
 
 /// Spawns a replica on its own thread (detached), so its compute never stalls
 /// CAF's scheduler threads. With `train` null it loads the training set from
 /// config.data_dir (as a remote node does). Bad data, model or device are
-/// errors here, before anything runs.
-expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                      const replica_config& config, store_actor store,
-                                      std::shared_ptr<const dataset> train);
+/// errors here (bad_data, bad_config, device_failure), before anything runs.
+caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
+                                           const replica_config& config, store_actor store,
+                                           std::shared_ptr<const dataset> train);
 
 /// Names the actor type nodes register for CAF's remote spawn; its arguments
 /// are (replica_config, store_actor).

@@ -344,11 +344,11 @@ void add_store_actor_type(caf::actor_system_config& config) {
   config.add_actor_type(remote_store_type, remote_store);
 }
 
-expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                           store_options options) {
+caf::expected<store_actor> spawn_variable_store(caf::actor_system& system,
+                                                store_options options) {
   auto setup = make_store_setup(std::move(options));
   if (!setup)
-    return setup.error();
+    return to_caf_error(setup.error());
   return system.spawn(variable_store, std::move(*setup));
 }
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include "messages/interfaces.hpp"
-#include "model/expected.hpp"
 #include "model/optim/optimizer.hpp"
 
 namespace troupe {
@@ -43,8 +43,9 @@ constexpr const char* remote_store_type = "troupe.store";
 /// Lets other nodes spawn a variable store here (--store-node).
 void add_store_actor_type(caf::actor_system_config& config);
 
-/// Spawns a store; an unknown mode or optimizer is an error, not an actor.
-expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                           store_options options);
+/// Spawns a store; an unknown mode or optimizer is an error (bad_config), not
+/// an actor.
+caf::expected<store_actor> spawn_variable_store(caf::actor_system& system,
+                                                store_options options);
 
 } // namespace troupe

@@ -220,7 +220,7 @@ expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
 
 // Checks the header and the payload size and checksum; the payload itself is
 // decoded afterwards.
-expected<bool> validate(const bytes& in, const std::string& path) {
+status validate(const bytes& in, const std::string& path) {
   const size_t check = std::min(in.size(), sizeof(magic));
   if (check > 0 && std::memcmp(in.data(), magic, check) != 0)
     return bad_format(path, "not a Troupe checkpoint: the file does not start with \"TROUPECK\"");
@@ -248,7 +248,7 @@ expected<bool> validate(const bytes& in, const std::string& path) {
                               + " the header promises");
   if (get_at<uint32_t>(in, 20) != crc32_of(in.data() + header_size, actual))
     return bad_format(path, "checksum mismatch: the file is corrupt");
-  return true;
+  return {};
 }
 
 expected<bytes> read_all(const std::string& path) {
@@ -373,9 +373,9 @@ expected<checkpoint> read_checkpoint(const std::string& path) {
   return decode_payload(*in, path);
 }
 
-expected<bool> check_compatible(const checkpoint& c, const std::string& model,
-                                uint64_t config_fingerprint, size_t parameter_count,
-                                const std::string& path) {
+status check_compatible(const checkpoint& c, const std::string& model,
+                        uint64_t config_fingerprint, size_t parameter_count,
+                        const std::string& path) {
   if (canonical_model(c.model) != canonical_model(model))
     return fail(model_errc::invalid_argument, "checkpoint " + path + " was written for model "
                                                 + c.model + ", this run trains " + model);
@@ -388,7 +388,7 @@ expected<bool> check_compatible(const checkpoint& c, const std::string& model,
     return fail(model_errc::invalid_argument,
                 "checkpoint " + path + " holds " + std::to_string(c.params.size())
                   + " parameters, this run's model has " + std::to_string(parameter_count));
-  return true;
+  return {};
 }
 
 } // namespace troupe

@@ -39,10 +39,10 @@ expected<checkpoint> read_checkpoint(const std::string& path);
 
 /// Checks that `c`, read from `path`, can resume a run training `model` with
 /// settings hashed to `config_fingerprint` and `parameter_count` parameters.
-/// Returns true, or an invalid_argument error saying what differs. Model
+/// Succeeds, or fails with an invalid_argument error saying what differs. Model
 /// texts are compared in canonical form ("784-128relu-10").
-expected<bool> check_compatible(const checkpoint& c, const std::string& model,
-                                uint64_t config_fingerprint, size_t parameter_count,
-                                const std::string& path);
+status check_compatible(const checkpoint& c, const std::string& model,
+                        uint64_t config_fingerprint, size_t parameter_count,
+                        const std::string& path);
 
 } // namespace troupe

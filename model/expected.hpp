@@ -1,8 +1,10 @@
-// Error values for model/: a small expected<T> so that model/ needs no CAF
-// headers (the actors layer turns these into caf::error at its edge).
+// Error values for model/: a small expected<T> and its valueless twin status,
+// so that model/ needs no CAF headers (the actors layer turns these into
+// caf::error at its edge, with to_caf_error).
 #pragma once
 
 #include <cassert>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -40,6 +42,20 @@ public:
 
 private:
   std::variant<T, model_error> content_;
+};
+
+/// Holds success, or the model_error that prevented it: expected<T> for a
+/// call that has no value to return. `return {};` succeeds.
+class status {
+public:
+  status() = default;
+  status(model_error err) : error_(std::move(err)) {}
+
+  explicit operator bool() const noexcept { return !error_; }
+  const model_error& error() const { return *error_; }
+
+private:
+  std::optional<model_error> error_;
 };
 
 /// Builds a model_error in one expression: `return fail(model_errc::io_error, "...")`.

@@ -104,9 +104,9 @@ void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
   }
 }
 
-expected<bool> check_model_fits(const model_spec& spec, const dataset& data) {
+status check_model_fits(const model_spec& spec, const dataset& data) {
   if (data.features == spec.inputs && data.classes == spec.classes())
-    return true;
+    return {};
   return fail(model_errc::invalid_argument,
               "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
                 + std::to_string(spec.classes()) + " classes) does not fit the data ("

@@ -43,7 +43,7 @@ expected<dataset_pair> load_dataset(const std::string& dir);
 
 /// Checks that a model's input width and class count fit `data`; the error
 /// says both sides.
-expected<bool> check_model_fits(const model_spec& spec, const dataset& data);
+status check_model_fits(const model_spec& spec, const dataset& data);
 
 /// Copies the samples named by `indices` into contiguous buffers:
 /// images_out: (count, features), labels_out: (count).

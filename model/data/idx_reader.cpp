@@ -145,8 +145,8 @@ expected<std::vector<uint8_t>> read_idx_bytes(const std::string& path, uint32_t 
 
 // Checks that the `payload` bytes after the header hold exactly `count` items
 // of `item_size` bytes; `items` names them for the message ("labels").
-expected<bool> check_payload(const std::string& path, uint64_t payload, uint64_t count,
-                             uint64_t item_size, const std::string& items) {
+status check_payload(const std::string& path, uint64_t payload, uint64_t count,
+                     uint64_t item_size, const std::string& items) {
   if (payload == 0)
     return format_error(path, "truncated: the header promises " + std::to_string(count)
                                 + " " + items + " but no data follows it");
@@ -167,7 +167,7 @@ expected<bool> check_payload(const std::string& path, uint64_t payload, uint64_t
     return format_error(path, std::to_string(payload - needed)
                                 + " trailing bytes after the " + std::to_string(count)
                                 + " " + items + " the header promises");
-  return true;
+  return {};
 }
 
 } // namespace

@@ -200,14 +200,14 @@ TEST_CASE("a store is not spawned for an unknown mode, optimizer or no parameter
   bad_mode.initial_parameters = initial_parameters();
   auto a = spawn_variable_store(sys, bad_mode);
   REQUIRE_FALSE(a);
-  CHECK(a.error().message.find("bogus") != std::string::npos);
+  CHECK(describe(a.error()).find("bogus") != std::string::npos);
 
   store_options bad_optimizer;
   bad_optimizer.optimizer.name = "rmsprop";
   bad_optimizer.initial_parameters = initial_parameters();
   auto b = spawn_variable_store(sys, bad_optimizer);
   REQUIRE_FALSE(b);
-  CHECK(b.error().message.find("rmsprop") != std::string::npos);
+  CHECK(describe(b.error()).find("rmsprop") != std::string::npos);
 
   store_options no_parameters;
   CHECK_FALSE(spawn_variable_store(sys, no_parameters));
