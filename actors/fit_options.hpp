@@ -8,6 +8,7 @@
 
 #include <caf/expected.hpp>
 
+#include "actors/backend_wrapper.hpp"
 #include "model/data/dataset.hpp"
 #include "model/optim/optimizer.hpp"
 
@@ -37,6 +38,8 @@ struct fit_options {
   uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
   bool pin_cores = false;               // pin replica i to core i % cores
   std::string store_node;               // HOST:PORT of a node for the store; empty: here
+  // Test hook, never sent: wraps each local replica's backend (fault injection).
+  backend_wrapper wrap_replica_backend;
 };
 
 /// Hashes the settings a resumed run must share with the run that wrote the

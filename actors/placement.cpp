@@ -42,8 +42,9 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
   }
   if (opts.nodes.empty()) {
     out.replica_places = devices;
-    out.spawn_replica = [&system, train](const replica_config& cfg, const store_actor& store) {
-      return spawn_replica(system, cfg, store, train);
+    out.spawn_replica = [&system, train, wrap = opts.wrap_replica_backend](
+                          const replica_config& cfg, const store_actor& store) {
+      return spawn_replica(system, cfg, store, train, wrap);
     };
   } else {
     std::vector<node_actor> nodes;

@@ -220,7 +220,7 @@ replica_actor::behavior_type replica(replica_pointer self,
 
 expected<std::shared_ptr<replica_setup>>
 make_replica_setup(const replica_config& config, store_actor store,
-                   std::shared_ptr<const dataset> train) {
+                   std::shared_ptr<const dataset> train, const backend_wrapper& wrap) {
   if (config.replicas == 0 || config.index >= config.replicas)
     return fail(model_errc::invalid_argument,
                 "replica index " + std::to_string(config.index) + " is outside 0.."
@@ -244,6 +244,8 @@ make_replica_setup(const replica_config& config, store_actor store,
   auto compute = make_backend(config.device);
   if (!compute)
     return compute.error();
+  if (wrap)
+    *compute = wrap(config.index, std::move(*compute));
   auto setup = std::make_shared<replica_setup>();
   setup->config = config;
   setup->store = std::move(store);
@@ -279,7 +281,7 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
 // to the spawner, which asks every remote replica whether it is ready.
 replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
                                             store_actor store) {
-  auto setup = make_replica_setup(config, store, nullptr);
+  auto setup = make_replica_setup(config, store, nullptr, {});
   if (!setup) {
     auto reason = to_caf_error(setup.error());
     std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
@@ -303,8 +305,9 @@ std::vector<caf::actor> remote_replicas;
 
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            const replica_config& config, store_actor store,
-                                           std::shared_ptr<const dataset> train) {
-  auto setup = make_replica_setup(config, std::move(store), std::move(train));
+                                           std::shared_ptr<const dataset> train,
+                                           const backend_wrapper& wrap) {
+  auto setup = make_replica_setup(config, std::move(store), std::move(train), wrap);
   if (!setup)
     return to_caf_error(setup.error());
   return system.spawn<caf::detached>(replica, std::move(*setup));

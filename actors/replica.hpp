@@ -7,6 +7,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/backend_wrapper.hpp"
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
 
@@ -16,9 +17,11 @@ namespace troupe {
 /// CAF's scheduler threads. With `train` null it loads the training set from
 /// config.data_dir (as a remote node does). Bad data, model or device are
 /// errors here (bad_data, bad_config, device_failure), before anything runs.
+/// `wrap`, if set, wraps the replica's backend (a test hook).
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            const replica_config& config, store_actor store,
-                                           std::shared_ptr<const dataset> train);
+                                           std::shared_ptr<const dataset> train,
+                                           const backend_wrapper& wrap = {});
 
 /// Names the actor type nodes register for CAF's remote spawn; its arguments
 /// are (replica_config, store_actor).

@@ -15,6 +15,7 @@
 #include <caf/all.hpp>
 
 #include "actors/coordinator.hpp"
+#include "tests/actors/failing_backend.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/model_spec.hpp"
@@ -85,8 +86,7 @@ fit_options losing_replica_options(uint32_t replicas, uint32_t fail_replica,
                                    const std::string& on_replica_loss) {
   auto options = small_options("sync", replicas, 32);
   options.on_replica_loss = on_replica_loss;
-  options.fail_replica = fail_replica;
-  options.fail_at_push = 5;
+  testing::fail_replica_at_push(options, fail_replica, 5);
   options.step_timeout_ms = 3000;
   return options;
 }
@@ -94,7 +94,7 @@ fit_options losing_replica_options(uint32_t replicas, uint32_t fail_replica,
 // Runs a fit that must fail because a replica was lost; checks the error's
 // code, that it names the replica and that it came within 30 s, and returns
 // the error for the caller's own checks.
-caf::error fit_fails_losing_replica(const fit_options& options) {
+caf::error fit_fails_losing_replica(const fit_options& options, uint32_t lost_replica) {
   const auto start = std::chrono::steady_clock::now();
   auto summary = run_fit(options);
   const double elapsed = seconds_since(start);
@@ -102,7 +102,7 @@ caf::error fit_fails_losing_replica(const fit_options& options) {
   const auto text = describe(summary.error());
   INFO(text);
   CHECK(summary.error().code() == static_cast<uint8_t>(troupe_errc::replica_lost));
-  CHECK(text.find("replica " + std::to_string(options.fail_replica)) != std::string::npos);
+  CHECK(text.find("replica " + std::to_string(lost_replica)) != std::string::npos);
   CHECK(elapsed < 30.0);
   return summary.error();
 }
@@ -262,8 +262,8 @@ TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with 
 TEST_CASE("losing the only replica ends the fit even with on_replica_loss continue",
           "[fit][failure]") {
   auto options = losing_replica_options(1, 0, "continue");
-  options.fail_at_push = 3;
-  const auto text = describe(fit_fails_losing_replica(options));
+  testing::fail_replica_at_push(options, 0, 3);
+  const auto text = describe(fit_fails_losing_replica(options, 0));
   INFO(text);
   CHECK(text.find("no replica is left") != std::string::npos);
 }
