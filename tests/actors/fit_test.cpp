@@ -233,7 +233,7 @@ TEST_CASE("an uneven last round (batch 3 over 3 replicas) counts every sample on
 
 TEST_CASE("a replica lost mid-epoch aborts the fit with an error naming it",
           "[fit][failure]") {
-  const auto error = fit_fails_losing_replica(losing_replica_options(2, 1, "abort"));
+  const auto error = fit_fails_losing_replica(losing_replica_options(2, 1, "abort"), 1);
   CHECK(error.category() == caf::atom("troupe"));
 }
 
