@@ -1,8 +1,10 @@
 // Checks of fit_options and what is derived from them.
 #include "actors/fit_options.hpp"
 
+#include <algorithm>
 #include <sstream>
 
+#include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
 #include "model/model_spec.hpp"
@@ -10,9 +12,15 @@
 namespace troupe {
 
 caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data) {
-  if (options.mode != "sync" && options.mode != "async")
+  // The modes are the policy factory's: a new policy needs no change here.
+  const auto& modes = update_policy_modes();
+  if (std::find(modes.begin(), modes.end(), options.mode) == modes.end()) {
+    std::string known; // "sync or async"
+    for (size_t i = 0; i < modes.size(); ++i)
+      known += (i == 0 ? "" : i + 1 == modes.size() ? " or " : ", ") + modes[i];
     return make_troupe_error(troupe_errc::bad_config,
-                             "--mode: '" + options.mode + "' (expected sync or async)");
+                             "--mode: '" + options.mode + "' (expected " + known + ")");
+  }
   if (options.on_replica_loss != "abort" && options.on_replica_loss != "continue")
     return make_troupe_error(troupe_errc::bad_config,
                              "--on-replica-loss: '" + options.on_replica_loss

@@ -26,8 +26,6 @@ struct fit_options {
   std::string devices = "cpu";          // cpu | cuda:0,cuda:1,... | auto (round-robin)
   std::string on_replica_loss = "abort"; // abort | continue
   uint32_t step_timeout_ms = 60000;     // bound on one push's answer
-  uint32_t fail_replica = 0;            // fault injection: replica index ...
-  uint32_t fail_at_push = 0;            // ... throws at this push (0: never)
   std::vector<std::string> nodes;       // HOST:PORT of node programs; empty: all local
   uint32_t replicas_per_node = 1;       // with nodes: replicas = nodes * replicas_per_node
   std::string data_dir;                 // where nodes read the data (their own disk)

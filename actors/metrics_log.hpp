@@ -11,9 +11,9 @@
 
 namespace troupe {
 
-/// Formats one epoch as a Keras-like progress line.
-std::string progress_line(const epoch_record& record, uint32_t epochs,
-                          const std::string& mode);
+/// Formats one epoch as a Keras-like progress line; staleness appears when the
+/// run's update policy reports it (record.staleness_reported).
+std::string progress_line(const epoch_record& record, uint32_t epochs);
 
 /// Writes one JSON object per line: a record per epoch, then a final record.
 class metrics_log {

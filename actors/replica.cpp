@@ -49,7 +49,7 @@ struct replica_state {
   std::vector<int32_t> batch_labels;
   std::vector<uint32_t> order;                  // this epoch's permutation
   std::unique_ptr<epoch_schedule> schedule;
-  size_t losses_applied = 0;                    // triples of params.losses seen
+  size_t losses_applied = 0;                    // entries of params.losses seen
   std::vector<uint32_t> batch_indices;
   size_t next_round = 0;                        // position in this epoch
   uint64_t first_round = 0;                     // the store's round at epoch start
@@ -65,14 +65,14 @@ using replica_pointer = replica_actor::stateful_pointer<replica_state>;
 // the last answer (sync): their unprocessed share moves to the survivors.
 void apply_losses(replica_state& st) {
   const auto& losses = st.params.losses;
-  for (; st.losses_applied * 3 + 2 < losses.size(); ++st.losses_applied) {
-    const auto* loss = &losses[st.losses_applied * 3];
-    if (loss[0] < st.first_round)
+  for (; st.losses_applied < losses.size(); ++st.losses_applied) {
+    const replica_loss& loss = losses[st.losses_applied];
+    if (loss.round < st.first_round)
       continue; // an earlier epoch's loss: already out of this epoch's schedule
-    if (loss[0] - st.first_round >= st.schedule->rounds())
+    if (loss.round - st.first_round >= st.schedule->rounds())
       continue; // after this epoch's last round: the next epoch re-plans it
-    st.schedule->lose(static_cast<size_t>(loss[0] - st.first_round),
-                      static_cast<uint32_t>(loss[1]), loss[2] != 0);
+    st.schedule->lose(static_cast<size_t>(loss.round - st.first_round), loss.replica,
+                      loss.share_used);
   }
 }
 
@@ -147,8 +147,6 @@ void run_round(replica_pointer self) {
   st.pushed_at = clock_type::now();
   st.report.compute_seconds += seconds_between(start, st.pushed_at);
   ++st.report.pushes;
-  if (++st.pushes == cfg.fail_at_push)
-    throw std::runtime_error("injected fault at push " + std::to_string(st.pushes));
   self->request(st.setup->store, std::chrono::milliseconds(cfg.step_timeout_ms),
                 push_atom::value, std::move(push))
     .then(
@@ -200,11 +198,9 @@ replica_actor::behavior_type replica(replica_pointer self,
       for (uint32_t r = 0; r < cfg.replicas; ++r)
         live.push_back(r);
       // (Losses from this epoch's first round on are applied by apply_losses.)
-      const auto& losses = st.params.losses;
-      for (size_t i = 0; i + 2 < losses.size(); i += 3)
-        if (losses[i] < st.first_round)
-          live.erase(std::remove(live.begin(), live.end(), static_cast<uint32_t>(losses[i + 1])),
-                     live.end());
+      for (const replica_loss& loss : st.params.losses)
+        if (loss.round < st.first_round)
+          live.erase(std::remove(live.begin(), live.end(), loss.replica), live.end());
       st.losses_applied = 0;
       st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
       st.next_round = order.start_round;

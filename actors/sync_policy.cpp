@@ -1,27 +1,41 @@
 // The synchronous update policy.
 #include "actors/sync_policy.hpp"
 
+#include <string>
+
 namespace troupe {
 
 sync_policy::sync_policy(size_t parameter_count) : sum_(parameter_count) {
 }
 
-push_refusal sync_policy::check(const gradient_push& push) const {
+std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
+  const auto replica = std::to_string(push.replica);
+  const auto round = std::to_string(push.round);
   if (live_.count(push.replica) == 0)
-    return push_refusal::unknown_replica;
+    return push_refusal{refusal_code::unknown_replica,
+                        "replica " + replica + " is not a live member of this sync run"};
   if (push.round < round_)
-    return push_refusal::stale_round;
+    return push_refusal{refusal_code::stale_round,
+                        "gradient from replica " + replica + " is for round " + round
+                          + ", which is closed (the store is at round "
+                          + std::to_string(round_) + ")"};
   if (push.round > round_)
-    return push_refusal::unexpected_round;
+    return push_refusal{refusal_code::unexpected_round,
+                        "gradient from replica " + replica + " is for round " + round
+                          + ", but the store is at round " + std::to_string(round_)};
   if (pushed_.count(push.replica) > 0)
-    return push_refusal::duplicate_push;
-  return push_refusal::none;
+    return push_refusal{refusal_code::duplicate_push,
+                        "replica " + replica + " pushed twice in round " + round};
+  return std::nullopt;
 }
 
-void sync_policy::on_push(gradient_push push, store_port& store) {
+std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port& store) {
+  if (auto refused = refusal(push))
+    return refused;
   const auto replica = push.replica;
   pushed_.emplace(replica, std::move(push));
   close_round_if_complete(store);
+  return std::nullopt;
 }
 
 void sync_policy::on_replica_joined(uint32_t replica) {
@@ -29,8 +43,11 @@ void sync_policy::on_replica_joined(uint32_t replica) {
 }
 
 void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
+  if (live_.erase(replica) == 0)
+    return;
+  // Recorded before the round may close, so that its answers carry the loss.
   // A gradient it already pushed this round still counts: it is valid work.
-  live_.erase(replica);
+  losses_.push_back(replica_loss{round_, replica, pushed_.count(replica) > 0});
   close_round_if_complete(store);
 }
 
@@ -82,6 +99,7 @@ void sync_policy::close_round_if_complete(store_port& store) {
   ++round_;
   for (auto ticket : tickets)
     store.answer(ticket);
+  store.round_closed();
 }
 
 } // namespace troupe

@@ -12,29 +12,30 @@ namespace troupe {
 
 /// Holds each round's pushes until every live replica has pushed, then reduces
 /// them in replica-index order weighted by batch size (never in arrival
-/// order), applies one step and answers all of them.
+/// order), applies one step, answers all of them and closes the round. Keeps
+/// the replicas lost so far, so that the survivors re-plan alike.
 class sync_policy final : public update_policy {
 public:
   explicit sync_policy(size_t parameter_count);
 
-  bool reproducible() const override { return true; }
-
   std::string name() const override { return "sync"; }
-  push_refusal check(const gradient_push& push) const override;
-  void on_push(gradient_push push, store_port& store) override;
+  bool reproducible() const override { return true; }
+  bool reports_staleness() const override { return false; } // always 0: rounds wait
+  std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
-  bool keeps_rounds() const override { return true; }
-  bool has_pushed(uint32_t replica) const override { return pushed_.count(replica) > 0; }
+  std::vector<replica_loss> losses() const override { return losses_; }
   uint64_t next_round() const override { return round_; }
   void set_next_round(uint64_t round) override { round_ = round; }
 
 private:
+  std::optional<push_refusal> refusal(const gradient_push& push) const;
   void close_round_if_complete(store_port& store);
 
   std::set<uint32_t> live_;
   std::map<uint32_t, gradient_push> pushed_; // this round's pushes, by replica
   std::vector<float> sum_;
+  std::vector<replica_loss> losses_;
   uint64_t round_ = 0;
 };
 

@@ -1,13 +1,18 @@
-// The one seam between sync and async training: an update policy decides when
-// pushed gradients become an optimizer step and whom the store answers. Plain
-// C++ with no CAF in it, so policies are unit-tested with plain callbacks.
+// The one seam between sync and async training: an update policy decides which
+// pushes it takes, when they become an optimizer step, whom the store answers,
+// when a round closes, and what the replicas and the progress line learn of it.
+// The store is written once around it and never asks which mode runs. Plain
+// C++ with no actor in it, so policies are unit-tested with plain callbacks.
+// How to add a policy: docs/architecture.md, "The update policy seam".
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "messages/protocol.hpp" // replica_loss, a plain struct
 #include "model/expected.hpp"
 
 namespace troupe {
@@ -29,15 +34,25 @@ public:
   virtual void apply_step(const float* gradient) = 0;
   /// Answers the push behind `ticket` with the current parameters.
   virtual void answer(uint64_t ticket) = 0;
+  /// Tells the store that a round just closed, after its step and its answers:
+  /// the store counts these for periodic checkpoints (--checkpoint-every). A
+  /// policy without rounds (async) never calls it.
+  virtual void round_closed() = 0;
 };
 
-/// Says why a policy refuses a push (the store turns it into an error reply).
-enum class push_refusal {
-  none,
+/// Names why a policy refused a push; each is the troupe_errc of the same name
+/// (messages/errors.hpp) that the pusher receives.
+enum class refusal_code {
   unknown_replica,
   stale_round,
   unexpected_round,
   duplicate_push,
+};
+
+/// Says why a policy refused a push: the code and the sentence for a person.
+struct push_refusal {
+  refusal_code code;
+  std::string reason;
 };
 
 /// Decides when gradients become steps; the store is written once around it.
@@ -45,19 +60,22 @@ class update_policy {
 public:
   virtual ~update_policy() = default;
 
+  /// Names the policy, as --mode does.
+  virtual std::string name() const = 0;
+
   /// Tells whether a run under this policy promises the same bits for a fixed
   /// seed, whatever the timing and placement (then every node must compute the
   /// same bits: see check_handshake).
   virtual bool reproducible() const = 0;
 
-  /// Names the policy: "sync" or "async".
-  virtual std::string name() const = 0;
+  /// Tells whether pushes can be computed from parameters older than the
+  /// current ones under this policy, so that their staleness is worth
+  /// reporting (the progress line shows it then).
+  virtual bool reports_staleness() const = 0;
 
-  /// Tells whether `push` fits the policy's state; called before on_push.
-  virtual push_refusal check(const gradient_push& push) const = 0;
-
-  /// Takes an accepted push; may apply steps and answer pushes.
-  virtual void on_push(gradient_push push, store_port& store) = 0;
+  /// Takes a push, or refuses it and changes nothing. A taken push may apply
+  /// steps, answer pushes (this one or others) and close rounds through `store`.
+  virtual std::optional<push_refusal> on_push(gradient_push push, store_port& store) = 0;
 
   /// Adds a replica that takes part from the current round on.
   virtual void on_replica_joined(uint32_t replica) = 0;
@@ -65,12 +83,9 @@ public:
   /// Forgets a replica that died, so no round waits for it.
   virtual void on_replica_lost(uint32_t replica, store_port& store) = 0;
 
-  /// Tells whether rounds bind every replica (sync): then a lost replica's
-  /// unprocessed share is re-planned over the survivors.
-  virtual bool keeps_rounds() const = 0;
-
-  /// Tells whether `replica` has pushed in the open round.
-  virtual bool has_pushed(uint32_t replica) const = 0;
+  /// Returns the replicas lost so far that the survivors must re-plan their
+  /// epoch around (sync); every answer carries them. None by default.
+  virtual std::vector<replica_loss> losses() const { return {}; }
 
   /// Returns the round the next sync push must name (async: pushes so far).
   virtual uint64_t next_round() const = 0;
@@ -79,9 +94,13 @@ public:
   virtual void set_next_round(uint64_t round) = 0;
 };
 
-/// Builds the policy for a mode ("sync" or "async") over `parameter_count`
-/// floats. This factory is the only place that branches on the mode.
+/// Builds the policy for a mode (one of update_policy_modes()) over
+/// `parameter_count` floats. This factory (actors/update_policy.cpp) is the
+/// only place that maps a mode to behaviour.
 expected<std::unique_ptr<update_policy>> make_update_policy(const std::string& mode,
                                                             size_t parameter_count);
+
+/// Lists the modes make_update_policy builds, for option checks and help.
+const std::vector<std::string>& update_policy_modes();
 
 } // namespace troupe

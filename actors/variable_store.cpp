@@ -31,6 +31,17 @@ bool has_non_finite(const float* values, size_t count) {
   return bad != 0;
 }
 
+// The Troupe error code a refused push is answered with: the refusal's namesake.
+troupe_errc error_code(refusal_code code) {
+  switch (code) {
+    case refusal_code::unknown_replica: return troupe_errc::unknown_replica;
+    case refusal_code::stale_round: return troupe_errc::stale_round;
+    case refusal_code::unexpected_round: return troupe_errc::unexpected_round;
+    case refusal_code::duplicate_push: return troupe_errc::duplicate_push;
+  }
+  return troupe_errc::bad_gradient;
+}
+
 struct store_state : store_port {
   static inline const char* name = "troupe.store";
 
@@ -50,14 +61,16 @@ struct store_state : store_port {
   std::unordered_map<uint64_t, open_push> open; // by ticket
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
-  std::vector<uint64_t> losses; // (round, replica, share_used) triples
   store_stats stats;
   store_options settings;       // checkpoint path, interval, model, fingerprint
   uint64_t epoch = 0;
   uint64_t epoch_first_round = 0;
   uint64_t rounds_since_checkpoint = 0;
+  bool checkpoint_due = false; // a closed round made a periodic checkpoint due
 
-  caf::expected<uint64_t> save() {
+  // Writes a checkpoint: a periodic one (mid-epoch, as far as the store
+  // knows), or the one the coordinator asks for once an epoch is complete.
+  caf::expected<uint64_t> save(bool epoch_complete = false) {
     checkpoint c;
     c.model = settings.model;
     c.config_fingerprint = settings.config_fingerprint;
@@ -65,6 +78,7 @@ struct store_state : store_port {
     c.round = policy->next_round();
     c.epoch = epoch;
     c.epoch_round = c.round - epoch_first_round;
+    c.epoch_complete = epoch_complete;
     c.optimizer = settings.optimizer.name;
     c.optimizer_steps = optim->steps();
     c.params = *params;
@@ -76,16 +90,25 @@ struct store_state : store_port {
     return static_cast<uint64_t>(*written);
   }
 
-  // Called after each push: a sync round that just closed may be due.
-  void after_round(uint64_t round_before) {
-    if (settings.checkpoint_every == 0 || !policy->keeps_rounds()
-        || policy->next_round() == round_before)
+  // The policy closed a round (store_port): count it towards the next
+  // periodic checkpoint, which after_round writes once the policy returned.
+  void round_closed() override {
+    if (settings.checkpoint_every > 0 && ++rounds_since_checkpoint >= settings.checkpoint_every)
+      checkpoint_due = true;
+  }
+
+  // Called after each call into the policy: writes a checkpoint a round that
+  // closed in it made due.
+  void after_round() {
+    if (!checkpoint_due)
       return;
-    if (++rounds_since_checkpoint < settings.checkpoint_every)
-      return;
-    if (auto written = save(); !written)
-      std::fprintf(stderr, "warning: checkpoint not written: %s\n",
-                   describe(written.error()).c_str());
+    checkpoint_due = false;
+    // Not fatal: training goes on. The stats carry the failure to the
+    // coordinator, which warns through the run's observer.
+    if (auto written = save(); !written) {
+      ++stats.checkpoints_failed;
+      stats.checkpoint_error = describe(written.error());
+    }
   }
 
   params_msg answer_value(uint64_t staleness) {
@@ -94,7 +117,7 @@ struct store_state : store_port {
     msg.round = policy->next_round();
     msg.staleness = staleness;
     msg.values = shared_floats{params};
-    msg.losses = losses;
+    msg.losses = policy->losses();
     return msg;
   }
 
@@ -120,6 +143,8 @@ struct store_state : store_port {
     open.erase(push);
   }
 
+  // The store's own checks of a push: its size and finite values. Whether its
+  // replica and round fit is the policy's call (on_push).
   caf::error validate(const push_msg& push) const {
     const size_t size = push.gradient.size();
     if (!(size == params->size() || (size == 0 && push.batch_size == 0)))
@@ -131,30 +156,6 @@ struct store_state : store_port {
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " contains NaN or Inf");
-    switch (policy->check(gradient_push{push.replica, push.round, push.batch_size, {}, 0})) {
-      case push_refusal::none:
-        return caf::none;
-      case push_refusal::unknown_replica:
-        return make_troupe_error(troupe_errc::unknown_replica,
-                                 "replica " + std::to_string(push.replica)
-                                   + " is not a live member of this sync run");
-      case push_refusal::stale_round:
-        return make_troupe_error(troupe_errc::stale_round,
-                                 "gradient from replica " + std::to_string(push.replica)
-                                   + " is for round " + std::to_string(push.round)
-                                   + ", which is closed (the store is at round "
-                                   + std::to_string(policy->next_round()) + ")");
-      case push_refusal::unexpected_round:
-        return make_troupe_error(troupe_errc::unexpected_round,
-                                 "gradient from replica " + std::to_string(push.replica)
-                                   + " is for round " + std::to_string(push.round)
-                                   + ", but the store is at round "
-                                   + std::to_string(policy->next_round()));
-      case push_refusal::duplicate_push:
-        return make_troupe_error(troupe_errc::duplicate_push,
-                                 "replica " + std::to_string(push.replica)
-                                   + " pushed twice in round " + std::to_string(push.round));
-    }
     return caf::none;
   }
 };
@@ -186,12 +187,8 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       return;
     const auto index = replica->second;
     st.replicas.erase(replica);
-    if (st.policy->keeps_rounds()) {
-      // Recorded before the round may close, so its answers carry the loss.
-      st.losses.insert(st.losses.end(), {st.policy->next_round(), index,
-                                         st.policy->has_pushed(index) ? 1u : 0u});
-    }
     st.policy->on_replica_lost(index, st);
+    st.after_round();
   });
   return {
     [self](push_atom, push_msg& push) -> caf::result<params_msg> {
@@ -206,19 +203,26 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       const uint64_t staleness = st.version >= push.base_version
                                    ? st.version - push.base_version
                                    : 0;
-      ++st.stats.pushes;
-      st.stats.samples += push.batch_size;
-      st.stats.staleness_sum += staleness;
-      st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
+      const uint32_t samples = push.batch_size;
+      // Open before the policy sees the push: it may answer it at once.
       auto promise = self->make_response_promise<params_msg>();
       st.open.emplace(ticket, store_state::open_push{promise, staleness});
-      const auto round_before = st.policy->next_round();
-      st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
-                                       std::move(push.gradient.values), ticket},
-                         st);
+      auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
+                                                      std::move(push.gradient.values), ticket},
+                                        st);
+      if (refused) {
+        st.open.erase(ticket);
+        ++st.stats.rejected;
+        promise.deliver(make_troupe_error(error_code(refused->code), refused->reason));
+        return promise;
+      }
+      ++st.stats.pushes;
+      st.stats.samples += samples;
+      st.stats.staleness_sum += staleness;
+      st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
       st.stats.apply_seconds +=
         std::chrono::duration<double>(clock_type::now() - start).count();
-      st.after_round(round_before);
+      st.after_round();
       return promise;
     },
     [self](params_atom) -> params_msg { return self->state.answer_value(0); },
@@ -230,7 +234,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       auto& st = self->state;
       if (st.settings.checkpoint_path.empty())
         return make_troupe_error(troupe_errc::bad_config, "no --checkpoint path is set");
-      auto written = st.save();
+      auto written = st.save(true); // asked for at an epoch's end
       if (!written)
         return written.error();
       return *written;
@@ -239,6 +243,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       auto& st = self->state;
       st.stats.version = st.version;
       st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
+      st.stats.staleness_reported = st.policy->reports_staleness();
       return st.stats;
     },
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {

@@ -24,8 +24,9 @@ struct store_options {
   std::vector<float> initial_optimizer_state;
   uint64_t initial_optimizer_steps = 0;
   uint64_t initial_round = 0;
-  // Checkpoints: written to `checkpoint_path` every `checkpoint_every` sync
-  // rounds (0: only when asked) and whenever asked (save_atom).
+  // Checkpoints: written to `checkpoint_path` every `checkpoint_every` rounds
+  // the policy closes (sync; async has no rounds; 0: never) and when the
+  // coordinator asks at an epoch's end (save_atom: marked epoch-complete).
   std::string checkpoint_path;
   uint32_t checkpoint_every = 0;
   std::string model;

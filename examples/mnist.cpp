@@ -136,12 +136,17 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
   std::fflush(stdout);
   auto shared = std::make_shared<const troupe::dataset_pair>(std::move(*data));
-  auto result = troupe::fit(system, options, shared, [&](const troupe::epoch_record& r) {
-    fmt::print("{}\n", troupe::progress_line(r, options.epochs, options.mode));
+  troupe::fit_observer observer;
+  observer.on_epoch = [&](const troupe::epoch_record& r) {
+    fmt::print("{}\n", troupe::progress_line(r, options.epochs));
     std::fflush(stdout);
     if (metrics)
       metrics->write_epoch(r, options);
-  });
+  };
+  observer.on_warning = [](const std::string& text) {
+    std::fprintf(stderr, "warning: %s\n", text.c_str());
+  };
+  auto result = troupe::fit(system, options, shared, std::move(observer));
   if (!result) {
     std::fprintf(stderr, "error: %s\n", troupe::describe(result.error()).c_str());
     return 1;

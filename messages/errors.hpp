@@ -23,7 +23,7 @@ enum class troupe_errc : uint8_t {
   bad_config,        // an option or job description makes no sense
   device_failure,    // a compute device is missing or failed
   timeout,           // a bounded wait ran out
-  store_lost,        // a replica stopped because its store died
+  store_lost,        // the variable store died (a replica stops, the run fails)
 };
 
 /// Names the code, e.g. "stale_round".

@@ -22,15 +22,25 @@ struct push_msg {
   shared_floats gradient;    // mean-loss gradient; may be empty when batch_size is 0
 };
 
+/// Records one replica a sync run lost: survivors re-plan the epoch by it, all
+/// alike (model/data/epoch_schedule.hpp). The sync policy keeps the list.
+struct replica_loss {
+  uint64_t round = 0;      // the store's open round when the replica was lost
+  uint32_t replica = 0;    // its index
+  bool share_used = false; // it had pushed that round: its share counts
+};
+
+inline bool operator==(const replica_loss& a, const replica_loss& b) {
+  return a.round == b.round && a.replica == b.replica && a.share_used == b.share_used;
+}
+
 /// Carries the parameters at one version (the store's answer to a push).
 struct params_msg {
   uint64_t version = 0;   // optimizer steps applied so far
   uint64_t round = 0;     // the next sync round the store expects
   uint64_t staleness = 0; // for a push answer: version - base_version at apply
   shared_floats values;
-  // Sync replicas lost so far in the run, as (round, replica, share_used)
-  // triples, so survivors re-plan the epoch the same way (epoch_schedule).
-  std::vector<uint64_t> losses;
+  std::vector<replica_loss> losses; // every replica lost so far, in order (sync)
 };
 
 /// Tells a replica to train one epoch, starting from `params`.
@@ -61,6 +71,9 @@ struct store_stats {
   uint64_t staleness_sum = 0;
   uint64_t staleness_max = 0;
   uint32_t live_replicas = 0;
+  bool staleness_reported = false; // the policy lets gradients go stale (async)
+  uint64_t checkpoints_failed = 0; // --checkpoint-every saves that were not written
+  std::string checkpoint_error;    // why the last of them failed
 };
 
 /// Describes one replica's job: which model, where its data lives, its place
@@ -74,8 +87,7 @@ struct replica_config {
   uint64_t seed = 0;
   uint32_t global_batch = 32;
   uint32_t step_timeout_ms = 60000;
-  uint32_t fail_at_push = 0; // fault injection for tests: throw at this push (0: never)
-  bool pin_core = false;     // run on core index % cores (--pin-cores)
+  bool pin_core = false; // run on core index % cores (--pin-cores)
 };
 
 /// Describes a variable store so that a node can build it (--store-node).
@@ -139,6 +151,11 @@ typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
+  return f(caf::meta::type_name("replica_loss"), x.round, x.replica, x.share_used);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness,
            x.values, x.losses);
@@ -158,14 +175,14 @@ typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
   return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.samples, x.rejected,
-           x.apply_seconds, x.staleness_sum, x.staleness_max, x.live_replicas);
+           x.apply_seconds, x.staleness_sum, x.staleness_max, x.live_replicas,
+           x.staleness_reported, x.checkpoints_failed, x.checkpoint_error);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
-           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.fail_at_push,
-           x.pin_core);
+           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core);
 }
 
 template <class Inspector>

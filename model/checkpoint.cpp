@@ -35,12 +35,18 @@ namespace {
 //   32 uint32   reserved, 0
 //   36 uint32   CRC-32 of bytes 0..35
 // Payload: uint64 config_fingerprint, version, round, epoch, epoch_round,
-// optimizer_steps; then model and optimizer as uint64 length + bytes; then
-// params and optimizer_state as uint64 count + floats.
+// epoch_complete (0 or 1), optimizer_steps; then model and optimizer as
+// uint64 length + bytes; then params and optimizer_state as uint64 count +
+// floats.
+//
+// Versions: 2 added epoch_complete. This build writes 2 and reads 1 and 2; a
+// version 1 file reads with epoch_complete false (the resume then compares
+// epoch_round with the epoch's rounds, as version 1 runs did).
 constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
 constexpr uint32_t byte_order_check = 0x01020304;
 constexpr float float_check = 1.0f;
-constexpr uint32_t format_version = 1;
+constexpr uint32_t format_version = 2;
+constexpr uint32_t oldest_format_version = 1;
 constexpr size_t header_size = 40;
 constexpr size_t header_crc_offset = 36;
 
@@ -99,7 +105,7 @@ void put_floats(bytes& out, const std::vector<float>& values) {
 
 bytes encode(const checkpoint& c) {
   bytes out;
-  out.reserve(header_size + 6 * 8 + 16 + c.model.size() + c.optimizer.size() + 16
+  out.reserve(header_size + 7 * 8 + 16 + c.model.size() + c.optimizer.size() + 16
               + (c.params.size() + c.optimizer_state.size()) * sizeof(float));
   out.resize(header_size);
   put(out, c.config_fingerprint);
@@ -107,6 +113,7 @@ bytes encode(const checkpoint& c) {
   put(out, c.round);
   put(out, c.epoch);
   put(out, c.epoch_round);
+  put<uint64_t>(out, c.epoch_complete ? 1 : 0);
   put(out, c.optimizer_steps);
   put_string(out, c.model);
   put_string(out, c.optimizer);
@@ -181,21 +188,36 @@ private:
 expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
   payload_reader reader(in, path);
   checkpoint c;
-  // One table of where each integer field goes keeps the order in one place.
-  std::pair<uint64_t*, const char*> integers[] = {
-    {&c.config_fingerprint, "config_fingerprint"},
-    {&c.version, "version"},
-    {&c.round, "round"},
-    {&c.epoch, "epoch"},
-    {&c.epoch_round, "epoch_round"},
-    {&c.optimizer_steps, "optimizer_steps"},
+  const auto file_version = get_at<uint32_t>(in, 16); // validate() accepted it
+  uint64_t epoch_complete = 0;
+  // One table of where each integer field goes, and the format version that
+  // added it, keeps the order in one place.
+  struct integer_field {
+    uint64_t* target;
+    const char* name;
+    uint32_t since;
   };
-  for (auto& [target, field] : integers) {
-    auto value = reader.u64(field);
+  const integer_field integers[] = {
+    {&c.config_fingerprint, "config_fingerprint", 1},
+    {&c.version, "version", 1},
+    {&c.round, "round", 1},
+    {&c.epoch, "epoch", 1},
+    {&c.epoch_round, "epoch_round", 1},
+    {&epoch_complete, "epoch_complete", 2},
+    {&c.optimizer_steps, "optimizer_steps", 1},
+  };
+  for (const auto& field : integers) {
+    if (file_version < field.since)
+      continue;
+    auto value = reader.u64(field.name);
     if (!value)
       return value.error();
-    *target = *value;
+    *field.target = *value;
   }
+  if (epoch_complete > 1)
+    return reader.malformed("epoch_complete is " + std::to_string(epoch_complete)
+                            + ", not 0 or 1");
+  c.epoch_complete = epoch_complete == 1;
   auto model = reader.text("model");
   if (!model)
     return model.error();
@@ -231,9 +253,11 @@ status validate(const bytes& in, const std::string& path) {
     return bad_format(path, "written with another byte order or float format than this "
                             "machine's (or the header is corrupt)");
   const auto file_version = get_at<uint32_t>(in, 16);
-  if (file_version != format_version)
+  if (file_version < oldest_format_version || file_version > format_version)
     return bad_format(path, "unknown format version " + std::to_string(file_version)
-                              + " (this build reads version " + std::to_string(format_version) + ")");
+                              + " (this build reads versions "
+                              + std::to_string(oldest_format_version) + " to "
+                              + std::to_string(format_version) + ")");
   if (get_at<uint32_t>(in, header_crc_offset) != crc32_of(in.data(), header_crc_offset)
       || get_at<uint32_t>(in, 32) != 0)
     return bad_format(path, "header checksum mismatch: the file is corrupt");

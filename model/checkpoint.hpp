@@ -19,6 +19,10 @@ struct checkpoint {
   uint64_t round = 0;          // the store's next round
   uint64_t epoch = 0;          // the epoch in progress, 0-based
   uint64_t epoch_round = 0;    // rounds of that epoch already done: the data position
+  // Written once `epoch` was complete (the coordinator's end-of-epoch save):
+  // a resume starts the next epoch. False in a periodic, mid-epoch checkpoint
+  // and in a format-1 file, which has no flag.
+  bool epoch_complete = false;
   std::string optimizer;       // optimizer name, e.g. "adam"
   uint64_t optimizer_steps = 0;
   std::vector<float> params;          // the flat parameter buffer

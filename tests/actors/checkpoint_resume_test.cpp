@@ -13,6 +13,8 @@
 #include "actors/coordinator.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
+#include "model/checkpoint.hpp"
+#include "tests/actors/failing_backend.hpp"
 
 using namespace troupe;
 
@@ -44,6 +46,17 @@ std::string temp_path(const std::string& name) {
     .string();
 }
 
+// A run that checkpoints every 40 rounds and dies in its second epoch. With
+// 125 rounds per epoch it writes at rounds 40, 80, 120, at the end of epoch 1
+// (125; that restarts the count) and at 165; replica 1 dies at its 170th push
+// (round 169), so the last checkpoint is round 165, 40 rounds into epoch 2.
+fit_options interrupted_run(const std::string& checkpoint) {
+  auto o = small_run(checkpoint);
+  o.checkpoint_every = 40;
+  testing::fail_replica_at_push(o, 1, 170);
+  return o;
+}
+
 } // namespace
 
 TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted run",
@@ -54,15 +67,17 @@ TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted
   auto uninterrupted = fit(sys, small_run(""), slice());
   REQUIRE(uninterrupted);
 
-  // 125 rounds per epoch; checkpoints every 40; replica 1 dies at its 170th
-  // push (round 169 of the run, in epoch 2), so the last checkpoint is round 160.
-  auto interrupted_options = small_run(path);
-  interrupted_options.checkpoint_every = 40;
-  interrupted_options.fail_replica = 1;
-  interrupted_options.fail_at_push = 170;
-  auto interrupted = fit(sys, interrupted_options, slice());
+  auto interrupted = fit(sys, interrupted_run(path), slice());
   REQUIRE_FALSE(interrupted);
   REQUIRE(std::filesystem::exists(path));
+  // A periodic checkpoint: mid-epoch, so the flag is unset and the resume
+  // starts at round 40 of epoch 2.
+  auto saved = read_checkpoint(path);
+  REQUIRE(saved);
+  CHECK_FALSE(saved->epoch_complete);
+  CHECK(saved->epoch == 1);
+  CHECK(saved->epoch_round == 40);
+  CHECK(saved->round == 165);
 
   auto resumed_options = small_run(path);
   resumed_options.checkpoint_every = 40;
@@ -115,5 +130,82 @@ TEST_CASE("a checkpoint of another model or other settings is refused",
   auto refused_seed = fit(sys, other_seed, slice());
   REQUIRE_FALSE(refused_seed);
   CHECK(describe(refused_seed.error()).find(path) != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epoch",
+          "[checkpoint][fit]") {
+  resume_config cfg;
+  caf::actor_system sys{cfg};
+  for (const std::string mode : {"sync", "async"}) {
+    INFO(mode);
+    const auto path = temp_path(mode + "_end.ckpt");
+    auto two_epochs = small_run("");
+    two_epochs.mode = mode;
+    auto uninterrupted = fit(sys, two_epochs, slice());
+    REQUIRE(uninterrupted);
+
+    // One epoch: its end-of-epoch checkpoint carries the flag.
+    auto first = small_run(path);
+    first.mode = mode;
+    first.epochs = 1;
+    REQUIRE(fit(sys, first, slice()));
+    auto saved = read_checkpoint(path);
+    REQUIRE(saved);
+    CHECK(saved->epoch_complete);
+    CHECK(saved->epoch == 0);
+
+    auto rest = small_run(path);
+    rest.mode = mode;
+    rest.resume_path = path;
+    std::vector<epoch_record> records;
+    fit_observer observer;
+    observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
+    auto resumed = fit(sys, rest, slice(), observer);
+    REQUIRE(resumed);
+    REQUIRE(records.size() == 1); // the second epoch only
+    CHECK(records[0].epoch == 2);
+    // The record says what the policy reports: staleness under async only.
+    CHECK(records[0].staleness_reported == (mode == "async"));
+    // Async is not reproducible bit for bit, but its step count is.
+    CHECK(resumed->version == uninterrupted->version);
+    if (mode == "sync")
+      CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
+    std::filesystem::remove(path);
+  }
+}
+
+TEST_CASE("the epoch-complete flag, not the data position, decides where a resume starts",
+          "[checkpoint][fit]") {
+  resume_config cfg;
+  caf::actor_system sys{cfg};
+  const auto path = temp_path("flag.ckpt");
+  // A mid-epoch checkpoint: epoch 1 (0-based), 40 of its 125 rounds done.
+  REQUIRE_FALSE(fit(sys, interrupted_run(path), slice()));
+  auto saved = read_checkpoint(path);
+  REQUIRE(saved);
+  REQUIRE_FALSE(saved->epoch_complete);
+  REQUIRE(saved->epoch_round == 40);
+
+  // Unset: the resume trains the 85 rounds left of the last epoch.
+  auto resume = small_run("");
+  resume.resume_path = path;
+  std::vector<epoch_record> records;
+  fit_observer observer;
+  observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
+  auto mid = fit(sys, resume, slice(), observer);
+  REQUIRE(mid);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].epoch == 2);
+  CHECK(mid->version == saved->version + 85);
+
+  // Set on the same file: that epoch counts as done and nothing is left.
+  saved->epoch_complete = true;
+  REQUIRE(write_checkpoint(path, *saved));
+  records.clear();
+  auto done = fit(sys, resume, slice(), observer);
+  REQUIRE(done);
+  CHECK(records.empty());
+  CHECK(done->version == saved->version);
   std::filesystem::remove(path);
 }

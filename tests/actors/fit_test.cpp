@@ -56,21 +56,28 @@ fit_options small_options(const std::string& mode, uint32_t replicas, uint32_t b
   return options;
 }
 
-// Collects the epoch records the observer sees (it runs on the coordinator's
-// thread, so the test reads them only after fit returns).
+// Collects the epoch records and warnings the observer sees (it runs on the
+// coordinator's thread, so the test reads them only after fit returns).
 struct record_log {
   std::mutex mutex;
   std::vector<epoch_record> records;
-  epoch_observer observer() {
-    return [this](const epoch_record& record) {
+  std::vector<std::string> warnings;
+  fit_observer observer() {
+    fit_observer heard;
+    heard.on_epoch = [this](const epoch_record& record) {
       std::lock_guard<std::mutex> guard(mutex);
       records.push_back(record);
     };
+    heard.on_warning = [this](const std::string& text) {
+      std::lock_guard<std::mutex> guard(mutex);
+      warnings.push_back(text);
+    };
+    return heard;
   }
 };
 
 caf::expected<fit_summary> run_fit(const fit_options& options,
-                                   epoch_observer observer = {}) {
+                                   fit_observer observer = {}) {
   fit_config cfg;
   caf::actor_system sys{cfg};
   return fit(sys, options, slice(), std::move(observer));
@@ -252,6 +259,10 @@ TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with 
   CHECK(summary->live_replicas == 1);
   REQUIRE(log.records.size() == 2);
   CHECK(log.records[0].live_replicas == 1);
+  // The loss reached the caller as one warning, through the observer.
+  REQUIRE(log.warnings.size() == 1);
+  CHECK(log.warnings[0].find("replica 1 on cpu died in epoch 1") != std::string::npos);
+  CHECK(log.warnings[0].find("; continuing with 1 replicas") != std::string::npos);
   // Every round still made one step: the store closed the round it was lost
   // in over replica 0 alone, and then rounds of one.
   CHECK(summary->version == 2 * 63);

@@ -108,7 +108,7 @@ params_msg sample_params() {
   x.round = 43;
   x.staleness = 7;
   x.values = floats({1.0f, 2.0f, -3.0f, 1e20f});
-  x.losses = {12, 1, 0, 40, 3, 1};
+  x.losses = {{12, 1, false}, {40, 3, true}, {0xfedcba9876543210ull, 0xffffffffu, true}};
   return x;
 }
 
@@ -144,6 +144,27 @@ TEST_CASE("push_msg survives a binary round trip field by field and byte for byt
   CHECK(back.gradient.data() != original.gradient.data());
 }
 
+TEST_CASE("replica_loss survives a binary round trip field by field",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  for (const replica_loss& loss : {replica_loss{0, 0, false}, replica_loss{12, 1, true},
+                                   replica_loss{~uint64_t{0}, ~uint32_t{0}, true}}) {
+    INFO("round " << loss.round << ", replica " << loss.replica << ", share_used "
+                  << loss.share_used);
+    const auto back = roundtrip(sys, loss);
+    CHECK(back.round == loss.round);
+    CHECK(back.replica == loss.replica);
+    CHECK(back.share_used == loss.share_used);
+    CHECK(back == loss);
+    // Registered: it travels alone inside a caf::message too.
+    CHECK(roundtrip_in_message(sys, loss) == loss);
+  }
+  // A list of them, as params_msg carries it, keeps its order.
+  const std::vector<replica_loss> list = sample_params().losses;
+  CHECK(roundtrip(sys, list) == list);
+}
+
 TEST_CASE("params_msg and epoch_order survive a binary round trip",
           "[messages][serialization]") {
   test_config cfg;
@@ -175,7 +196,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
 
-  store_stats stats{77, 300, 9600, 4, 0.125, 61, 3, 2};
+  store_stats stats{77, 300, 9600, 4, 0.125, 61, 3, 2, true, 5, "disk full"};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
@@ -185,6 +206,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(s.staleness_sum == 61);
   CHECK(s.staleness_max == 3);
   CHECK(s.live_replicas == 2);
+  CHECK(s.staleness_reported);
+  CHECK(s.checkpoints_failed == 5);
+  CHECK(s.checkpoint_error == "disk full");
 
   replica_config config;
   config.index = 2;
@@ -195,7 +219,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   config.seed = 0xdeadbeefcafef00dull;
   config.global_batch = 256;
   config.step_timeout_ms = 1234;
-  config.fail_at_push = 17;
+  config.pin_core = true;
   auto c = roundtrip(sys, config);
   CHECK(c.index == 2);
   CHECK(c.replicas == 4);
@@ -205,7 +229,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(c.seed == config.seed);
   CHECK(c.global_batch == 256);
   CHECK(c.step_timeout_ms == 1234);
-  CHECK(c.fail_at_push == 17);
+  CHECK(c.pin_core);
 
   fit_summary summary;
   summary.mode = "async";
@@ -351,6 +375,7 @@ TEST_CASE("register_messages registers every message type and interface by name"
   CHECK(registered_name<shared_floats>(sys) == "troupe::shared_floats");
   CHECK(registered_name<push_msg>(sys) == "troupe::push_msg");
   CHECK(registered_name<params_msg>(sys) == "troupe::params_msg");
+  CHECK(registered_name<replica_loss>(sys) == "troupe::replica_loss");
   CHECK(registered_name<epoch_order>(sys) == "troupe::epoch_order");
   CHECK(registered_name<replica_report>(sys) == "troupe::replica_report");
   CHECK(registered_name<store_stats>(sys) == "troupe::store_stats");
@@ -384,7 +409,7 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 1, 3}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 1, 3, false, 0, {}}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");

@@ -1,34 +1,49 @@
 // The update policies against a fake store_port: no CAF, just the decisions a
-// policy makes (when to step, what to sum, whom to answer, what to refuse).
+// policy makes (what to take or refuse, when to step, what to sum, whom to
+// answer, when a round closes, which losses replicas must re-plan around).
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "actors/async_policy.hpp"
+#include "actors/metrics_log.hpp"
 #include "actors/sync_policy.hpp"
 
 using namespace troupe;
 
 namespace {
 
-// Records every step (a copy of the gradient it was given) and every answer.
+// Records every step (a copy of the gradient it was given), every answer and
+// every closed round, and the order of all three ("step", "answer 7", "closed").
 struct fake_store : store_port {
   explicit fake_store(size_t count) : count(count) {}
 
   void apply_step(const float* gradient) override {
     steps.emplace_back(gradient, gradient + count);
     step_pointers.push_back(gradient);
+    events.push_back("step");
   }
 
-  void answer(uint64_t ticket) override { answers.push_back(ticket); }
+  void answer(uint64_t ticket) override {
+    answers.push_back(ticket);
+    events.push_back("answer " + std::to_string(ticket));
+  }
+
+  void round_closed() override {
+    ++rounds_closed;
+    events.push_back("closed");
+  }
 
   size_t count;
   std::vector<std::vector<float>> steps;
   std::vector<const float*> step_pointers;
   std::vector<uint64_t> answers;
+  size_t rounds_closed = 0;
+  std::vector<std::string> events;
 };
 
 std::shared_ptr<const std::vector<float>> filled(size_t count, float value) {
@@ -47,10 +62,24 @@ gradient_push make_push(uint32_t replica, uint64_t round, uint32_t batch_size,
   return push;
 }
 
-// Pushes through check() first, as the store does; fails the test on a refusal.
+// Pushes as the store does; fails the test on a refusal.
 void accept(update_policy& policy, gradient_push push, store_port& store) {
-  REQUIRE(policy.check(push) == push_refusal::none);
-  policy.on_push(std::move(push), store);
+  auto refused = policy.on_push(std::move(push), store);
+  INFO((refused ? refused->reason : std::string("taken")));
+  REQUIRE_FALSE(refused);
+}
+
+// Pushes and expects a refusal with `code`; returns its sentence.
+std::string refuse(update_policy& policy, gradient_push push, store_port& store,
+                   refusal_code code) {
+  auto refused = policy.on_push(std::move(push), store);
+  REQUIRE(refused);
+  CHECK(refused->code == code);
+  return refused->reason;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
@@ -72,6 +101,17 @@ TEST_CASE("the policy factory builds sync and async and refuses other modes",
   REQUIRE_FALSE(bogus);
   CHECK(bogus.error().code == model_errc::invalid_argument);
   CHECK(bogus.error().message.find("bogus") != std::string::npos);
+  CHECK(bogus.error().message.find("sync, async") != std::string::npos);
+  // The factory's list is what option checks offer; sync (the default) first.
+  const auto& modes = update_policy_modes();
+  REQUIRE(modes.size() >= 2);
+  CHECK(modes[0] == "sync");
+  CHECK(modes[1] == "async");
+  for (const auto& mode : update_policy_modes()) {
+    auto policy = make_update_policy(mode, 4);
+    REQUIRE(policy);
+    CHECK((*policy)->name() == mode);
+  }
 }
 
 TEST_CASE("sync answers nobody until every live replica has pushed the round",
@@ -157,7 +197,8 @@ TEST_CASE("sync reduces in replica order weighted by batch size, whatever the "
   CHECK_FALSE(bitwise_equal(expected, arrival_sum));
 }
 
-TEST_CASE("sync refuses unknown replicas, stale and future rounds and duplicates",
+TEST_CASE("sync refuses unknown replicas, stale and future rounds and duplicates, "
+          "saying why",
           "[policy][sync]") {
   constexpr size_t count = 2;
   sync_policy policy(count);
@@ -165,26 +206,36 @@ TEST_CASE("sync refuses unknown replicas, stale and future rounds and duplicates
   policy.on_replica_joined(0);
   policy.on_replica_joined(1);
 
-  CHECK(policy.check(make_push(7, 0, 1, filled(count, 1.0f), 0))
-        == push_refusal::unknown_replica);
-  CHECK(policy.check(make_push(0, 1, 1, filled(count, 1.0f), 0))
-        == push_refusal::unexpected_round);
+  auto why = refuse(policy, make_push(7, 0, 1, filled(count, 1.0f), 0), store,
+                    refusal_code::unknown_replica);
+  CHECK(contains(why, "replica 7 is not a live member of this sync run"));
+  why = refuse(policy, make_push(0, 1, 1, filled(count, 1.0f), 0), store,
+               refusal_code::unexpected_round);
+  CHECK(contains(why, "gradient from replica 0 is for round 1, but the store is at round 0"));
 
   accept(policy, make_push(0, 0, 1, filled(count, 1.0f), 1), store);
-  CHECK(policy.check(make_push(0, 0, 1, filled(count, 1.0f), 2))
-        == push_refusal::duplicate_push);
-  CHECK(policy.check(make_push(1, 0, 1, filled(count, 1.0f), 3)) == push_refusal::none);
+  why = refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 2), store,
+               refusal_code::duplicate_push);
+  CHECK(contains(why, "replica 0 pushed twice in round 0"));
   accept(policy, make_push(1, 0, 1, filled(count, 1.0f), 3), store);
   REQUIRE(policy.next_round() == 1);
 
-  CHECK(policy.check(make_push(0, 0, 1, filled(count, 1.0f), 4))
-        == push_refusal::stale_round);
-  CHECK(policy.check(make_push(0, 2, 1, filled(count, 1.0f), 4))
-        == push_refusal::unexpected_round);
-  CHECK(policy.check(make_push(0, 1, 1, filled(count, 1.0f), 4)) == push_refusal::none);
-  // Refusals are checks only: nothing was stepped or answered beyond round 0.
+  why = refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 4), store,
+               refusal_code::stale_round);
+  CHECK(contains(why, "gradient from replica 0 is for round 0, which is closed (the store "
+                      "is at round 1)"));
+  refuse(policy, make_push(0, 2, 1, filled(count, 1.0f), 4), store,
+         refusal_code::unexpected_round);
+  // Refusals change nothing: one step, the two answers and the one closed
+  // round of round 0, and round 1 still takes both replicas.
   CHECK(store.steps.size() == 1);
   CHECK(store.answers == std::vector<uint64_t>{1, 3});
+  CHECK(store.rounds_closed == 1);
+  CHECK(policy.next_round() == 1);
+  accept(policy, make_push(0, 1, 1, filled(count, 1.0f), 5), store);
+  accept(policy, make_push(1, 1, 1, filled(count, 1.0f), 6), store);
+  CHECK(store.steps.size() == 2);
+  CHECK(store.answers == std::vector<uint64_t>{1, 3, 5, 6});
 }
 
 TEST_CASE("sync closes a round over the others when a replica is lost",
@@ -205,9 +256,12 @@ TEST_CASE("sync closes a round over the others when a replica is lost",
   CHECK(store.answers == std::vector<uint64_t>{20, 21});
   CHECK(policy.next_round() == 1);
 
+  // The loss is kept for the replicas: lost in round 0, nothing pushed there.
+  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, false}});
+
   // The lost replica is unknown from now on, and rounds need only the others.
-  CHECK(policy.check(make_push(2, 1, 2, filled(count, 1.0f), 0))
-        == push_refusal::unknown_replica);
+  refuse(policy, make_push(2, 1, 2, filled(count, 1.0f), 0), store,
+         refusal_code::unknown_replica);
   accept(policy, make_push(1, 1, 2, filled(count, 5.0f), 22), store);
   accept(policy, make_push(0, 1, 2, filled(count, 7.0f), 23), store);
   REQUIRE(store.steps.size() == 2);
@@ -219,6 +273,11 @@ TEST_CASE("sync closes a round over the others when a replica is lost",
   policy.on_replica_lost(1, store);
   CHECK(store.steps.size() == 2);
   CHECK(store.answers.size() == 4);
+  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, false}, {2, 1, false}});
+  // A replica lost twice (or never known) is recorded once.
+  policy.on_replica_lost(1, store);
+  policy.on_replica_lost(9, store);
+  CHECK(policy.losses().size() == 2);
 }
 
 TEST_CASE("sync counts a gradient pushed by a replica that is lost later in the round",
@@ -238,6 +297,8 @@ TEST_CASE("sync counts a gradient pushed by a replica that is lost later in the 
   for (float v : store.steps[0])
     CHECK(v == Approx(2.0f).margin(1e-6)); // (1 + 1 + 4) / 3
   CHECK(store.answers == std::vector<uint64_t>{31, 32, 30});
+  // Its share of round 0 was used: survivors must not re-plan it.
+  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, true}});
 }
 
 TEST_CASE("sync lets a 0-sample push take part without weight", "[policy][sync]") {
@@ -278,8 +339,6 @@ TEST_CASE("async applies and answers each push at once", "[policy][async]") {
   async_policy policy;
   fake_store store(count);
   CHECK(policy.next_round() == 0);
-  // Async accepts any replica and any round: staleness, not rounds, is its measure.
-  CHECK(policy.check(make_push(9, 123, 1, filled(count, 1.0f), 0)) == push_refusal::none);
 
   for (uint32_t r = 0; r < 3; ++r) {
     accept(policy, make_push(r, 0, 4, filled(count, static_cast<float>(r + 1)), 60 + r),
@@ -297,6 +356,14 @@ TEST_CASE("async applies and answers each push at once", "[policy][async]") {
   CHECK(store.steps.size() == 3);
   CHECK(store.answers.back() == 70);
   CHECK(policy.next_round() == 4);
+
+  // Async takes any replica and any round: staleness, not rounds, is its
+  // measure. It has no rounds to close and keeps no losses.
+  accept(policy, make_push(9, 123, 1, filled(count, 1.0f), 71), store);
+  CHECK(store.answers.back() == 71);
+  policy.on_replica_lost(1, store);
+  CHECK(store.rounds_closed == 0);
+  CHECK(policy.losses().empty());
 }
 
 namespace {
@@ -315,10 +382,10 @@ struct releasing_store : fake_store {
 
 } // namespace
 
-TEST_CASE("both policies let go of a gradient before they answer its pusher",
+TEST_CASE("every policy lets go of a gradient before it answers its pusher",
           "[policy][sync][async]") {
   constexpr size_t count = 4;
-  for (const std::string mode : {"sync", "async"}) {
+  for (const auto& mode : update_policy_modes()) {
     INFO(mode);
     auto policy = make_update_policy(mode, count);
     REQUIRE(policy);
@@ -334,4 +401,67 @@ TEST_CASE("both policies let go of a gradient before they answer its pusher",
     CHECK(store.held_at_answer[0] == 1);
     CHECK(store.held_at_answer[1] == 1);
   }
+}
+
+TEST_CASE("sync closes each round once, after its step and its answers", "[policy][sync]") {
+  constexpr size_t count = 2;
+  sync_policy policy(count);
+  fake_store store(count);
+  for (uint32_t r = 0; r < 3; ++r)
+    policy.on_replica_joined(r);
+
+  // Round 0 by pushes: nothing closes until the last one.
+  accept(policy, make_push(1, 0, 1, filled(count, 1.0f), 1), store);
+  accept(policy, make_push(0, 0, 1, filled(count, 1.0f), 0), store);
+  CHECK(store.rounds_closed == 0);
+  accept(policy, make_push(2, 0, 1, filled(count, 1.0f), 2), store);
+  CHECK(store.rounds_closed == 1);
+  CHECK(store.events
+        == std::vector<std::string>{"step", "answer 0", "answer 1", "answer 2", "closed"});
+
+  // A refused push closes nothing.
+  refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 3), store,
+         refusal_code::stale_round);
+  CHECK(store.rounds_closed == 1);
+
+  // Round 1 closed by a loss: once, after the answers.
+  store.events.clear();
+  accept(policy, make_push(0, 1, 1, filled(count, 1.0f), 4), store);
+  accept(policy, make_push(1, 1, 1, filled(count, 1.0f), 5), store);
+  policy.on_replica_lost(2, store);
+  CHECK(store.rounds_closed == 2);
+  CHECK(store.events == std::vector<std::string>{"step", "answer 4", "answer 5", "closed"});
+
+  // A loss in an empty round closes nothing; a round without samples closes.
+  policy.on_replica_lost(1, store);
+  CHECK(store.rounds_closed == 2);
+  accept(policy, make_push(0, 2, 0, nullptr, 6), store);
+  CHECK(store.rounds_closed == 3);
+  CHECK(store.steps.size() == 2);
+
+  // Five more rounds by the one replica left: five more closes.
+  for (uint64_t round = 3; round < 8; ++round)
+    accept(policy, make_push(0, round, 1, filled(count, 1.0f), 10 + round), store);
+  CHECK(store.rounds_closed == 8);
+  CHECK(policy.next_round() == 8);
+}
+
+TEST_CASE("the policies say whether staleness is worth reporting, and the progress line "
+          "shows it then",
+          "[policy][metrics]") {
+  epoch_record record;
+  record.epoch = 1;
+  record.staleness_mean = 1.5;
+  record.staleness_max = 4;
+  for (const auto& mode : update_policy_modes()) {
+    INFO(mode);
+    auto policy = make_update_policy(mode, 4);
+    REQUIRE(policy);
+    record.staleness_reported = (*policy)->reports_staleness();
+    const auto line = progress_line(record, 3);
+    CHECK(line.rfind("Epoch 1/3 - ", 0) == 0);
+    CHECK(contains(line, "staleness mean 1.50 max 4") == record.staleness_reported);
+  }
+  CHECK_FALSE(sync_policy(4).reports_staleness()); // its pushes wait: always 0
+  CHECK(async_policy().reports_staleness());
 }

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -14,9 +16,12 @@
 
 #include <caf/all.hpp>
 
+#include <unistd.h>
+
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
+#include "model/checkpoint.hpp"
 
 using namespace troupe;
 
@@ -59,13 +64,16 @@ shared_floats filled(size_t count, float value) {
 
 // One actor system on the test scheduler, a store, and N pushing "replicas".
 struct store_fixture {
-  explicit store_fixture(const std::string& mode, uint32_t replicas)
+  explicit store_fixture(const std::string& mode, uint32_t replicas,
+                         const std::function<void(store_options&)>& adjust = {})
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     store_options options;
     options.mode = mode;
     options.optimizer.name = "sgd";
     options.optimizer.learning_rate = 1.0f; // params -= mean gradient
     options.initial_parameters = initial_parameters();
+    if (adjust)
+      adjust(options);
     auto spawned = spawn_variable_store(sys, std::move(options));
     REQUIRE(spawned);
     store = *spawned;
@@ -127,6 +135,17 @@ struct store_fixture {
     auto r = take(0);
     REQUIRE(r.params);
     return *r.params;
+  }
+
+  // Asks for the checkpoint of a complete epoch, as the coordinator does.
+  void save() {
+    auto& self = pusher(0);
+    self->send(store, save_atom::value);
+    sched.run();
+    std::optional<uint64_t> bytes;
+    self->receive([&](uint64_t n) { bytes = n; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    REQUIRE(bytes);
   }
 
   store_stats stats() {
@@ -435,6 +454,9 @@ TEST_CASE("sync store closes the round over the others when a watched replica di
   CHECK(a.params->version == 1);
   check_values(*a.params, shifted(2.0f)); // mean of 1 and 3
   CHECK(f.stats().live_replicas == 2);
+  // Every answer from now on names the loss: round 0, replica 2, nothing pushed.
+  CHECK(a.params->losses == std::vector<replica_loss>{{0, 2, false}});
+  CHECK(b.params->losses == a.params->losses);
 
   // The next round needs only the two that are left.
   f.push(1, f.make_push(1, 1, 1, filled(parameter_count, 1.0f)));
@@ -443,6 +465,8 @@ TEST_CASE("sync store closes the round over the others when a watched replica di
   REQUIRE(c.params);
   CHECK(c.params->version == 2);
   check_values(*c.params, shifted(3.0f));
+  CHECK(c.params->losses == std::vector<replica_loss>{{0, 2, false}});
+  CHECK(f.current_params().losses == c.params->losses);
   // And the dead replica's index is no longer accepted.
   f.push(2, f.make_push(2, 2, 2, filled(parameter_count, 1.0f)));
   check_troupe_error(f.take(2), troupe_errc::unknown_replica);
@@ -462,4 +486,140 @@ TEST_CASE("sync store takes a 0-sample push without a gradient and without weigh
     CHECK(r.params->version == 1);
     check_values(*r.params, shifted(3.0f)); // (1 * 1 + 2 * 4) / 3
   }
+}
+
+TEST_CASE("a replica lost after pushing its round is answered as share_used",
+          "[store][sync][failure]") {
+  store_fixture f("sync", 3);
+  for (uint32_t i = 0; i < 3; ++i)
+    f.watch(i);
+  f.push(2, f.make_push(2, 0, 0, filled(parameter_count, 3.0f)));
+  caf::anon_send_exit(f.dummies[2], caf::exit_reason::user_shutdown);
+  f.sched.run();
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));
+  f.push(1, f.make_push(1, 0, 0, filled(parameter_count, 2.0f)));
+  auto a = f.take(0);
+  REQUIRE(a.params);
+  check_values(*a.params, shifted(2.0f)); // its gradient still counts
+  CHECK(a.params->losses == std::vector<replica_loss>{{0, 2, true}});
+  // Async keeps no losses: its replicas have no shared plan to change.
+  store_fixture g("async", 2);
+  g.watch(0);
+  g.watch(1);
+  caf::anon_send_exit(g.dummies[1], caf::exit_reason::user_shutdown);
+  g.sched.run();
+  CHECK(g.current_params().losses.empty());
+}
+
+namespace {
+
+// A checkpoint file under the system temp dir, removed afterwards.
+struct temp_checkpoint {
+  std::string path = (std::filesystem::temp_directory_path()
+                      / ("troupe_store_test_" + std::to_string(::getpid()) + "_"
+                         + std::to_string(counter++) + ".ckpt"))
+                       .string();
+  ~temp_checkpoint() { std::filesystem::remove(path); }
+  bool exists() const { return std::filesystem::exists(path); }
+  checkpoint read() const {
+    auto c = read_checkpoint(path);
+    REQUIRE(c);
+    std::filesystem::remove(path); // the next write is seen as new
+    return *c;
+  }
+  static inline int counter = 0;
+};
+
+} // namespace
+
+TEST_CASE("a sync store checkpoints every N closed rounds, mid-epoch, and once asked at an "
+          "epoch's end with the flag set",
+          "[store][sync][checkpoint]") {
+  temp_checkpoint file;
+  store_fixture f("sync", 2, [&](store_options& o) {
+    o.checkpoint_path = file.path;
+    o.checkpoint_every = 2;
+    o.model = "784-10";
+  });
+  f.watch(0);
+  f.watch(1);
+  f.pusher(0)->send(f.store, epoch_atom::value, uint64_t{0}, uint64_t{0});
+  auto round = [&](uint64_t r, uint64_t version) {
+    f.push(0, f.make_push(0, r, version, filled(parameter_count, 1.0f)));
+    f.push(1, f.make_push(1, r, version, filled(parameter_count, 1.0f)));
+    REQUIRE(f.take(0).params);
+    REQUIRE(f.take(1).params);
+  };
+  round(0, 0);
+  CHECK_FALSE(file.exists()); // one closed round of two
+  round(1, 1);
+  REQUIRE(file.exists());
+  auto periodic = file.read();
+  CHECK(periodic.round == 2);
+  CHECK(periodic.epoch_round == 2);
+  CHECK(periodic.version == 2);
+  CHECK_FALSE(periodic.epoch_complete);
+
+  // A refused push closes no round; a round closed by a loss counts.
+  f.push(0, f.make_push(0, 1, 2, filled(parameter_count, 1.0f)));
+  check_troupe_error(f.take(0), troupe_errc::stale_round);
+  f.push(0, f.make_push(0, 2, 2, filled(parameter_count, 1.0f)));
+  caf::anon_send_exit(f.dummies[1], caf::exit_reason::user_shutdown);
+  f.sched.run();
+  REQUIRE(f.take(0).params);
+  CHECK_FALSE(file.exists());
+  f.push(0, f.make_push(0, 3, 3, filled(parameter_count, 1.0f)));
+  REQUIRE(f.take(0).params);
+  REQUIRE(file.exists());
+  CHECK(file.read().round == 4);
+
+  f.save();
+  REQUIRE(file.exists());
+  auto at_end = file.read();
+  CHECK(at_end.epoch_complete);
+  CHECK(at_end.round == 4);
+  CHECK(at_end.epoch == 0);
+}
+
+TEST_CASE("an async store closes no rounds: it checkpoints only when asked",
+          "[store][async][checkpoint]") {
+  temp_checkpoint file;
+  store_fixture f("async", 2, [&](store_options& o) {
+    o.checkpoint_path = file.path;
+    o.checkpoint_every = 1;
+    o.model = "784-10";
+  });
+  f.watch(0);
+  f.watch(1);
+  for (uint64_t i = 0; i < 4; ++i) {
+    f.push(i % 2, f.make_push(static_cast<uint32_t>(i % 2), i, i, filled(parameter_count, 1.0f)));
+    REQUIRE(f.take(i % 2).params);
+  }
+  CHECK_FALSE(file.exists());
+  CHECK(f.stats().staleness_reported);
+  f.save();
+  auto at_end = file.read();
+  CHECK(at_end.epoch_complete);
+  CHECK(at_end.version == 4);
+}
+
+TEST_CASE("a periodic checkpoint that cannot be written is counted in the stats, and "
+          "training goes on",
+          "[store][sync][checkpoint]") {
+  const std::string path = "/nonexistent-troupe-dir/run.ckpt";
+  store_fixture f("sync", 1, [&](store_options& o) {
+    o.checkpoint_path = path;
+    o.checkpoint_every = 1;
+    o.model = "784-10";
+  });
+  f.watch(0);
+  f.pusher(0)->send(f.store, epoch_atom::value, uint64_t{0}, uint64_t{0});
+  for (uint64_t r = 0; r < 2; ++r) {
+    f.push(0, f.make_push(0, r, r, filled(parameter_count, 1.0f)));
+    REQUIRE(f.take(0).params); // the round was answered all the same
+  }
+  const auto stats = f.stats();
+  CHECK(stats.checkpoints_failed == 2);
+  CHECK(stats.checkpoint_error.find(path) != std::string::npos);
+  CHECK(stats.version == 2);
 }

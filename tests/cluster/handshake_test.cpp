@@ -3,7 +3,16 @@
 // sides, and the node stays up for compatible coordinators.
 #include "tests/cluster/cluster_test.hpp"
 
+#include "actors/handshake.hpp" // troupe_protocol_version: what these processes speak
+
 using namespace troupe::cluster_test;
+
+namespace {
+
+// The version this build's processes announce, as their errors print it.
+const std::string our_version = std::to_string(troupe::troupe_protocol_version);
+
+} // namespace
 
 TEST_CASE("a node announcing another protocol version refuses the coordinator at connect",
           "[cluster][handshake]") {
@@ -18,7 +27,8 @@ TEST_CASE("a node announcing another protocol version refuses the coordinator at
     CHECK(run.status.code == 1);
     CHECK(run.status.seconds < 5);
     CHECK(run.err.find("error: handshake with node " + node.address) != std::string::npos);
-    CHECK(run.err.find("protocol version 2, expected 99") != std::string::npos);
+    CHECK(run.err.find("protocol version " + our_version + ", expected 99")
+          != std::string::npos);
     CHECK(records_of(run.metrics, "epoch").empty());
   }
   CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "refused coordinator", notice_timeout),
@@ -41,7 +51,7 @@ TEST_CASE("a coordinator announcing another protocol version is refused by the n
     INFO(run.description);
     REQUIRE(run.status.exited);
     CHECK(run.status.code == 1);
-    CHECK(run.err.find("protocol version 7, expected 2") != std::string::npos);
+    CHECK(run.err.find("protocol version 7, expected " + our_version) != std::string::npos);
   }
   CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "refused coordinator", notice_timeout),
                 node.proc.get());

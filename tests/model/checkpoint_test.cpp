@@ -129,6 +129,7 @@ TEST_CASE("a checkpoint reads back equal field by field and bit for bit", "[chec
   c.params[2] = std::numeric_limits<float>::infinity();
   c.params[3] = std::numeric_limits<float>::quiet_NaN();
   c.params[4] = std::nextafter(1.0f, 2.0f);
+  c.epoch_complete = true; // sample() leaves it false: the field must travel
 
   auto written = write_checkpoint(path, c);
   REQUIRE(written);
@@ -142,6 +143,7 @@ TEST_CASE("a checkpoint reads back equal field by field and bit for bit", "[chec
   CHECK(back->round == c.round);
   CHECK(back->epoch == c.epoch);
   CHECK(back->epoch_round == c.epoch_round);
+  CHECK(back->epoch_complete);
   CHECK(back->optimizer == c.optimizer);
   CHECK(back->optimizer_steps == c.optimizer_steps);
   CHECK(same_bits(back->params, c.params));
@@ -160,6 +162,7 @@ TEST_CASE("an empty checkpoint round trips too", "[checkpoint]") {
   CHECK(back->params.empty());
   CHECK(back->optimizer_state.empty());
   CHECK(back->version == 0);
+  CHECK_FALSE(back->epoch_complete);
 }
 
 TEST_CASE("the file starts with the documented header and standard CRC-32", "[checkpoint]") {
@@ -171,7 +174,7 @@ TEST_CASE("the file starts with the documented header and standard CRC-32", "[ch
   CHECK(std::string(file.begin(), file.begin() + 8) == "TROUPECK");
   uint32_t version = 0;
   std::memcpy(&version, file.data() + 16, 4);
-  CHECK(version == 1);
+  CHECK(version == 2);
   uint64_t payload_size = 0;
   std::memcpy(&payload_size, file.data() + 24, 8);
   CHECK(payload_size + 40 == file.size());
@@ -357,15 +360,63 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
   temp_dir dir;
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
+  const auto whole = load(path);
+  for (uint32_t version : {0u, 3u, 0xffffffffu}) {
+    INFO("version " << version);
+    auto file = whole;
+    std::memcpy(file.data() + 16, &version, 4);
+    reseal(file);
+    save(path, file);
+    auto result = read_checkpoint(path);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == model_errc::bad_format);
+    CHECK_THAT(result.error().message,
+               Catch::Contains("unknown format version " + std::to_string(version))
+                 && Catch::Contains("reads versions 1 to 2"));
+  }
+}
+
+TEST_CASE("a format 1 file, from before epoch_complete, still loads with the flag unset",
+          "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  auto c = sample(10);
+  c.epoch_complete = true;
+  REQUIRE(write_checkpoint(path, c));
+  // Format 1 is format 2 without the epoch_complete field, the sixth integer
+  // of the payload.
   auto file = load(path);
-  uint32_t version = 2;
+  const auto flag_at = static_cast<std::ptrdiff_t>(40 + 5 * 8);
+  file.erase(file.begin() + flag_at, file.begin() + flag_at + 8);
+  uint32_t version = 1;
   std::memcpy(file.data() + 16, &version, 4);
+  reseal(file);
+  save(path, file);
+  auto back = read_checkpoint(path);
+  REQUIRE(back);
+  CHECK_FALSE(back->epoch_complete);
+  CHECK(back->epoch == c.epoch);
+  CHECK(back->epoch_round == c.epoch_round);
+  CHECK(back->optimizer_steps == c.optimizer_steps);
+  CHECK(back->model == c.model);
+  CHECK(same_bits(back->params, c.params));
+  CHECK(same_bits(back->optimizer_state, c.optimizer_state));
+}
+
+TEST_CASE("an epoch_complete flag other than 0 or 1 is refused", "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  REQUIRE(write_checkpoint(path, sample(10)));
+  auto file = load(path);
+  const uint64_t two = 2;
+  std::memcpy(file.data() + 40 + 5 * 8, &two, 8);
   reseal(file);
   save(path, file);
   auto result = read_checkpoint(path);
   REQUIRE_FALSE(result);
   CHECK(result.error().code == model_errc::bad_format);
-  CHECK_THAT(result.error().message, Catch::Contains("unknown format version 2"));
+  CHECK_THAT(result.error().message,
+             Catch::Contains(path) && Catch::Contains("malformed payload: epoch_complete is 2"));
 }
 
 TEST_CASE("a file from another byte order or float format is refused", "[checkpoint]") {
@@ -404,8 +455,8 @@ TEST_CASE("lengths that lie inside a well-checksummed file are refused", "[check
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   const auto whole = load(path);
-  // The model's length field follows the six integers of the payload.
-  const size_t model_length_at = 40 + 6 * 8;
+  // The model's length field follows the seven integers of the payload.
+  const size_t model_length_at = 40 + 7 * 8;
   for (uint64_t lie : {uint64_t{1} << 40, ~uint64_t{0}, uint64_t{15}}) {
     INFO("model length " << lie);
     auto file = whole;

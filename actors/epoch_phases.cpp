@@ -1,0 +1,276 @@
+// The coordinator's phases: start an epoch, gather its reports, collect the
+// store's stats, evaluate, checkpoint, and finish or fail the run.
+#include "actors/epoch_phases.hpp"
+
+#include <algorithm>
+
+#include <caf/all.hpp>
+
+#include "messages/errors.hpp"
+#include "model/data/batch_plan.hpp"
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Fails the run with a request's error: the one error path of every phase.
+auto fail_on_error(coordinator_pointer self) {
+  return [self](caf::error& err) { fail_run(self, std::move(err)); };
+}
+
+// Sends every actor an exit and stops the coordinator.
+void shutdown(coordinator_pointer self) {
+  auto& st = self->state;
+  for (auto& replica : st.replicas)
+    self->send_exit(replica, caf::exit_reason::user_shutdown);
+  if (st.store)
+    self->send_exit(st.store, caf::exit_reason::user_shutdown);
+  self->quit();
+}
+
+uint32_t live_count(const coordinator_state& st) {
+  return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
+}
+
+// Passes a warning to the observer, if it listens.
+void warn(const coordinator_state& st, const std::string& text) {
+  if (st.setup.observer.on_warning)
+    st.setup.observer.on_warning(text);
+}
+
+// Writes the test set's loss and accuracy under `params` into `record`: the
+// one evaluation, after each epoch and for a resumed run with none left.
+void evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
+  const auto& test = st.setup.data->test;
+  st.eval_net->use_parameters(params.values.data());
+  const auto scored = st.eval_net->evaluate(test.images.data(), test.labels.data(),
+                                            static_cast<size_t>(test.count));
+  record.test_loss = scored.mean_loss();
+  record.test_accuracy = scored.accuracy();
+}
+
+// Sums the replicas' reports and the store's work since the last epoch.
+epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
+                       double seconds) {
+  epoch_record record;
+  record.epoch = st.epoch + 1;
+  double loss_sum = 0;
+  uint64_t correct = 0;
+  uint64_t reported_samples = 0; // of replicas that finished the epoch
+  for (size_t i = 0; i < st.reports.size(); ++i) {
+    if (!st.reported[i])
+      continue;
+    const auto& report = st.reports[i];
+    reported_samples += report.samples;
+    loss_sum += report.loss_sum;
+    correct += report.correct;
+    record.compute_seconds += report.compute_seconds;
+    record.wait_seconds += report.wait_seconds;
+  }
+  // Samples that went into updates, counted by the store: with a lost
+  // replica this still covers its pushes and the survivors' takeover.
+  const auto& last = st.last_stats;
+  record.samples = stats.samples - last.samples;
+  record.train_loss = reported_samples > 0 ? loss_sum / reported_samples : 0;
+  record.train_accuracy = reported_samples > 0 ? double(correct) / reported_samples : 0;
+  record.seconds = seconds;
+  record.samples_per_second = seconds > 0 ? record.samples / seconds : 0;
+  record.pushes = stats.pushes - last.pushes;
+  record.apply_seconds = stats.apply_seconds - last.apply_seconds;
+  const auto staleness = stats.staleness_sum - last.staleness_sum;
+  record.staleness_mean = record.pushes > 0 ? double(staleness) / record.pushes : 0;
+  record.staleness_max = stats.staleness_max;
+  record.staleness_reported = stats.staleness_reported;
+  record.version = stats.version;
+  record.live_replicas = live_count(st);
+  return record;
+}
+
+// Builds the caller's summary from the final parameters.
+fit_summary summarize(const coordinator_state& st, const params_msg& params) {
+  fit_summary summary;
+  summary.mode = st.setup.options.mode;
+  summary.replicas = static_cast<uint32_t>(st.replicas.size());
+  summary.live_replicas = live_count(st);
+  summary.epochs = st.setup.options.epochs;
+  summary.test_loss = st.last_record.test_loss;
+  summary.test_accuracy = st.last_record.test_accuracy;
+  summary.samples_per_second = st.train_seconds > 0 ? st.train_samples / st.train_seconds : 0;
+  summary.version = params.version;
+  summary.params_fnv1a64 = fnv1a64(params.values.data(), params.values.size() * sizeof(float));
+  summary.params = params.values;
+  return summary;
+}
+
+// Phase: every epoch done; the final parameters, the summary, exits.
+void finish_run(coordinator_pointer self) {
+  auto& st = self->state;
+  self->request(st.store, step_timeout(st), params_atom::value)
+    .then(
+      [self](params_msg& params) {
+        auto& st = self->state;
+        if (st.last_record.epoch == 0) // a resumed run with nothing left to do
+          evaluate(st, params, st.last_record);
+        st.done = true;
+        st.promise.deliver(summarize(st, params));
+        shutdown(self);
+      },
+      fail_on_error(self));
+}
+
+// Phase: with --checkpoint, every epoch ends with one (async runs resume
+// from these); then the next epoch starts.
+void checkpoint_if_due(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.setup.options.checkpoint_path.empty()) {
+    start_epoch(self);
+    return;
+  }
+  self->request(st.store, step_timeout(st), save_atom::value)
+    .then([self](uint64_t) { start_epoch(self); }, fail_on_error(self));
+}
+
+// Phase: scores the epoch's parameters on the test set and tells the observer.
+void evaluate_epoch(coordinator_pointer self, epoch_record record) {
+  auto& st = self->state;
+  self->request(st.store, step_timeout(st), params_atom::value)
+    .then(
+      [self, record](params_msg& params) mutable {
+        auto& st = self->state;
+        evaluate(st, params, record);
+        st.last_record = record;
+        if (st.setup.observer.on_epoch)
+          st.setup.observer.on_epoch(record);
+        ++st.epoch;
+        checkpoint_if_due(self);
+      },
+      fail_on_error(self));
+}
+
+// Warns about the periodic checkpoints the store could not write since the
+// last stats (it goes on training; only the end-of-epoch save is fatal).
+void warn_failed_checkpoints(const coordinator_state& st, const store_stats& stats) {
+  const auto failed = stats.checkpoints_failed - st.last_stats.checkpoints_failed;
+  if (failed == 1)
+    warn(st, "checkpoint not written: " + stats.checkpoint_error);
+  else if (failed > 1)
+    warn(st, std::to_string(failed) + " checkpoints not written in epoch "
+               + std::to_string(st.epoch + 1) + ", the last: " + stats.checkpoint_error);
+}
+
+// Phase: every live replica reported; the store's stats make the epoch's record.
+void collect_epoch_stats(coordinator_pointer self) {
+  auto& st = self->state;
+  const double seconds =
+    std::chrono::duration<double>(clock_type::now() - st.epoch_start).count();
+  self->request(st.store, step_timeout(st), stats_atom::value)
+    .then(
+      [self, seconds](store_stats& stats) {
+        auto& st = self->state;
+        auto record = sum_epoch(st, stats, seconds);
+        warn_failed_checkpoints(st, stats);
+        st.last_stats = stats;
+        st.train_seconds += seconds;
+        st.train_samples += record.samples;
+        evaluate_epoch(self, record);
+      },
+      fail_on_error(self));
+}
+
+// Moves on once every live replica has reported this epoch.
+void collect_if_epoch_complete(coordinator_pointer self) {
+  auto& st = self->state;
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    if (st.alive[i] && !st.reported[i])
+      return;
+  collect_epoch_stats(self);
+}
+
+// Tells the store where the epoch starts and sends each live replica its order.
+void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
+  auto& st = self->state;
+  const auto& options = st.setup.options;
+  const batch_plan plan(static_cast<size_t>(st.setup.data->train.count), options.batch_size,
+                        st.replicas.size());
+  // A replica waits at most one step timeout per round; this is the backstop.
+  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
+  std::fill(st.reported.begin(), st.reported.end(), false);
+  st.epoch_start = clock_type::now();
+  const uint64_t skipped = st.epoch == st.setup.epoch ? st.setup.resume_round : 0;
+  epoch_order order{st.epoch, params, skipped};
+  self->send(st.store, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    if (!st.alive[i])
+      continue;
+    self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
+      .then(
+        [self, i](replica_report& report) {
+          auto& st = self->state;
+          st.reports[i] = report;
+          st.reported[i] = true;
+          collect_if_epoch_complete(self);
+        },
+        [self, i](caf::error& err) {
+          if (err == caf::sec::request_receiver_down) {
+            lose_replica(self, i, describe(err));
+            return;
+          }
+          if (self->state.alive[i])
+            fail_run(self, err);
+        });
+  }
+}
+
+} // namespace
+
+std::chrono::milliseconds step_timeout(const coordinator_state& st) {
+  return std::chrono::milliseconds(st.setup.options.step_timeout_ms);
+}
+
+void start_epoch(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.epoch >= st.setup.options.epochs) {
+    finish_run(self);
+    return;
+  }
+  self->request(st.store, step_timeout(st), params_atom::value)
+    .then([self](params_msg& params) { send_epoch_orders(self, params); },
+          fail_on_error(self));
+}
+
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {
+  auto& st = self->state;
+  if (st.done || !st.alive[index])
+    return;
+  st.alive[index] = false;
+  const std::string what = "replica " + std::to_string(index) + " on "
+                           + st.setup.where.replica_places[index] + " died in epoch "
+                           + std::to_string(st.epoch + 1) + ": " + reason;
+  if (st.setup.options.on_replica_loss != "continue") {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + " (--on-replica-loss=abort)"));
+    return;
+  }
+  if (live_count(st) == 0) {
+    fail_run(self,
+             make_troupe_error(troupe_errc::replica_lost, what + "; no replica is left"));
+    return;
+  }
+  warn(st, what + "; continuing with " + std::to_string(live_count(st)) + " replicas");
+  if (!st.reported[index])
+    collect_if_epoch_complete(self);
+}
+
+void fail_run(coordinator_pointer self, caf::error err) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  st.done = true;
+  st.promise.deliver(std::move(err));
+  shutdown(self);
+}
+
+} // namespace troupe

@@ -1,0 +1,50 @@
+// The policy factory: the one place that maps a mode name to a policy. Adding
+// a policy adds its header and one entry below (docs/architecture.md).
+#include "actors/update_policy.hpp"
+
+#include <functional>
+#include <utility>
+
+#include "actors/async_policy.hpp"
+#include "actors/sync_policy.hpp"
+
+namespace troupe {
+
+namespace {
+
+using policy_maker = std::function<std::unique_ptr<update_policy>(size_t parameter_count)>;
+
+// Every policy by its --mode name, in the order help texts list them.
+const std::vector<std::pair<std::string, policy_maker>>& policies() {
+  static const std::vector<std::pair<std::string, policy_maker>> all = {
+    {"sync", [](size_t count) { return std::make_unique<sync_policy>(count); }},
+    {"async", [](size_t) { return std::make_unique<async_policy>(); }},
+  };
+  return all;
+}
+
+} // namespace
+
+expected<std::unique_ptr<update_policy>> make_update_policy(const std::string& mode,
+                                                            size_t parameter_count) {
+  std::string known;
+  for (const auto& [name, make] : policies()) {
+    if (name == mode)
+      return make(parameter_count);
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  return fail(model_errc::invalid_argument,
+              "unknown mode '" + mode + "' (expected one of " + known + ")");
+}
+
+const std::vector<std::string>& update_policy_modes() {
+  static const std::vector<std::string> modes = [] {
+    std::vector<std::string> names;
+    for (const auto& entry : policies())
+      names.push_back(entry.first);
+    return names;
+  }();
+  return modes;
+}
+
+} // namespace troupe
