@@ -16,7 +16,7 @@
 
 #include "actors/fit_observer.hpp"
 #include "actors/fit_options.hpp"
-#include "actors/placement.hpp"
+#include "actors/cluster/placement.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/protocol.hpp"

@@ -5,7 +5,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <stdexcept>
 
 #include <caf/all.hpp>
@@ -294,9 +293,6 @@ replica_actor::behavior_type remote_replica(replica_pointer self, replica_config
   return replica(self, std::move(*setup));
 }
 
-std::mutex remote_replicas_mutex;
-std::vector<caf::actor> remote_replicas;
-
 } // namespace
 
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
@@ -309,27 +305,8 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
   return system.spawn<caf::detached>(replica, std::move(*setup));
 }
 
-void add_replica_actor_type(caf::actor_system_config& config) {
-  auto make = caf::make_actor_factory(remote_replica);
-  config.add_actor_factory(remote_replica_type,
-                           [make](caf::actor_config& actor_cfg, caf::message& args) {
-                             // Its own thread, as spawn_replica gives local replicas.
-                             actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
-                             auto result = make(actor_cfg, args);
-                             if (result.first) {
-                               std::lock_guard<std::mutex> guard{remote_replicas_mutex};
-                               remote_replicas.push_back(
-                                 caf::actor_cast<caf::actor>(result.first));
-                             }
-                             return result;
-                           });
-}
-
-void stop_remote_replicas() {
-  std::lock_guard<std::mutex> guard{remote_replicas_mutex};
-  for (auto& replica : remote_replicas)
-    caf::anon_send_exit(replica, caf::exit_reason::user_shutdown);
-  remote_replicas.clear();
+caf::actor_factory remote_replica_factory() {
+  return caf::make_actor_factory(remote_replica);
 }
 
 } // namespace troupe

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <caf/expected.hpp>
+#include <caf/actor_factory.hpp>
 #include <caf/fwd.hpp>
 
 #include "actors/backend_wrapper.hpp"
@@ -23,15 +24,10 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            std::shared_ptr<const dataset> train,
                                            const backend_wrapper& wrap = {});
 
-/// Names the actor type nodes register for CAF's remote spawn; its arguments
-/// are (replica_config, store_actor).
-constexpr const char* remote_replica_type = "troupe.replica";
-
-/// Lets other nodes spawn replicas here (detached, data from the job's
-/// data_dir, loaded once per process).
-void add_replica_actor_type(caf::actor_system_config& config);
-
-/// Sends every replica spawned here by other nodes an exit (node shutdown).
-void stop_remote_replicas();
+/// Returns CAF's factory for the replica a node spawns for a remote
+/// coordinator (arguments: replica_config, store_actor): it loads the data from
+/// the job's data_dir (once per process) and logs its start, its end and a
+/// setup it cannot run. actors/cluster/remote_replicas.hpp registers it.
+caf::actor_factory remote_replica_factory();
 
 } // namespace troupe

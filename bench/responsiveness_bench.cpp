@@ -12,7 +12,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/cluster_config.hpp"
+#include "actors/cluster/cluster_config.hpp"
 #include "actors/coordinator.hpp"
 #include "messages/errors.hpp"
 

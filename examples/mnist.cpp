@@ -10,7 +10,7 @@
 #include <caf/all.hpp>
 #include <fmt/core.h>
 
-#include "actors/cluster_config.hpp"
+#include "actors/cluster/cluster_config.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/metrics_log.hpp"
 #include "messages/errors.hpp"

@@ -20,12 +20,12 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/publish.hpp>
 
-#include "actors/cluster_config.hpp"
-#include "actors/frame_guard.hpp"
-#include "actors/node_service.hpp"
-#include "actors/replica.hpp"
+#include "actors/cluster/cluster_config.hpp"
+#include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/node_service.hpp"
+#include "actors/cluster/remote_replicas.hpp"
 #include "actors/variable_store.hpp"
-#include "actors/tls.hpp"
+#include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
 #include "model/numerics_identity.hpp"
 
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   options.tls = cfg.tls();
   auto service = troupe::spawn_node_service(system, options);
   const auto requested = static_cast<uint16_t>(cfg.port);
-  // Plaintext: a port whose connections refuse oversized frames (actors/frame_guard.hpp).
+  // Plaintext: a port whose connections refuse oversized frames (actors/cluster/frame_guard.hpp).
   // With TLS, the handshake refuses a peer without a cluster certificate before
   // BASP reads a byte from it.
   auto port = cfg.tls() ? caf::openssl::publish(service, requested, cfg.bind.c_str(), true)

@@ -24,7 +24,7 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
 
-#include "actors/tls.hpp"
+#include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 

@@ -3,7 +3,7 @@
 // sides, and the node stays up for compatible coordinators.
 #include "tests/cluster/cluster_test.hpp"
 
-#include "actors/handshake.hpp" // troupe_protocol_version: what these processes speak
+#include "actors/cluster/handshake.hpp" // troupe_protocol_version: what these processes speak
 
 using namespace troupe::cluster_test;
 

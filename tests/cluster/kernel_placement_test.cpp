@@ -66,7 +66,7 @@ TEST_CASE("sync training on nodes pinned to different kernels of one family matc
         != std::string::npos);
 }
 
-TEST_CASE("a sync run refuses a node whose kernel computes other bits, naming both; async "
+TEST_CASE("a sync run refuses a node whose kernel computes other bits, naming both, and async "
           "takes it",
           "[cluster][sync][handshake][gemm]") {
   if (!has_two_fused_kernels()) {

@@ -1,13 +1,14 @@
 // Local and remote spawning of the store and the replicas.
-#include "actors/placement.hpp"
+#include "actors/cluster/placement.hpp"
 
 #include <chrono>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include "actors/handshake.hpp"
-#include "actors/node_service.hpp"
+#include "actors/cluster/handshake.hpp"
+#include "actors/cluster/node_service.hpp"
+#include "actors/cluster/remote_replicas.hpp"
 #include "actors/replica.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"

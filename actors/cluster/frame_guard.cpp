@@ -1,7 +1,7 @@
 // A BASP listening port whose connections refuse oversized frames: CAF 0.17's
 // BASP broker sizes its receive buffer from the payload_len of a header that
 // nobody has authenticated yet, so 32 bytes could make it allocate 4 GiB.
-#include "actors/frame_guard.hpp"
+#include "actors/cluster/frame_guard.hpp"
 
 #include <sys/socket.h>
 

@@ -1,5 +1,5 @@
 // Building and checking handshakes.
-#include "actors/handshake.hpp"
+#include "actors/cluster/handshake.hpp"
 
 #include <chrono>
 #include <cstring>

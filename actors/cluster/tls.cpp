@@ -1,7 +1,7 @@
 // Validation of a process's TLS files with OpenSSL's C API, the CAF config
 // that turns certificate-verified TLS on, and the loopback test for bind
 // addresses.
-#include "actors/tls.hpp"
+#include "actors/cluster/tls.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

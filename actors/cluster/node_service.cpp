@@ -1,5 +1,5 @@
 // The node service actor and connecting to nodes.
-#include "actors/node_service.hpp"
+#include "actors/cluster/node_service.hpp"
 
 #include <cstdio>
 
@@ -8,7 +8,7 @@
 #include <caf/openssl/manager.hpp>
 
 #include "actors/data_cache.hpp"
-#include "actors/handshake.hpp"
+#include "actors/cluster/handshake.hpp"
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"
 

@@ -1,5 +1,5 @@
 // Cluster-wide config defaults and their checks.
-#include "actors/cluster_config.hpp"
+#include "actors/cluster/cluster_config.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include <caf/openssl/manager.hpp>
 
 #include "actors/core_pinning.hpp"
-#include "actors/handshake.hpp"
-#include "actors/tls.hpp"
+#include "actors/cluster/handshake.hpp"
+#include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
@@ -24,7 +24,7 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   set("middleman.connection-timeout", caf::timespan{milliseconds{1000}});
   // Off: with it on, CAF 0.17's BASP broker listens on one more port, on
   // every interface and always in plaintext, whatever --bind and TLS say,
-  // and that port has no frame-size guard (actors/frame_guard.hpp). Troupe
+  // and that port has no frame-size guard (actors/cluster/frame_guard.hpp). Troupe
   // links the nodes it needs linked itself (placement: link_nodes).
   set("middleman.enable-automatic-connections", false);
   // Troupe's messages are few and large, and replicas sleep while the store
