@@ -135,7 +135,7 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.checkpoint_every = opts.checkpoint_every;
   const parameter_layout layout(*spec);
   if (opts.resume_path.empty()) {
-    store_init.initial_parameters = glorot_uniform_parameters(layout, opts.seed);
+    store_init.initial_parameters = shared_floats{glorot_uniform_parameters(layout, opts.seed)};
   } else {
     auto saved = read_checkpoint(opts.resume_path);
     if (!saved)
@@ -144,9 +144,9 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
                                  layout.size(), opts.resume_path);
     if (!fits)
       return to_caf_error(fits.error());
-    store_init.initial_parameters = std::move(saved->params);
+    store_init.initial_parameters = shared_floats{std::move(saved->params)};
     store_init.initial_version = saved->version;
-    store_init.initial_optimizer_state = std::move(saved->optimizer_state);
+    store_init.initial_optimizer_state = shared_floats{std::move(saved->optimizer_state)};
     store_init.initial_optimizer_steps = saved->optimizer_steps;
     store_init.initial_round = saved->round;
     const batch_plan epoch_plan(static_cast<size_t>(init->data->train.count),

@@ -33,7 +33,7 @@ struct coordinator_setup {
   fit_observer observer;
   std::vector<std::string> devices; // per replica
   placement where;
-  store_options store_init;
+  store_config store_init;
   uint32_t epoch = 0;        // the first epoch to run (a resumed run's may be > 0)
   uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
 };

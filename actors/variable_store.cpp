@@ -62,7 +62,7 @@ struct store_state : store_port {
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   store_stats stats;
-  store_options settings;       // checkpoint path, interval, model, fingerprint
+  store_config settings; // checkpoint path, interval, model, fingerprint; no buffers
   uint64_t epoch = 0;
   uint64_t epoch_first_round = 0;
   uint64_t rounds_since_checkpoint = 0;
@@ -162,7 +162,7 @@ struct store_state : store_port {
 
 // Everything a store starts with, built and checked before spawning.
 struct store_setup {
-  store_options options;
+  store_config options;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
 };
@@ -170,14 +170,13 @@ struct store_setup {
 store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_state> self,
                                           std::shared_ptr<store_setup> setup) {
   auto& st = self->state;
-  st.params = std::make_shared<std::vector<float>>(
-    std::move(setup->options.initial_parameters));
+  st.params = std::make_shared<std::vector<float>>(*setup->options.initial_parameters.values);
   st.version = setup->options.initial_version;
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
   st.settings = setup->options;
-  st.settings.initial_parameters.clear();
-  st.settings.initial_optimizer_state.clear();
+  st.settings.initial_parameters = shared_floats{};
+  st.settings.initial_optimizer_state = shared_floats{};
   st.policy->set_next_round(setup->options.initial_round);
   st.epoch_first_round = setup->options.initial_round;
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -256,8 +255,8 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
   };
 }
 
-expected<std::shared_ptr<store_setup>> make_store_setup(store_options options) {
-  if (options.initial_parameters.empty())
+expected<std::shared_ptr<store_setup>> make_store_setup(store_config options) {
+  if (options.initial_parameters.size() == 0)
     return fail(model_errc::invalid_argument, "the store needs initial parameters");
   auto setup = std::make_shared<store_setup>();
   auto optim = make_optimizer(options.optimizer, options.initial_parameters.size());
@@ -266,8 +265,9 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_options options) {
   auto policy = make_update_policy(options.mode, options.initial_parameters.size());
   if (!policy)
     return policy.error();
-  if (!options.initial_optimizer_state.empty()
-      && !(*optim)->restore(options.initial_optimizer_state, options.initial_optimizer_steps))
+  if (options.initial_optimizer_state.size() > 0
+      && !(*optim)->restore(*options.initial_optimizer_state.values,
+                            options.initial_optimizer_steps))
     return fail(model_errc::invalid_argument,
                 "the checkpoint's optimizer state does not fit optimizer "
                   + options.optimizer.name);
@@ -281,77 +281,26 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_options options) {
 // cannot build ends at once with the reason, which the coordinator sees.
 store_actor::behavior_type remote_store(store_actor::stateful_pointer<store_state> self,
                                         store_config config) {
-  auto setup = make_store_setup(from_store_config(config));
+  auto setup = make_store_setup(std::move(config));
   if (!setup) {
     self->quit(to_caf_error(setup.error()));
     return store_actor::behavior_type{store_actor::behavior_type::unsafe_init{}, caf::behavior{}};
   }
-  std::fprintf(stderr, "troupe node: variable store (%s, %s) started\n", config.mode.c_str(),
-               config.optimizer.c_str());
+  const auto& options = (*setup)->options;
+  std::fprintf(stderr, "troupe node: variable store (%s, %s) started\n", options.mode.c_str(),
+               options.optimizer.name.c_str());
   return variable_store(self, std::move(*setup));
 }
 
-std::vector<float> copy_floats(const shared_floats& floats) {
-  return floats.values ? *floats.values : std::vector<float>{};
-}
-
-shared_floats share_floats(const std::vector<float>& floats) {
-  return shared_floats{std::make_shared<const std::vector<float>>(floats)};
-}
-
 } // namespace
-
-store_config to_store_config(const store_options& o) {
-  store_config c;
-  c.mode = o.mode;
-  c.optimizer = o.optimizer.name;
-  c.learning_rate = o.optimizer.learning_rate;
-  c.beta1 = o.optimizer.beta1;
-  c.beta2 = o.optimizer.beta2;
-  c.epsilon = o.optimizer.epsilon;
-  c.momentum = o.optimizer.momentum;
-  c.nesterov = o.optimizer.nesterov;
-  c.initial_parameters = share_floats(o.initial_parameters);
-  c.initial_version = o.initial_version;
-  c.initial_optimizer_state = share_floats(o.initial_optimizer_state);
-  c.initial_optimizer_steps = o.initial_optimizer_steps;
-  c.initial_round = o.initial_round;
-  c.checkpoint_path = o.checkpoint_path;
-  c.checkpoint_every = o.checkpoint_every;
-  c.model = o.model;
-  c.config_fingerprint = o.config_fingerprint;
-  return c;
-}
-
-store_options from_store_config(const store_config& c) {
-  store_options o;
-  o.mode = c.mode;
-  o.optimizer.name = c.optimizer;
-  o.optimizer.learning_rate = c.learning_rate;
-  o.optimizer.beta1 = c.beta1;
-  o.optimizer.beta2 = c.beta2;
-  o.optimizer.epsilon = c.epsilon;
-  o.optimizer.momentum = c.momentum;
-  o.optimizer.nesterov = c.nesterov;
-  o.initial_parameters = copy_floats(c.initial_parameters);
-  o.initial_version = c.initial_version;
-  o.initial_optimizer_state = copy_floats(c.initial_optimizer_state);
-  o.initial_optimizer_steps = c.initial_optimizer_steps;
-  o.initial_round = c.initial_round;
-  o.checkpoint_path = c.checkpoint_path;
-  o.checkpoint_every = c.checkpoint_every;
-  o.model = c.model;
-  o.config_fingerprint = c.config_fingerprint;
-  return o;
-}
 
 void add_store_actor_type(caf::actor_system_config& config) {
   config.add_actor_type(remote_store_type, remote_store);
 }
 
 caf::expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                                store_options options) {
-  auto setup = make_store_setup(std::move(options));
+                                                store_config config) {
+  auto setup = make_store_setup(std::move(config));
   if (!setup)
     return to_caf_error(setup.error());
   return system.spawn(variable_store, std::move(*setup));

@@ -10,6 +10,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "messages/shared_floats.hpp"
+#include "model/optim/optimizer.hpp"
 
 namespace troupe {
 
@@ -90,22 +91,22 @@ struct replica_config {
   bool pin_core = false; // run on core index % cores (--pin-cores)
 };
 
-/// Describes a variable store so that a node can build it (--store-node).
+/// Describes a variable store: its policy, its optimizer and where training
+/// starts. The one type both for a store spawned here and for a node that
+/// builds it (--store-node).
 struct store_config {
-  std::string mode;
-  std::string optimizer;
-  float learning_rate = 0;
-  float beta1 = 0;
-  float beta2 = 0;
-  float epsilon = 0;
-  float momentum = 0;
-  bool nesterov = false;
+  std::string mode = "sync"; // the update policy; its factory knows the names
+  optimizer_config optimizer;
   shared_floats initial_parameters;
   uint64_t initial_version = 0;
+  // A resumed run starts from a checkpoint's optimizer state and round.
   shared_floats initial_optimizer_state;
   uint64_t initial_optimizer_steps = 0;
   uint64_t initial_round = 0;
-  std::string checkpoint_path; // on the store's own disk
+  // Checkpoints, on the store's own disk: written to `checkpoint_path` every
+  // `checkpoint_every` rounds the policy closes (sync; async has no rounds;
+  // 0: never) and when the coordinator asks at an epoch's end (save_atom).
+  std::string checkpoint_path;
   uint32_t checkpoint_every = 0;
   std::string model;
   uint64_t config_fingerprint = 0;
@@ -187,8 +188,9 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
-  return f(caf::meta::type_name("store_config"), x.mode, x.optimizer, x.learning_rate,
-           x.beta1, x.beta2, x.epsilon, x.momentum, x.nesterov, x.initial_parameters,
+  return f(caf::meta::type_name("store_config"), x.mode, x.optimizer.name,
+           x.optimizer.learning_rate, x.optimizer.beta1, x.optimizer.beta2,
+           x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.initial_parameters,
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
            x.initial_round, x.checkpoint_path, x.checkpoint_every, x.model,
            x.config_fingerprint);

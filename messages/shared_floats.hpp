@@ -24,6 +24,9 @@ struct shared_floats {
   shared_floats() = default;
   explicit shared_floats(std::shared_ptr<const std::vector<float>> v)
     : values(std::move(v)) {}
+  /// Takes ownership of `v` as the shared buffer.
+  explicit shared_floats(std::vector<float> v)
+    : values(std::make_shared<const std::vector<float>>(std::move(v))) {}
 
   size_t size() const { return values ? values->size() : 0; }
   const float* data() const { return values ? values->data() : nullptr; }

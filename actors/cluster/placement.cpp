@@ -27,7 +27,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     hello.same_bits_required = (*policy)->reproducible();
   if (opts.store_node.empty()) {
     out.store_place = "this process";
-    out.spawn_store = [&system](store_options store_opts) {
+    out.spawn_store = [&system](store_config store_opts) {
       return spawn_variable_store(system, std::move(store_opts));
     };
   } else {
@@ -35,10 +35,10 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     if (!node)
       return node.error();
     out.store_place = "node " + opts.store_node;
-    out.spawn_store = [&system, node = *node, timeout](store_options store_opts)
+    out.spawn_store = [&system, node = *node, timeout](store_config store_opts)
       -> caf::expected<store_actor> {
       return system.middleman().remote_spawn<store_actor>(
-        node.node(), remote_store_type, caf::make_message(to_store_config(store_opts)), timeout);
+        node.node(), remote_store_type, caf::make_message(std::move(store_opts)), timeout);
     };
   }
   if (opts.nodes.empty()) {

@@ -22,7 +22,7 @@ using replica_spawner =
   std::function<caf::expected<replica_actor>(const replica_config&, const store_actor&)>;
 
 /// Spawns the variable store where it belongs.
-using store_spawner = std::function<caf::expected<store_actor>(store_options)>;
+using store_spawner = std::function<caf::expected<store_actor>(store_config)>;
 
 /// Says how to spawn the store and each replica, and where they run (for messages).
 struct placement {

@@ -269,9 +269,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   hello.same_bits_required = true;
   store_config store;
   store.mode = "async";
-  store.optimizer = "sgd";
-  store.learning_rate = 0.5f;
-  store.nesterov = true;
+  store.optimizer.name = "sgd";
+  store.optimizer.learning_rate = 0.5f;
+  store.optimizer.nesterov = true;
   store.initial_parameters = floats({1.0f, -1.0f, 0.25f});
   store.initial_version = 9;
   store.initial_round = 10;
@@ -280,9 +280,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.config_fingerprint = 77;
   auto sc = roundtrip_in_message(sys, store);
   CHECK(sc.mode == "async");
-  CHECK(sc.optimizer == "sgd");
-  CHECK(sc.learning_rate == 0.5f);
-  CHECK(sc.nesterov);
+  CHECK(sc.optimizer.name == "sgd");
+  CHECK(sc.optimizer.learning_rate == 0.5f);
+  CHECK(sc.optimizer.nesterov);
   CHECK(same_bytes(sc.initial_parameters, store.initial_parameters));
   CHECK(sc.initial_version == 9);
   CHECK(sc.initial_round == 10);

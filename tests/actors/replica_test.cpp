@@ -44,10 +44,10 @@ std::vector<float> model_parameters() {
 caf::expected<replica_report> epoch_against(std::vector<float> store_parameters) {
   replica_test_config cfg;
   caf::actor_system sys{cfg};
-  store_options options;
+  store_config options;
   options.optimizer.name = "sgd";
   options.optimizer.learning_rate = 0.1f;
-  options.initial_parameters = std::move(store_parameters);
+  options.initial_parameters = shared_floats{std::move(store_parameters)};
   auto store = spawn_variable_store(sys, std::move(options));
   REQUIRE(store);
   replica_config config;

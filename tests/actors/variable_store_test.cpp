@@ -65,13 +65,13 @@ shared_floats filled(size_t count, float value) {
 // One actor system on the test scheduler, a store, and N pushing "replicas".
 struct store_fixture {
   explicit store_fixture(const std::string& mode, uint32_t replicas,
-                         const std::function<void(store_options&)>& adjust = {})
+                         const std::function<void(store_config&)>& adjust = {})
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    store_options options;
+    store_config options;
     options.mode = mode;
     options.optimizer.name = "sgd";
     options.optimizer.learning_rate = 1.0f; // params -= mean gradient
-    options.initial_parameters = initial_parameters();
+    options.initial_parameters = shared_floats{initial_parameters()};
     if (adjust)
       adjust(options);
     auto spawned = spawn_variable_store(sys, std::move(options));
@@ -214,21 +214,21 @@ TEST_CASE("a store is not spawned for an unknown mode, optimizer or no parameter
           "[store]") {
   test_config cfg;
   caf::actor_system sys{cfg};
-  store_options bad_mode;
+  store_config bad_mode;
   bad_mode.mode = "bogus";
-  bad_mode.initial_parameters = initial_parameters();
+  bad_mode.initial_parameters = shared_floats{initial_parameters()};
   auto a = spawn_variable_store(sys, bad_mode);
   REQUIRE_FALSE(a);
   CHECK(describe(a.error()).find("bogus") != std::string::npos);
 
-  store_options bad_optimizer;
+  store_config bad_optimizer;
   bad_optimizer.optimizer.name = "rmsprop";
-  bad_optimizer.initial_parameters = initial_parameters();
+  bad_optimizer.initial_parameters = shared_floats{initial_parameters()};
   auto b = spawn_variable_store(sys, bad_optimizer);
   REQUIRE_FALSE(b);
   CHECK(describe(b.error()).find("rmsprop") != std::string::npos);
 
-  store_options no_parameters;
+  store_config no_parameters;
   CHECK_FALSE(spawn_variable_store(sys, no_parameters));
 }
 
@@ -536,7 +536,7 @@ TEST_CASE("a sync store checkpoints every N closed rounds, mid-epoch, and once a
           "epoch's end with the flag set",
           "[store][sync][checkpoint]") {
   temp_checkpoint file;
-  store_fixture f("sync", 2, [&](store_options& o) {
+  store_fixture f("sync", 2, [&](store_config& o) {
     o.checkpoint_path = file.path;
     o.checkpoint_every = 2;
     o.model = "784-10";
@@ -584,7 +584,7 @@ TEST_CASE("a sync store checkpoints every N closed rounds, mid-epoch, and once a
 TEST_CASE("an async store closes no rounds: it checkpoints only when asked",
           "[store][async][checkpoint]") {
   temp_checkpoint file;
-  store_fixture f("async", 2, [&](store_options& o) {
+  store_fixture f("async", 2, [&](store_config& o) {
     o.checkpoint_path = file.path;
     o.checkpoint_every = 1;
     o.model = "784-10";
@@ -607,7 +607,7 @@ TEST_CASE("a periodic checkpoint that cannot be written is counted in the stats,
           "training goes on",
           "[store][sync][checkpoint]") {
   const std::string path = "/nonexistent-troupe-dir/run.ckpt";
-  store_fixture f("sync", 1, [&](store_options& o) {
+  store_fixture f("sync", 1, [&](store_config& o) {
     o.checkpoint_path = path;
     o.checkpoint_every = 1;
     o.model = "784-10";
