@@ -19,77 +19,48 @@
 
 namespace {
 
+// The command line binds straight into the fit_options the run uses; only
+// what is not a fit option (metrics, the node list's text) stays here.
 struct mnist_config : troupe::cluster_config {
-  std::string mode = "sync";
-  size_t replicas = std::max(1u, std::thread::hardware_concurrency());
-  size_t epochs = 5;
-  size_t batch_size = 32;
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  double momentum = 0.0;
-  size_t seed = 42;
-  std::string model = "784-128relu-10";
-  std::string data_dir = troupe::default_data_dir();
-  std::string devices = "cpu";
+  troupe::fit_options options;
   std::string metrics;
-  std::string on_replica_loss = "abort";
-  size_t step_timeout_ms = 60000;
-  std::string nodes;
-  size_t replicas_per_node = 1;
-  std::string checkpoint;
-  size_t checkpoint_every = 0;
-  std::string resume;
-  std::string store_node;
+  std::string nodes; // HOST:PORT,HOST:PORT, split into options.nodes by run()
 
   mnist_config() {
+    options.replicas = std::max(1u, std::thread::hardware_concurrency());
+    options.data_dir = troupe::default_data_dir();
+    auto& o = options;
     opt_group{custom_options_, "global"}
-      .add(mode, "mode", "sync (one step per round from all replicas) or async")
-      .add(replicas, "replicas", "number of replicas (default: number of cores)")
-      .add(epochs, "epochs", "passes over the training set")
-      .add(batch_size, "batch-size", "samples per round across all replicas")
-      .add(optimizer, "optimizer", "adam or sgd")
-      .add(lr, "lr", "learning rate")
-      .add(momentum, "momentum", "momentum for sgd")
-      .add(seed, "seed", "seed of initial weights and shuffles")
-      .add(model, "model", "layer list, e.g. 784-128relu-10")
-      .add(data_dir, "data-dir", "directory with the four (Fashion-)MNIST IDX files")
-      .add(devices, "devices", "cpu, cuda:0,cuda:1,... (round-robin) or auto")
+      .add(o.mode, "mode", "sync (one step per round from all replicas) or async")
+      .add(o.replicas, "replicas", "number of replicas (default: number of cores)")
+      .add(o.epochs, "epochs", "passes over the training set")
+      .add(o.batch_size, "batch-size", "samples per round across all replicas")
+      .add(o.optimizer.name, "optimizer", "adam or sgd")
+      .add(o.optimizer.learning_rate, "lr", "learning rate")
+      .add(o.optimizer.momentum, "momentum", "momentum for sgd")
+      .add(o.seed, "seed", "seed of initial weights and shuffles")
+      .add(o.model, "model", "layer list, e.g. 784-128relu-10")
+      .add(o.data_dir, "data-dir", "directory with the four (Fashion-)MNIST IDX files")
+      .add(o.devices, "devices", "cpu, cuda:0,cuda:1,... (round-robin) or auto")
       .add(metrics, "metrics", "write JSON lines (one per epoch + final) to this file")
-      .add(on_replica_loss, "on-replica-loss", "abort (default) or continue")
-      .add(step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer")
+      .add(o.on_replica_loss, "on-replica-loss", "abort (default) or continue")
+      .add(o.step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer")
       .add(nodes, "nodes", "HOST:PORT,HOST:PORT of node programs to run the replicas on")
-      .add(replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)")
-      .add(checkpoint, "checkpoint", "write checkpoints to this file (atomically)")
-      .add(checkpoint_every, "checkpoint-every",
+      .add(o.replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)")
+      .add(o.checkpoint_path, "checkpoint", "write checkpoints to this file (atomically)")
+      .add(o.checkpoint_every, "checkpoint-every",
            "also checkpoint every N sync rounds (default: after each epoch only)")
-      .add(resume, "resume", "continue the run saved in this checkpoint")
-      .add(store_node, "store-node", "HOST:PORT of a node to run the variable store on");
+      .add(o.resume_path, "resume", "continue the run saved in this checkpoint")
+      .add(o.store_node, "store-node", "HOST:PORT of a node to run the variable store on");
   }
 };
 
 int run(caf::actor_system& system, const mnist_config& cfg) {
-  troupe::fit_options options;
-  options.mode = cfg.mode;
-  options.replicas = static_cast<uint32_t>(cfg.replicas);
-  options.epochs = static_cast<uint32_t>(cfg.epochs);
-  options.batch_size = static_cast<uint32_t>(cfg.batch_size);
-  options.model = cfg.model;
-  options.optimizer.name = cfg.optimizer;
-  options.optimizer.learning_rate = static_cast<float>(cfg.lr);
-  options.optimizer.momentum = static_cast<float>(cfg.momentum);
-  options.seed = cfg.seed;
-  options.devices = cfg.devices;
-  options.on_replica_loss = cfg.on_replica_loss;
-  options.step_timeout_ms = static_cast<uint32_t>(cfg.step_timeout_ms);
-  options.data_dir = cfg.data_dir;
+  troupe::fit_options options = cfg.options;
+  // What the cluster config (shared with the node program) read.
   options.tls = cfg.tls();
-  options.replicas_per_node = static_cast<uint32_t>(cfg.replicas_per_node);
-  options.checkpoint_path = cfg.checkpoint;
-  options.checkpoint_every = static_cast<uint32_t>(cfg.checkpoint_every);
-  options.resume_path = cfg.resume;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.pin_cores = cfg.pin_cores;
-  options.store_node = cfg.store_node;
   if (options.checkpoint_every > 0 && options.checkpoint_path.empty()) {
     std::fprintf(stderr, "error: --checkpoint-every needs --checkpoint=PATH\n");
     return 2;
@@ -99,7 +70,7 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
     if (!node.empty())
       options.nodes.push_back(node);
 
-  auto data = troupe::load_dataset(cfg.data_dir);
+  auto data = troupe::load_dataset(options.data_dir);
   if (!data) {
     std::fprintf(stderr, "error: %s\n", data.error().message.c_str());
     return 1;
@@ -127,8 +98,8 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   fmt::print("Troupe mnist: {} mode, {} replicas on {}, model {}, batch {} (global), "
              "{} epochs, {} lr {}, {} train / {} test samples from {}\n",
              options.mode, options.replicas, where, options.model,
-             options.batch_size, options.epochs, options.optimizer.name, cfg.lr,
-             data->train.count, data->test.count, cfg.data_dir);
+             options.batch_size, options.epochs, options.optimizer.name, options.optimizer.learning_rate,
+             data->train.count, data->test.count, options.data_dir);
   const auto numerics = troupe::current_numerics();
   fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
              numerics.gemm_family, numerics.build, numerics.libm);
