@@ -118,14 +118,11 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     return checked.error();
   const fit_options& opts = *checked;
   const auto spec = parse_model_spec(opts.model); // checked above
-  auto devices = assign_devices(opts.devices, opts.replicas);
-  if (!devices)
-    return devices.error();
   auto init = std::make_shared<coordinator_setup>();
   init->options = opts;
   init->data = std::move(data);
   init->observer = std::move(observer);
-  init->devices = std::move(*devices);
+  init->devices = assign_devices(opts.device_plan, opts.replicas);
   auto& store_init = init->store_init;
   store_init.mode = opts.mode;
   store_init.optimizer = opts.optimizer;

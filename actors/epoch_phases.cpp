@@ -249,7 +249,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
   const std::string what = "replica " + std::to_string(index) + " on "
                            + st.setup.where.replica_places[index] + " died in epoch "
                            + std::to_string(st.epoch + 1) + ": " + reason;
-  if (st.setup.options.on_replica_loss != "continue") {
+  if (st.setup.options.loss_action == replica_loss_action::abort) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + " (--on-replica-loss=abort)"));
     return;

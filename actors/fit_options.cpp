@@ -21,10 +21,10 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return make_troupe_error(troupe_errc::bad_config,
                              "--mode: '" + options.mode + "' (expected " + known + ")");
   }
-  if (options.on_replica_loss != "abort" && options.on_replica_loss != "continue")
-    return make_troupe_error(troupe_errc::bad_config,
-                             "--on-replica-loss: '" + options.on_replica_loss
-                               + "' (expected abort or continue)");
+  auto loss_action = parse_replica_loss(options.on_replica_loss);
+  if (!loss_action)
+    return loss_action.error();
+  options.loss_action = *loss_action;
   auto& opts = options;
   if (!opts.nodes.empty()) {
     if (opts.replicas_per_node == 0)
@@ -52,9 +52,10 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return make_troupe_error(troupe_errc::bad_config,
                              "--lr must be positive, got "
                                + std::to_string(opts.optimizer.learning_rate));
-  if (opts.devices != "auto") // "auto" opens devices to see which exist: fit does that
-    if (auto assigned = assign_devices(opts.devices, opts.replicas); !assigned)
-      return assigned.error();
+  auto device_plan = parse_devices(options.devices);
+  if (!device_plan)
+    return device_plan.error();
+  options.device_plan = std::move(*device_plan);
   auto spec = parse_model_spec(opts.model);
   if (!spec)
     return to_caf_error(spec.error());
@@ -75,10 +76,37 @@ uint64_t run_fingerprint(const fit_options& o) {
   return fnv1a64(settings.data(), settings.size());
 }
 
-caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
-                                                       uint32_t replicas) {
-  std::vector<std::string> pool;
-  if (devices == "auto") {
+caf::expected<replica_loss_action> parse_replica_loss(const std::string& text) {
+  if (text == "abort")
+    return replica_loss_action::abort;
+  if (text == "continue")
+    return replica_loss_action::continue_run;
+  return make_troupe_error(troupe_errc::bad_config,
+                           "--on-replica-loss: '" + text + "' (expected abort or continue)");
+}
+
+caf::expected<device_choice> parse_devices(const std::string& text) {
+  device_choice choice;
+  if (text == "auto") {
+    choice.automatic = true;
+    return choice;
+  }
+  std::stringstream list(text);
+  for (std::string device; std::getline(list, device, ',');) {
+    if (device != "cpu" && device.rfind("cuda:", 0) != 0)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--devices: '" + device
+                                 + "' is not a device (expected cpu, cuda:N or auto)");
+    choice.pool.push_back(device);
+  }
+  if (choice.pool.empty())
+    return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
+  return choice;
+}
+
+std::vector<std::string> assign_devices(const device_choice& choice, uint32_t replicas) {
+  std::vector<std::string> pool = choice.pool;
+  if (choice.automatic) {
     for (int i = 0; i < 64; ++i) {
       auto probe = "cuda:" + std::to_string(i);
       if (!make_backend(probe))
@@ -87,17 +115,6 @@ caf::expected<std::vector<std::string>> assign_devices(const std::string& device
     }
     if (pool.empty())
       pool.push_back("cpu");
-  } else {
-    std::stringstream list(devices);
-    for (std::string device; std::getline(list, device, ',');) {
-      if (device != "cpu" && device.rfind("cuda:", 0) != 0)
-        return make_troupe_error(troupe_errc::bad_config,
-                                 "--devices: '" + device
-                                   + "' is not a device (expected cpu, cuda:N or auto)");
-      pool.push_back(device);
-    }
-    if (pool.empty())
-      return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
   }
   std::vector<std::string> assigned;
   for (uint32_t i = 0; i < replicas; ++i)

@@ -14,6 +14,18 @@
 
 namespace troupe {
 
+/// Says what a run does when it loses a replica (--on-replica-loss).
+enum class replica_loss_action {
+  abort,        // end the run with the error
+  continue_run, // the survivors finish the epoch (sync: they re-plan it)
+};
+
+/// Names the devices replicas take round-robin (--devices, parsed).
+struct device_choice {
+  bool automatic = false;        // "auto": every CUDA device that opens, else the cpu
+  std::vector<std::string> pool; // otherwise: "cpu" or "cuda:N", in order
+};
+
 /// Describes a whole training run.
 struct fit_options {
   std::string mode = "sync";            // sync | async
@@ -38,19 +50,28 @@ struct fit_options {
   std::string store_node;               // HOST:PORT of a node for the store; empty: here
   // Test hook, never sent: wraps each local replica's backend (fault injection).
   backend_wrapper wrap_replica_backend;
+  // Parsed from the texts above by check_fit_options; the run reads only these.
+  replica_loss_action loss_action = replica_loss_action::abort;
+  device_choice device_plan;
 };
 
 /// Hashes the settings a resumed run must share with the run that wrote the
 /// checkpoint (mode, replicas, batch, seed, model, optimizer); epochs may differ.
 uint64_t run_fingerprint(const fit_options& options);
 
-/// Returns the device of each replica for a --devices value: "cpu", a list
-/// such as "cuda:0,cuda:1" assigned round-robin, or "auto".
-caf::expected<std::vector<std::string>> assign_devices(const std::string& devices,
-                                                  uint32_t replicas);
+/// Parses an --on-replica-loss value: abort or continue.
+caf::expected<replica_loss_action> parse_replica_loss(const std::string& text);
+
+/// Parses a --devices value: "cpu", a list such as "cuda:0,cuda:1", or "auto".
+caf::expected<device_choice> parse_devices(const std::string& text);
+
+/// Returns the device of each replica: the pool round-robin; "auto" opens
+/// devices to see which exist.
+std::vector<std::string> assign_devices(const device_choice& choice, uint32_t replicas);
 
 /// Checks options against the data and fills in what follows from them (with
-/// nodes, replicas = nodes x replicas_per_node); every problem is a clear error.
+/// nodes, replicas = nodes x replicas_per_node; the parsed loss action and
+/// devices); every problem is a clear error.
 caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data);
 
 } // namespace troupe

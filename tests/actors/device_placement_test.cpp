@@ -11,29 +11,43 @@
 
 using namespace troupe;
 
+// Parses a --devices value that must parse and assigns it to `replicas`.
+std::vector<std::string> assigned_devices(const std::string& devices, uint32_t replicas) {
+  auto choice = parse_devices(devices);
+  REQUIRE(choice);
+  return assign_devices(*choice, replicas);
+}
+
 TEST_CASE("devices are assigned to replicas round-robin", "[placement]") {
-  auto all_cpu = assign_devices("cpu", 3);
-  REQUIRE(all_cpu);
-  CHECK(*all_cpu == std::vector<std::string>{"cpu", "cpu", "cpu"});
-  auto mixed = assign_devices("cuda:1,cpu,cuda:0", 5);
-  REQUIRE(mixed);
-  CHECK(*mixed == std::vector<std::string>{"cuda:1", "cpu", "cuda:0", "cuda:1", "cpu"});
+  CHECK(assigned_devices("cpu", 3) == std::vector<std::string>{"cpu", "cpu", "cpu"});
+  CHECK(assigned_devices("cuda:1,cpu,cuda:0", 5)
+        == std::vector<std::string>{"cuda:1", "cpu", "cuda:0", "cuda:1", "cpu"});
 }
 
 TEST_CASE("auto takes every GPU that opens and the cpu where none does", "[placement]") {
-  auto assigned = assign_devices("auto", 2);
-  REQUIRE(assigned);
+  auto assigned = assigned_devices("auto", 2);
   if (make_backend("cuda:0")) {
-    CHECK(assigned->at(0) == "cuda:0");
+    CHECK(assigned.at(0) == "cuda:0");
   } else {
-    CHECK(*assigned == std::vector<std::string>{"cpu", "cpu"});
+    CHECK(assigned == std::vector<std::string>{"cpu", "cpu"});
   }
 }
 
-TEST_CASE("a device list with a bogus entry is a clear error", "[placement]") {
-  auto assigned = assign_devices("cpu,tpu:0", 2);
-  REQUIRE_FALSE(assigned);
-  CHECK(describe(assigned.error()).find("'tpu:0'") != std::string::npos);
+TEST_CASE("a device list with a bogus entry is a clear error naming the option",
+          "[placement]") {
+  auto choice = parse_devices("cpu,tpu:0");
+  REQUIRE_FALSE(choice);
+  CHECK(describe(choice.error()).find("'tpu:0'") != std::string::npos);
+  CHECK(describe(choice.error()).find("--devices") != std::string::npos);
+  CHECK_FALSE(parse_devices(""));
+}
+
+TEST_CASE("an on-replica-loss value parses to its action once", "[placement]") {
+  CHECK(*parse_replica_loss("abort") == replica_loss_action::abort);
+  CHECK(*parse_replica_loss("continue") == replica_loss_action::continue_run);
+  auto bogus = parse_replica_loss("ignore");
+  REQUIRE_FALSE(bogus);
+  CHECK(describe(bogus.error()).find("--on-replica-loss: 'ignore'") != std::string::npos);
 }
 
 TEST_CASE("a fit on a cuda device that does not open fails before training, naming it",
