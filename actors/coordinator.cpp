@@ -57,17 +57,8 @@ bool spawn_actors(coordinator_pointer self) {
   st.store = *store;
   self->monitor(st.store);
   for (uint32_t i = 0; i < options.replicas; ++i) {
-    replica_config cfg;
-    cfg.index = i;
-    cfg.replicas = options.replicas;
-    cfg.model = options.model;
-    cfg.device = st.setup.devices[i];
-    cfg.seed = options.seed;
-    cfg.global_batch = options.batch_size;
-    cfg.step_timeout_ms = options.step_timeout_ms;
-    cfg.data_dir = options.data_dir;
-    cfg.pin_core = options.pin_cores;
-    auto replica = where.spawn_replica(cfg, st.store);
+    auto replica = where.spawn_replica(replica_config_for(options, i, st.setup.devices[i]),
+                                       st.store);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start replica " + std::to_string(i) + " on "

@@ -34,6 +34,9 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
   }
   if (opts.replicas == 0)
     return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
+  if (opts.checkpoint_every > 0 && opts.checkpoint_path.empty())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--checkpoint-every needs --checkpoint=PATH");
   if (opts.epochs == 0)
     return make_troupe_error(troupe_errc::bad_config, "--epochs must be at least 1");
   if (opts.batch_size < opts.replicas)
@@ -120,6 +123,21 @@ std::vector<std::string> assign_devices(const device_choice& choice, uint32_t re
   for (uint32_t i = 0; i < replicas; ++i)
     assigned.push_back(pool[i % pool.size()]);
   return assigned;
+}
+
+replica_config replica_config_for(const fit_options& options, uint32_t index,
+                                  const std::string& device) {
+  replica_config cfg;
+  cfg.index = index;
+  cfg.replicas = options.replicas;
+  cfg.model = options.model;
+  cfg.device = device;
+  cfg.seed = options.seed;
+  cfg.global_batch = options.batch_size;
+  cfg.step_timeout_ms = options.step_timeout_ms;
+  cfg.data_dir = options.data_dir;
+  cfg.pin_core = options.pin_cores;
+  return cfg;
 }
 
 } // namespace troupe

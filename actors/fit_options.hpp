@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/backend_wrapper.hpp"
+#include "messages/protocol.hpp"
 #include "model/data/dataset.hpp"
 #include "model/optim/optimizer.hpp"
 
@@ -58,6 +59,11 @@ struct fit_options {
 /// Hashes the settings a resumed run must share with the run that wrote the
 /// checkpoint (mode, replicas, batch, seed, model, optimizer); epochs may differ.
 uint64_t run_fingerprint(const fit_options& options);
+
+/// Returns the job description replica `index` of a run gets (on `device`):
+/// the one place where options become a replica's wire config.
+replica_config replica_config_for(const fit_options& options, uint32_t index,
+                                  const std::string& device);
 
 /// Parses an --on-replica-loss value: abort or continue.
 caf::expected<replica_loss_action> parse_replica_loss(const std::string& text);
