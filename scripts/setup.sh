@@ -14,6 +14,7 @@ troupe_packages=(
   libfmt-dev nlohmann-json3-dev zlib1g-dev
   catch2 openssl iproute2  # tests (certificates, network namespaces)
   dataset-fashion-mnist    # the default data
+  python3-matplotlib       # the plots (scripts/plot_runs.py, compare_modes.sh)
 )
 
 troupe_install_missing() {
