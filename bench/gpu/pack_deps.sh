@@ -2,8 +2,8 @@
 # Packs, on a Debian machine of ours, what run_gpu_checks.sh needs on a GPU
 # machine that has CUDA, CMake and PyTorch but none of our Debian packages:
 #   DEST/deps.tar.xz   a prefix with Eigen, Catch2 (headers + CMake configs),
-#                      zlib (header + static lib) and OpenBLAS (cblas header +
-#                      a static lib cut down to what cblas_sgemm pulls in)
+#                      zlib (header + static lib); the CPU GEMMs are Troupe's
+#                      own (model/backend/cpu/gemm), so no BLAS travels
 #   DEST/fashion-mnist the four Fashion-MNIST files, when this machine has them
 #   DEST/test-data     a copy of tests/data (the tests find it through
 #                      $TROUPE_TEST_DATA_DIR, which run_gpu_checks.sh sets)
@@ -48,32 +48,6 @@ cp /usr/lib/libCatch2WithMain.a "$prefix/lib/" # its CMake config checks the fil
 # zlib: static, so the GPU machine needs no zlib development package.
 cp -L /usr/include/zlib.h /usr/include/zconf.h "$prefix/include/"
 cp -L "$libdir/libz.a" "$prefix/lib/"
-
-# OpenBLAS: the whole static library is ~58 MB; the objects that a call of
-# cblas_sgemm and openblas_set_num_threads pulls in are about half of it.
-cp -L "/usr/include/$multiarch/cblas-openblas.h" "/usr/include/$multiarch/openblas_config.h" \
-  "$prefix/include/$multiarch/"
-cat > "$stage/probe.c" <<'PROBE'
-#include <cblas-openblas.h>
-int main(void) {
-  float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
-  openblas_set_num_threads(1);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.f, a, 2, b, 2, 0.f, c, 2);
-  return c[3] == 4.f ? 0 : 1;
-}
-PROBE
-openblas_a=$(readlink -f "$libdir/libopenblas.a")
-gcc -I"/usr/include/$multiarch" "$stage/probe.c" "$openblas_a" -lpthread -lm \
-  -Wl,-Map="$stage/probe.map" -o "$stage/probe"
-"$stage/probe"
-grep -o "libopenblas[^ ]*\.a([^)]*)" "$stage/probe.map" | sed 's/.*(\(.*\))/\1/' | sort -u \
-  > "$stage/members.txt"
-mkdir "$stage/objects"
-(cd "$stage/objects" && xargs -a "$stage/members.txt" ar x "$openblas_a" \
-  && xargs -a "$stage/members.txt" ar rcs "$prefix/lib/libopenblas.a")
-gcc -I"$prefix/include/$multiarch" "$stage/probe.c" "$prefix/lib/libopenblas.a" -lpthread -lm \
-  -o "$stage/probe_small"
-"$stage/probe_small"
 
 mkdir -p "$dest"
 tar -C "$prefix" -cJf "$dest/deps.tar.xz" .

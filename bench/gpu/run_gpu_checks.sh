@@ -9,7 +9,7 @@
 #             or set TROUPE_GPU_PREBUILT=DIR) instead of configuring and
 #             building; DIR/lib, when there, goes first in LD_LIBRARY_PATH
 #   DEPS_DIR  what pack_deps.sh made (default .gpu-deps/); optional where the
-#             machine has Eigen, Catch2, zlib and OpenBLAS installed
+#             machine has Eigen, Catch2 and zlib installed
 #   OUT_DIR   logs and summary.md (default $OUT, else build-gpu/out)
 # The tests read tests/data from $TROUPE_TEST_DATA_DIR, which this script sets
 # (when unset) to DEPS_DIR/test-data if there, else to this checkout's tests/data.
