@@ -142,6 +142,15 @@ size_t selected_index() {
   return index;
 }
 
+// Returns room for `floats` floats in a buffer that only grows: a step's
+// GEMMs alternate between large and small k, and shrinking and growing again
+// would zero-fill the buffer once per step.
+float* room(std::vector<float>& buffer, size_t floats) {
+  if (buffer.size() < floats)
+    buffer.resize(floats);
+  return buffer.data();
+}
+
 } // namespace
 
 const char* to_string(gemm_family family) {
@@ -216,15 +225,14 @@ void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
     // Kernels read b along n; a stored (n, k) b is turned (k, n) first. It is
     // small where Troupe transposes it (the output layer's weights).
     thread_local std::vector<float> packed;
-    packed.resize(static_cast<size_t>(k) * n);
+    float* const to = room(packed, static_cast<size_t>(k) * n);
     for (int j = 0; j < n; ++j)
       for (int kk = 0; kk < k; ++kk)
-        packed[static_cast<size_t>(kk) * n + j] = b[static_cast<size_t>(j) * k + kk];
-    args.b = packed.data();
+        to[static_cast<size_t>(kk) * n + j] = b[static_cast<size_t>(j) * k + kk];
+    args.b = to;
   }
   thread_local std::vector<float> scratch;
-  scratch.resize(static_cast<size_t>(k) * gemm_args::max_panel_width);
-  args.scratch = scratch.data();
+  args.scratch = room(scratch, static_cast<size_t>(k) * gemm_args::max_panel_width);
   kernels[selected_index()].run(args);
 }
 
