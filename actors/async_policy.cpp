@@ -6,9 +6,9 @@ namespace troupe {
 std::optional<push_refusal> async_policy::on_push(gradient_push push, store_port& store) {
   ++pushes_;
   if (push.batch_size > 0)
-    store.apply_step(push.gradient->data());
+    store.apply_step(push.gradient.data());
   // Release the gradient before answering, so the replica can reuse its buffer.
-  push.gradient.reset();
+  push.gradient = shared_floats{};
   store.answer(push.ticket);
   return std::nullopt;
 }

@@ -6,23 +6,26 @@
 
 #include <caf/all.hpp>
 
+#include "actors/checkpoint_writer.hpp"
 #include "actors/epoch_phases.hpp"
+#include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/checkpoint.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/network.hpp"
 #include "model/parameter_layout.hpp"
+#include "model/shard_layout.hpp"
 
 namespace troupe {
 
 namespace {
 
-// Ends the run because the store died: nothing can go on without it.
-void store_died(coordinator_pointer self, const std::string& why) {
+// Ends the run because the store died: nothing can go on without it, or
+// without any of its shards.
+void store_died(coordinator_pointer self, const std::string& where, const std::string& why) {
   fail_run(self, make_troupe_error(troupe_errc::store_lost,
-                                   "the variable store (" + self->state.setup.where.store_place
-                                     + ") died: " + why));
+                                   "the variable store (" + where + ") died: " + why));
 }
 
 // Sorts a down message: the store, or one of the replicas.
@@ -31,14 +34,75 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   // A replica that stopped because its store died may be noticed here
   // before the store itself: report the cause, the store.
   if (msg.reason == troupe_errc::store_lost) {
-    store_died(self, "its replicas lost it (" + describe(msg.reason) + ")");
+    std::string places;
+    for (size_t k = 0; k < st.setup.where.store_places.size(); ++k)
+      places += (k == 0 ? "shard 0 on " : ", shard " + std::to_string(k) + " on ")
+                + st.setup.where.store_places[k];
+    store_died(self, places, "its replicas lost it (" + describe(msg.reason) + ")");
     return;
   }
   for (size_t i = 0; i < st.replicas.size(); ++i)
     if (st.replicas[i].address() == msg.source)
       lose_replica(self, i, describe(msg.reason));
-  if (st.store && st.store.address() == msg.source)
-    store_died(self, describe(msg.reason));
+  const auto& shards = st.store.shards;
+  for (size_t k = 0; k < shards.size(); ++k)
+    if (shards[k].address() == msg.source)
+      store_died(self,
+                 "shard " + std::to_string(k) + " of " + std::to_string(shards.size()) + " on "
+                   + st.setup.where.store_places[k],
+                 describe(msg.reason));
+  if (st.writer && st.writer.address() == msg.source)
+    fail_run(self, make_troupe_error(troupe_errc::store_lost,
+                                     "the checkpoint writer died: " + describe(msg.reason)));
+}
+
+// Spawns the store's shards where the placement says, each with its slice of
+// the initial parameters and optimizer state; false (the run failed) when
+// one cannot be started.
+bool spawn_store(coordinator_pointer self) {
+  auto& st = self->state;
+  const auto& options = st.setup.options;
+  const auto& where = st.setup.where;
+  const store_config& init = st.setup.store_init;
+  const size_t count = init.initial_parameters.size();
+  st.store.parameter_count = count;
+  st.store.ranges = *split_into_shards(count, options.store_shards); // checked with the options
+  if (!options.checkpoint_path.empty())
+    st.writer = spawn_checkpoint_writer(
+      self->system(), checkpoint_target{options.checkpoint_path, options.model,
+                                        run_fingerprint(options), options.optimizer.name,
+                                        count, options.store_shards});
+  // Sync shards of this process step one buffer in place (see update_policy).
+  std::shared_ptr<std::vector<float>> shared;
+  auto policy = make_update_policy(options.mode, 0);
+  if (where.store_here && policy && (*policy)->replicas_wait_for_rounds())
+    shared = std::make_shared<std::vector<float>>(init.initial_parameters.to_vector());
+  for (uint32_t k = 0; k < options.store_shards; ++k) {
+    const shard_range range = st.store.ranges[k];
+    store_config shard = init;
+    shard.shard = k;
+    shard.shards = options.store_shards;
+    shard.parameter_count = count;
+    shard.pin_core = options.pin_cores;
+    shard.initial_parameters = init.initial_parameters.slice(range.offset, range.count);
+    if (init.initial_optimizer_state.size() > 0)
+      shard.initial_optimizer_state = shared_floats{
+        slice_optimizer_state(init.initial_optimizer_state.data(),
+                              init.initial_optimizer_state.size(), count, range)};
+    auto spawned = where.spawn_store(std::move(shard), st.writer, shared);
+    if (!spawned) {
+      fail_run(self, make_troupe_error(troupe_errc::bad_config,
+                                       "cannot start store shard " + std::to_string(k)
+                                         + " on " + where.store_places[k] + ": "
+                                         + describe(spawned.error())));
+      return false;
+    }
+    self->monitor(*spawned);
+    st.store.shards.push_back(*spawned);
+  }
+  if (st.writer)
+    self->monitor(st.writer);
+  return true;
 }
 
 // Phase: spawns the store and the replicas where the placement says; false
@@ -47,18 +111,12 @@ bool spawn_actors(coordinator_pointer self) {
   auto& st = self->state;
   const auto& options = st.setup.options;
   const auto& where = st.setup.where;
-  auto store = where.spawn_store(std::move(st.setup.store_init));
-  if (!store) {
-    fail_run(self, make_troupe_error(troupe_errc::bad_config,
-                                     "cannot start the variable store on "
-                                       + where.store_place + ": " + describe(store.error())));
+  if (!spawn_store(self))
     return false;
-  }
-  st.store = *store;
-  self->monitor(st.store);
+  st.setup.store_init = store_config{}; // the shards have their slices
   for (uint32_t i = 0; i < options.replicas; ++i) {
     auto replica = where.spawn_replica(replica_config_for(options, i, st.setup.devices[i]),
-                                       st.store);
+                                       st.store.shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start replica " + std::to_string(i) + " on "
@@ -68,10 +126,11 @@ bool spawn_actors(coordinator_pointer self) {
     }
     self->monitor(*replica);
     st.replicas.push_back(*replica);
-    // Watches reach the store before any push: the first epoch order
-    // follows the store's answer to a later request from this actor.
-    self->request(st.store, step_timeout(st), watch_atom::value, i, *replica)
-      .then([](uint32_t) {}, [self](caf::error& err) { fail_run(self, err); });
+    // Watches reach every shard before any push: the first epoch order
+    // follows each shard's answer to a later request from this actor.
+    for (const auto& shard : st.store.shards)
+      self->request(shard, step_timeout(st), watch_atom::value, i, *replica)
+        .then([](uint32_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
   st.alive.assign(st.replicas.size(), true);
   st.reported.assign(st.replicas.size(), false);
@@ -117,9 +176,6 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   auto& store_init = init->store_init;
   store_init.mode = opts.mode;
   store_init.optimizer = opts.optimizer;
-  store_init.model = opts.model;
-  store_init.config_fingerprint = run_fingerprint(opts);
-  store_init.checkpoint_path = opts.checkpoint_path;
   store_init.checkpoint_every = opts.checkpoint_every;
   const parameter_layout layout(*spec);
   if (opts.resume_path.empty()) {
@@ -128,7 +184,7 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
     auto saved = read_checkpoint(opts.resume_path);
     if (!saved)
       return to_caf_error(saved.error());
-    auto fits = check_compatible(*saved, opts.model, store_init.config_fingerprint,
+    auto fits = check_compatible(*saved, opts.model, run_fingerprint(opts),
                                  layout.size(), opts.resume_path);
     if (!fits)
       return to_caf_error(fits.error());

@@ -6,6 +6,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/gather.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/model_spec.hpp"
@@ -26,9 +27,30 @@ void shutdown(coordinator_pointer self) {
   auto& st = self->state;
   for (auto& replica : st.replicas)
     self->send_exit(replica, caf::exit_reason::user_shutdown);
-  if (st.store)
-    self->send_exit(st.store, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.store.shards)
+    self->send_exit(shard, caf::exit_reason::user_shutdown);
+  if (st.writer)
+    self->send_exit(st.writer, caf::exit_reason::user_shutdown);
   self->quit();
+}
+
+// Asks every shard for its parameters and calls `then` with all of them
+// joined: a copy of the coordinator's own, as it keeps them while shards step.
+template <class Then>
+void fetch_params(coordinator_pointer self, Then then) {
+  auto& store = self->state.store;
+  gather<params_msg>(
+    store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           params_atom::value);
+    },
+    [self, then](std::vector<params_msg>& parts) mutable {
+      std::shared_ptr<std::vector<float>> copy;
+      auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
+      then(joined);
+    },
+    fail_on_error(self));
 }
 
 uint32_t live_count(const coordinator_state& st) {
@@ -81,7 +103,8 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.pushes = stats.pushes - last.pushes;
   record.apply_seconds = stats.apply_seconds - last.apply_seconds;
   const auto staleness = stats.staleness_sum - last.staleness_sum;
-  record.staleness_mean = record.pushes > 0 ? double(staleness) / record.pushes : 0;
+  const auto slices = stats.staleness_count - last.staleness_count;
+  record.staleness_mean = slices > 0 ? double(staleness) / slices : 0;
   record.staleness_max = stats.staleness_max;
   record.staleness_reported = stats.staleness_reported;
   record.version = stats.version;
@@ -107,18 +130,14 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
 
 // Phase: every epoch done; the final parameters, the summary, exits.
 void finish_run(coordinator_pointer self) {
-  auto& st = self->state;
-  self->request(st.store, step_timeout(st), params_atom::value)
-    .then(
-      [self](params_msg& params) {
-        auto& st = self->state;
-        if (st.last_record.epoch == 0) // a resumed run with nothing left to do
-          evaluate(st, params, st.last_record);
-        st.done = true;
-        st.promise.deliver(summarize(st, params));
-        shutdown(self);
-      },
-      fail_on_error(self));
+  fetch_params(self, [self](params_msg& params) {
+    auto& st = self->state;
+    if (st.last_record.epoch == 0) // a resumed run with nothing left to do
+      evaluate(st, params, st.last_record);
+    st.done = true;
+    st.promise.deliver(summarize(st, params));
+    shutdown(self);
+  });
 }
 
 // Phase: with --checkpoint, every epoch ends with one (async runs resume
@@ -129,55 +148,83 @@ void checkpoint_if_due(coordinator_pointer self) {
     start_epoch(self);
     return;
   }
-  self->request(st.store, step_timeout(st), save_atom::value)
-    .then([self](uint64_t) { start_epoch(self); }, fail_on_error(self));
+  gather<checkpoint_part>(
+    st.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           save_atom::value);
+    },
+    [self](std::vector<checkpoint_part>& parts) {
+      auto& st = self->state;
+      self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
+        .then([self](uint64_t) { start_epoch(self); }, fail_on_error(self));
+    },
+    fail_on_error(self));
 }
 
 // Phase: scores the epoch's parameters on the test set and tells the observer.
 void evaluate_epoch(coordinator_pointer self, epoch_record record) {
+  fetch_params(self, [self, record](params_msg& params) mutable {
+    auto& st = self->state;
+    evaluate(st, params, record);
+    st.last_record = record;
+    if (st.setup.observer.on_epoch)
+      st.setup.observer.on_epoch(record);
+    ++st.epoch;
+    checkpoint_if_due(self);
+  });
+}
+
+// Warns about the periodic checkpoints the writer could not write since it
+// was last asked (training goes on; only the end-of-epoch save is fatal).
+void warn_failed_checkpoints(coordinator_state& st, const checkpoint_stats& stats) {
+  const auto failed = stats.failed - st.last_checkpoint_stats.failed;
+  if (failed == 1)
+    warn(st, "checkpoint not written: " + stats.last_error);
+  else if (failed > 1)
+    warn(st, std::to_string(failed) + " checkpoints not written in epoch "
+               + std::to_string(st.epoch + 1) + ", the last: " + stats.last_error);
+  st.last_checkpoint_stats = stats;
+}
+
+// Phase: with --checkpoint-every, the writer's stats: periodic checkpoints
+// that failed become warnings; then the epoch is scored.
+void check_checkpoints(coordinator_pointer self, epoch_record record) {
   auto& st = self->state;
-  self->request(st.store, step_timeout(st), params_atom::value)
+  if (!st.writer) {
+    evaluate_epoch(self, record);
+    return;
+  }
+  self->request(st.writer, step_timeout(st), stats_atom::value)
     .then(
-      [self, record](params_msg& params) mutable {
-        auto& st = self->state;
-        evaluate(st, params, record);
-        st.last_record = record;
-        if (st.setup.observer.on_epoch)
-          st.setup.observer.on_epoch(record);
-        ++st.epoch;
-        checkpoint_if_due(self);
+      [self, record](checkpoint_stats& stats) {
+        warn_failed_checkpoints(self->state, stats);
+        evaluate_epoch(self, record);
       },
       fail_on_error(self));
 }
 
-// Warns about the periodic checkpoints the store could not write since the
-// last stats (it goes on training; only the end-of-epoch save is fatal).
-void warn_failed_checkpoints(const coordinator_state& st, const store_stats& stats) {
-  const auto failed = stats.checkpoints_failed - st.last_stats.checkpoints_failed;
-  if (failed == 1)
-    warn(st, "checkpoint not written: " + stats.checkpoint_error);
-  else if (failed > 1)
-    warn(st, std::to_string(failed) + " checkpoints not written in epoch "
-               + std::to_string(st.epoch + 1) + ", the last: " + stats.checkpoint_error);
-}
-
-// Phase: every live replica reported; the store's stats make the epoch's record.
+// Phase: every live replica reported; the shards' stats make the epoch's record.
 void collect_epoch_stats(coordinator_pointer self) {
   auto& st = self->state;
   const double seconds =
     std::chrono::duration<double>(clock_type::now() - st.epoch_start).count();
-  self->request(st.store, step_timeout(st), stats_atom::value)
-    .then(
-      [self, seconds](store_stats& stats) {
-        auto& st = self->state;
-        auto record = sum_epoch(st, stats, seconds);
-        warn_failed_checkpoints(st, stats);
-        st.last_stats = stats;
-        st.train_seconds += seconds;
-        st.train_samples += record.samples;
-        evaluate_epoch(self, record);
-      },
-      fail_on_error(self));
+  gather<store_stats>(
+    st.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           stats_atom::value);
+    },
+    [self, seconds](std::vector<store_stats>& shards) {
+      auto& st = self->state;
+      const auto stats = combine_shard_stats(shards);
+      auto record = sum_epoch(st, stats, seconds);
+      st.last_stats = stats;
+      st.train_seconds += seconds;
+      st.train_samples += record.samples;
+      check_checkpoints(self, record);
+    },
+    fail_on_error(self));
 }
 
 // Moves on once every live replica has reported this epoch.
@@ -201,7 +248,8 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   st.epoch_start = clock_type::now();
   const uint64_t skipped = st.epoch == st.setup.epoch ? st.setup.resume_round : 0;
   epoch_order order{st.epoch, params, skipped};
-  self->send(st.store, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  for (const auto& shard : st.store.shards)
+    self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
   for (size_t i = 0; i < st.replicas.size(); ++i) {
     if (!st.alive[i])
       continue;
@@ -236,9 +284,7 @@ void start_epoch(coordinator_pointer self) {
     finish_run(self);
     return;
   }
-  self->request(st.store, step_timeout(st), params_atom::value)
-    .then([self](params_msg& params) { send_epoch_orders(self, params); },
-          fail_on_error(self));
+  fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
 }
 
 void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {
@@ -269,8 +315,21 @@ void fail_run(coordinator_pointer self, caf::error err) {
   if (st.done)
     return;
   st.done = true;
-  st.promise.deliver(std::move(err));
-  shutdown(self);
+  if (!st.writer) {
+    st.promise.deliver(std::move(err));
+    shutdown(self);
+    return;
+  }
+  // Periodic checkpoint parts the shards sent before the failure are in the
+  // writer's mailbox ahead of this request: once it answers they are on
+  // disk, and a resume finds the newest of them.
+  auto finish = [self, err]() mutable {
+    self->state.promise.deliver(std::move(err));
+    shutdown(self);
+  };
+  self->request(st.writer, step_timeout(st), stats_atom::value)
+    .then([finish](checkpoint_stats&) mutable { finish(); },
+          [finish](caf::error&) mutable { finish(); });
 }
 
 } // namespace troupe

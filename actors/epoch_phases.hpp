@@ -16,6 +16,7 @@
 
 #include "actors/fit_observer.hpp"
 #include "actors/fit_options.hpp"
+#include "actors/store_group.hpp"
 #include "actors/cluster/placement.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/interfaces.hpp"
@@ -45,7 +46,8 @@ struct coordinator_state {
   coordinator_setup setup;
   std::unique_ptr<backend> eval_backend;
   std::unique_ptr<network> eval_net;
-  store_actor store;
+  store_group store;              // its shards
+  checkpoint_writer_actor writer; // with --checkpoint
   std::vector<replica_actor> replicas;
   std::vector<bool> alive;
   std::vector<bool> reported; // this epoch
@@ -53,6 +55,7 @@ struct coordinator_state {
   uint32_t epoch = 0;
   std::chrono::steady_clock::time_point epoch_start;
   store_stats last_stats;
+  checkpoint_stats last_checkpoint_stats;
   double train_seconds = 0;
   uint64_t train_samples = 0;
   epoch_record last_record;

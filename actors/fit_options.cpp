@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 
+#include "actors/store_group.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
 #include "model/model_spec.hpp"
+#include "model/parameter_layout.hpp"
+#include "model/shard_layout.hpp"
 
 namespace troupe {
 
@@ -66,6 +70,20 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
   if (auto fits = check_model_fits(*spec, data->train); !fits)
     return to_caf_error(fits.error());
+  if (!opts.store_node.empty()) {
+    if (!opts.store_nodes.empty())
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--store-node and --store-nodes both name store nodes: "
+                               "use --store-nodes alone");
+    opts.store_nodes.push_back(opts.store_node);
+    opts.store_node.clear();
+  }
+  if (opts.store_shards == 0)
+    opts.store_shards = default_store_shards(opts.replicas, std::thread::hardware_concurrency(),
+                                             opts.store_nodes.size());
+  if (auto ranges = split_into_shards(parameter_layout(*spec).size(), opts.store_shards);
+      !ranges)
+    return make_troupe_error(troupe_errc::bad_config, "--store-shards: " + ranges.error().message);
   return options;
 }
 

@@ -48,7 +48,9 @@ struct fit_options {
   std::string resume_path;              // continue the run saved in this checkpoint
   uint32_t protocol_version = 0;        // to announce to nodes; 0: this build's
   bool pin_cores = false;               // pin replica i to core i % cores
-  std::string store_node;               // HOST:PORT of a node for the store; empty: here
+  uint32_t store_shards = 0;            // store shard actors; 0: default_store_shards()
+  std::vector<std::string> store_nodes; // HOST:PORT of nodes for the shards; empty: here
+  std::string store_node;               // one store node (--store-node, before --store-nodes)
   // Test hook, never sent: wraps each local replica's backend (fault injection).
   backend_wrapper wrap_replica_backend;
   // Parsed from the texts above by check_fit_options; the run reads only these.
@@ -77,7 +79,8 @@ std::vector<std::string> assign_devices(const device_choice& choice, uint32_t re
 
 /// Checks options against the data and fills in what follows from them (with
 /// nodes, replicas = nodes x replicas_per_node; the parsed loss action and
-/// devices); every problem is a clear error.
+/// devices; store_node moved into store_nodes; the number of store shards);
+/// every problem is a clear error.
 caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data);
 
 } // namespace troupe

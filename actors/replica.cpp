@@ -11,10 +11,13 @@
 
 #include "actors/core_pinning.hpp"
 #include "actors/data_cache.hpp"
+#include "actors/gather.hpp"
+#include "actors/store_group.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
 #include "model/network.hpp"
+#include "model/parameter_layout.hpp"
 
 namespace troupe {
 
@@ -29,7 +32,7 @@ double seconds_between(clock_type::time_point from, clock_type::time_point to) {
 // What a replica owns, built before it is spawned.
 struct replica_setup {
   replica_config config;
-  store_actor store;
+  store_group store; // every shard, in shard order
   std::shared_ptr<const dataset> train;
   std::unique_ptr<backend> compute;
   std::unique_ptr<network> net;
@@ -40,6 +43,9 @@ struct replica_state {
 
   std::shared_ptr<replica_setup> setup;
   params_msg params;
+  // Where the shards' slices of the parameters are joined when they are not
+  // views of one buffer already (shards in other processes, async shards).
+  std::shared_ptr<std::vector<float>> joined;
   // Gradient buffers, reused once the store lets go of them. The store may
   // still hold the last one for a moment after answering, so a few rotate:
   // a fresh 407 KB buffer per step costs page faults on every first touch.
@@ -146,23 +152,31 @@ void run_round(replica_pointer self) {
   st.pushed_at = clock_type::now();
   st.report.compute_seconds += seconds_between(start, st.pushed_at);
   ++st.report.pushes;
-  self->request(st.setup->store, std::chrono::milliseconds(cfg.step_timeout_ms),
-                push_atom::value, std::move(push))
-    .then(
-      [self](params_msg& fresh) {
-        auto& st = self->state;
-        st.report.wait_seconds += seconds_between(st.pushed_at, clock_type::now());
-        st.params = std::move(fresh);
-        ++st.next_round;
-        run_round(self);
-      },
-      [self](caf::error& err) {
-        auto& st = self->state;
-        st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
-                                               + ": push of round "
-                                               + std::to_string(st.first_round + st.next_round)
-                                               + " failed: "));
-      });
+  // Each shard gets its slice of the gradient: a view of the same buffer.
+  const auto& store = st.setup->store;
+  const auto timeout = std::chrono::milliseconds(cfg.step_timeout_ms);
+  gather<params_msg>(
+    store.shards.size(),
+    [self, &store, &push, timeout](size_t k) {
+      push_msg slice = push;
+      if (push.gradient.size() > 0)
+        slice.gradient = push.gradient.slice(store.ranges[k].offset, store.ranges[k].count);
+      return self->request(store.shards[k], timeout, push_atom::value, std::move(slice));
+    },
+    [self](std::vector<params_msg>& parts) {
+      auto& st = self->state;
+      st.report.wait_seconds += seconds_between(st.pushed_at, clock_type::now());
+      st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
+      ++st.next_round;
+      run_round(self);
+    },
+    [self](caf::error& err) {
+      auto& st = self->state;
+      st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
+                                             + ": push of round "
+                                             + std::to_string(st.first_round + st.next_round)
+                                             + " failed: "));
+    });
 }
 
 replica_actor::behavior_type replica(replica_pointer self,
@@ -176,12 +190,19 @@ replica_actor::behavior_type replica(replica_pointer self,
   st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
   st.batch_labels.resize(net.max_batch());
   // Without its store a replica has nothing to do: a node must not keep
-  // replicas of a coordinator that died.
-  self->monitor(st.setup->store);
+  // replicas of a coordinator that died. Any shard's end is the store's.
+  for (const auto& shard : st.setup->store.shards)
+    self->monitor(shard);
   self->set_down_handler([self](caf::down_msg& msg) {
-    if (msg.source == self->state.setup->store.address())
-      self->quit(make_troupe_error(troupe_errc::store_lost,
-                                   "the store is gone: " + describe(msg.reason)));
+    const auto& shards = self->state.setup->store.shards;
+    for (size_t k = 0; k < shards.size(); ++k)
+      if (msg.source == shards[k].address()) {
+        self->quit(make_troupe_error(troupe_errc::store_lost,
+                                     "store shard " + std::to_string(k) + " of "
+                                       + std::to_string(shards.size())
+                                       + " is gone: " + describe(msg.reason)));
+        return;
+      }
   });
   return {
     [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
@@ -214,7 +235,7 @@ replica_actor::behavior_type replica(replica_pointer self,
 
 
 expected<std::shared_ptr<replica_setup>>
-make_replica_setup(const replica_config& config, store_actor store,
+make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
                    std::shared_ptr<const dataset> train, const backend_wrapper& wrap) {
   if (config.replicas == 0 || config.index >= config.replicas)
     return fail(model_errc::invalid_argument,
@@ -236,6 +257,13 @@ make_replica_setup(const replica_config& config, store_actor store,
   }
   if (auto fits = check_model_fits(*spec, *train); !fits)
     return fits.error();
+  store_group store;
+  store.parameter_count = parameter_layout(*spec).size();
+  auto ranges = split_into_shards(store.parameter_count, shards.size());
+  if (!ranges)
+    return ranges.error();
+  store.ranges = std::move(*ranges);
+  store.shards = std::move(shards);
   auto compute = make_backend(config.device);
   if (!compute)
     return compute.error();
@@ -256,8 +284,9 @@ make_replica_setup(const replica_config& config, store_actor store,
 // already gone only reports exit_reason::unknown. It ends once it has told,
 // or when its store is gone (nobody will ask then).
 replica_actor::behavior_type failed_replica(replica_pointer self, caf::error reason,
-                                            const store_actor& store) {
-  self->monitor(store);
+                                            const std::vector<store_actor>& shards) {
+  for (const auto& shard : shards)
+    self->monitor(shard);
   self->set_down_handler([self, reason](caf::down_msg&) { self->quit(reason); });
   return {
     [self, reason](epoch_atom, epoch_order&) -> caf::result<replica_report> {
@@ -275,14 +304,14 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
 // job description alone. A job the node cannot run is logged here and told
 // to the spawner, which asks every remote replica whether it is ready.
 replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
-                                            store_actor store) {
-  auto setup = make_replica_setup(config, store, nullptr, {});
+                                            std::vector<store_actor> shards) {
+  auto setup = make_replica_setup(config, shards, nullptr, {});
   if (!setup) {
     auto reason = to_caf_error(setup.error());
     std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
                  config.index, config.replicas, config.device.c_str(),
                  describe(reason).c_str());
-    return failed_replica(self, std::move(reason), store);
+    return failed_replica(self, std::move(reason), shards);
   }
   std::fprintf(stderr, "troupe node: replica %u of %u on %s started\n", config.index,
                config.replicas, config.device.c_str());
@@ -296,10 +325,11 @@ replica_actor::behavior_type remote_replica(replica_pointer self, replica_config
 } // namespace
 
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                           const replica_config& config, store_actor store,
+                                           const replica_config& config,
+                                           std::vector<store_actor> shards,
                                            std::shared_ptr<const dataset> train,
                                            const backend_wrapper& wrap) {
-  auto setup = make_replica_setup(config, std::move(store), std::move(train), wrap);
+  auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap);
   if (!setup)
     return to_caf_error(setup.error());
   return system.spawn<caf::detached>(replica, std::move(*setup));

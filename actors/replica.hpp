@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <caf/expected.hpp>
 #include <caf/actor_factory.hpp>
@@ -20,12 +21,14 @@ namespace troupe {
 /// errors here (bad_data, bad_config, device_failure), before anything runs.
 /// `wrap`, if set, wraps the replica's backend (a test hook).
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                           const replica_config& config, store_actor store,
+                                           const replica_config& config,
+                                           std::vector<store_actor> shards,
                                            std::shared_ptr<const dataset> train,
                                            const backend_wrapper& wrap = {});
 
 /// Returns CAF's factory for the replica a node spawns for a remote
-/// coordinator (arguments: replica_config, store_actor): it loads the data from
+/// coordinator (arguments: replica_config, and the store's shards in order as a
+/// std::vector<store_actor>): it loads the data from
 /// the job's data_dir (once per process) and logs its start, its end and a
 /// setup it cannot run. actors/cluster/remote_replicas.hpp registers it.
 caf::actor_factory remote_replica_factory();

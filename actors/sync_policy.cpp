@@ -67,7 +67,7 @@ void sync_policy::close_round_if_complete(store_port& store) {
     // One gradient carries the whole round: apply it as it is.
     for (const auto& entry : pushed_)
       if (entry.second.batch_size > 0)
-        store.apply_step(entry.second.gradient->data());
+        store.apply_step(entry.second.gradient.data());
   } else if (contributors > 1) {
     // std::map iterates in replica-index order: the sum never depends on
     // arrival order, so sync runs are bitwise reproducible.
@@ -79,7 +79,7 @@ void sync_policy::close_round_if_complete(store_port& store) {
       if (push.batch_size == 0)
         continue;
       const float weight = static_cast<float>(push.batch_size) / static_cast<float>(total);
-      const float* g = push.gradient->data();
+      const float* g = push.gradient.data();
       if (first) {
         for (size_t i = 0; i < count; ++i)
           sum[i] = weight * g[i];

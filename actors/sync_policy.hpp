@@ -20,6 +20,7 @@ public:
 
   std::string name() const override { return "sync"; }
   bool reproducible() const override { return true; }
+  bool replicas_wait_for_rounds() const override { return true; }
   bool reports_staleness() const override { return false; } // always 0: rounds wait
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;

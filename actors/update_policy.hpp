@@ -22,7 +22,7 @@ struct gradient_push {
   uint32_t replica = 0;
   uint64_t round = 0;
   uint32_t batch_size = 0;
-  std::shared_ptr<const std::vector<float>> gradient; // null when batch_size is 0
+  shared_floats gradient; // the shard's slice; empty when batch_size is 0
   uint64_t ticket = 0; // how the store finds the open request to answer
 };
 
@@ -30,7 +30,8 @@ struct gradient_push {
 class store_port {
 public:
   virtual ~store_port() = default;
-  /// Applies one optimizer step with this mean gradient (parameter count floats).
+  /// Applies one optimizer step with this mean gradient (the shard's parameter
+  /// count floats).
   virtual void apply_step(const float* gradient) = 0;
   /// Answers the push behind `ticket` with the current parameters.
   virtual void answer(uint64_t ticket) = 0;
@@ -68,6 +69,12 @@ public:
   /// same bits: see check_handshake).
   virtual bool reproducible() const = 0;
 
+  /// Tells whether every replica waits for its round to close before it reads
+  /// the parameters again, so that nobody reads a shard's range while the
+  /// shard steps it. Then the shards of one process step one shared buffer in
+  /// place, and replicas read it without a copy. False by default.
+  virtual bool replicas_wait_for_rounds() const { return false; }
+
   /// Tells whether pushes can be computed from parameters older than the
   /// current ones under this policy, so that their staleness is worth
   /// reporting (the progress line shows it then).
@@ -95,7 +102,7 @@ public:
 };
 
 /// Builds the policy for a mode (one of update_policy_modes()) over
-/// `parameter_count` floats. This factory (actors/update_policy.cpp) is the
+/// `parameter_count` floats (one store shard's). This factory (actors/update_policy.cpp) is the
 /// only place that maps a mode to behaviour.
 expected<std::unique_ptr<update_policy>> make_update_policy(const std::string& mode,
                                                             size_t parameter_count);

@@ -9,9 +9,10 @@
 
 #include <caf/all.hpp>
 
+#include "actors/core_pinning.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
-#include "model/checkpoint.hpp"
+#include "model/shard_layout.hpp"
 
 namespace troupe {
 
@@ -45,10 +46,17 @@ troupe_errc error_code(refusal_code code) {
 struct store_state : store_port {
   static inline const char* name = "troupe.store";
 
-  // The parameters, shared with the answers that carry them. The optimizer
-  // writes in place when no one else holds the buffer (sync: replicas drop
-  // it once their gradient is computed), else into a copy.
+  shard_range range; // this shard's part of the flat buffer
+  // The parameters: this shard's range of `params`, from `base` on. Either a
+  // buffer of the shard's own, shared with the answers that carry it (the
+  // optimizer writes in place when no one else holds it, else into a copy),
+  // or, for sync shards of one process, one buffer every shard writes its own
+  // range of in place (`in_place`; base = range.offset): a sync replica reads
+  // the parameters only between a round's answer and its next push, and no
+  // shard steps before every live replica has pushed.
   std::shared_ptr<std::vector<float>> params;
+  size_t base = 0;
+  bool in_place = false;
   std::shared_ptr<std::vector<float>> spare; // an older version, reused when free
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
@@ -62,53 +70,38 @@ struct store_state : store_port {
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   store_stats stats;
-  store_config settings; // checkpoint path, interval, model, fingerprint; no buffers
+  store_config settings; // shard, interval, optimizer; no buffers
+  checkpoint_writer_actor writer; // where periodic parts go; none without --checkpoint
   uint64_t epoch = 0;
   uint64_t epoch_first_round = 0;
   uint64_t rounds_since_checkpoint = 0;
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
 
-  // Writes a checkpoint: a periodic one (mid-epoch, as far as the store
-  // knows), or the one the coordinator asks for once an epoch is complete.
-  caf::expected<uint64_t> save(bool epoch_complete = false) {
-    checkpoint c;
-    c.model = settings.model;
-    c.config_fingerprint = settings.config_fingerprint;
+  const float* values() const { return params->data() + base; }
+
+  // This shard's part of a checkpoint: a periodic one (mid-epoch, as far as
+  // the shard knows), or the one the coordinator asks for once an epoch is
+  // complete.
+  checkpoint_part part(bool epoch_complete) const {
+    checkpoint_part c;
+    c.shard = settings.shard;
+    c.shards = settings.shards;
     c.version = version;
     c.round = policy->next_round();
     c.epoch = epoch;
     c.epoch_round = c.round - epoch_first_round;
     c.epoch_complete = epoch_complete;
-    c.optimizer = settings.optimizer.name;
     c.optimizer_steps = optim->steps();
-    c.params = *params;
-    c.optimizer_state = optim->state();
-    auto written = write_checkpoint(settings.checkpoint_path, c);
-    if (!written)
-      return to_caf_error(written.error());
-    rounds_since_checkpoint = 0;
-    return static_cast<uint64_t>(*written);
+    c.params = shared_floats{std::vector<float>(values(), values() + range.count)};
+    c.optimizer_state = shared_floats{optim->state()};
+    return c;
   }
 
   // The policy closed a round (store_port): count it towards the next
-  // periodic checkpoint, which after_round writes once the policy returned.
+  // periodic checkpoint, which after_round sends once the policy returned.
   void round_closed() override {
     if (settings.checkpoint_every > 0 && ++rounds_since_checkpoint >= settings.checkpoint_every)
       checkpoint_due = true;
-  }
-
-  // Called after each call into the policy: writes a checkpoint a round that
-  // closed in it made due.
-  void after_round() {
-    if (!checkpoint_due)
-      return;
-    checkpoint_due = false;
-    // Not fatal: training goes on. The stats carry the failure to the
-    // coordinator, which warns through the run's observer.
-    if (auto written = save(); !written) {
-      ++stats.checkpoints_failed;
-      stats.checkpoint_error = describe(written.error());
-    }
   }
 
   params_msg answer_value(uint64_t staleness) {
@@ -116,13 +109,14 @@ struct store_state : store_port {
     msg.version = version;
     msg.round = policy->next_round();
     msg.staleness = staleness;
-    msg.values = shared_floats{params};
+    msg.offset = range.offset;
+    msg.values = shared_floats{params, base, range.count};
     msg.losses = policy->losses();
     return msg;
   }
 
   void apply_step(const float* gradient) override {
-    if (params.use_count() > 1) {
+    if (!in_place && params.use_count() > 1) {
       // Someone still reads this version: step a copy, in a recycled buffer
       // when one is free (a fresh one page-faults on first touch).
       auto copy = spare.use_count() == 1 ? std::move(spare)
@@ -131,7 +125,7 @@ struct store_state : store_port {
       spare = std::move(params);
       params = std::move(copy);
     }
-    optim->apply(params->data(), gradient);
+    optim->apply(params->data() + base, gradient);
     ++version;
   }
 
@@ -143,15 +137,16 @@ struct store_state : store_port {
     open.erase(push);
   }
 
-  // The store's own checks of a push: its size and finite values. Whether its
-  // replica and round fit is the policy's call (on_push).
+  // The shard's own checks of a push: the size of its slice and finite
+  // values. Whether its replica and round fit is the policy's call (on_push).
   caf::error validate(const push_msg& push) const {
     const size_t size = push.gradient.size();
-    if (!(size == params->size() || (size == 0 && push.batch_size == 0)))
+    if (!(size == range.count || (size == 0 && push.batch_size == 0)))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
-                                 + " has " + std::to_string(size) + " values, expected "
-                                 + std::to_string(params->size()));
+                                 + " has " + std::to_string(size) + " values for store shard "
+                                 + std::to_string(settings.shard) + ", expected "
+                                 + std::to_string(range.count));
     if (size > 0 && has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
@@ -160,20 +155,49 @@ struct store_state : store_port {
   }
 };
 
-// Everything a store starts with, built and checked before spawning.
+using store_pointer = store_actor::stateful_pointer<store_state>;
+
+// Called after each call into the policy: sends the writer this shard's part
+// of a checkpoint a round that closed in it made due.
+void send_due_part(store_pointer self) {
+  auto& st = self->state;
+  if (!st.checkpoint_due)
+    return;
+  st.checkpoint_due = false;
+  st.rounds_since_checkpoint = 0;
+  if (st.writer)
+    self->send(st.writer, part_atom::value, st.part(false));
+}
+
+// Everything a shard starts with, built and checked before spawning.
 struct store_setup {
   store_config options;
+  shard_range range;
+  std::shared_ptr<std::vector<float>> shared_params; // in-place sync buffer, or null
+  checkpoint_writer_actor writer;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
 };
 
-store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_state> self,
+store_actor::behavior_type variable_store(store_pointer self,
                                           std::shared_ptr<store_setup> setup) {
   auto& st = self->state;
-  st.params = std::make_shared<std::vector<float>>(*setup->options.initial_parameters.values);
+  st.range = setup->range;
+  if (setup->shared_params) {
+    st.params = std::move(setup->shared_params);
+    st.base = st.range.offset;
+    st.in_place = true;
+  } else {
+    st.params = std::make_shared<std::vector<float>>(
+      setup->options.initial_parameters.data(),
+      setup->options.initial_parameters.data() + st.range.count);
+  }
+  if (setup->options.pin_core) // then detached: this runs on the shard's own thread
+    pin_this_thread(setup->options.shard);
   st.version = setup->options.initial_version;
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
+  st.writer = std::move(setup->writer);
   st.settings = setup->options;
   st.settings.initial_parameters = shared_floats{};
   st.settings.initial_optimizer_state = shared_floats{};
@@ -187,7 +211,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
     const auto index = replica->second;
     st.replicas.erase(replica);
     st.policy->on_replica_lost(index, st);
-    st.after_round();
+    send_due_part(self);
   });
   return {
     [self](push_atom, push_msg& push) -> caf::result<params_msg> {
@@ -207,7 +231,7 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       auto promise = self->make_response_promise<params_msg>();
       st.open.emplace(ticket, store_state::open_push{promise, staleness});
       auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
-                                                      std::move(push.gradient.values), ticket},
+                                                      std::move(push.gradient), ticket},
                                         st);
       if (refused) {
         st.open.erase(ticket);
@@ -218,10 +242,11 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       ++st.stats.pushes;
       st.stats.samples += samples;
       st.stats.staleness_sum += staleness;
+      ++st.stats.staleness_count;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
       st.stats.apply_seconds +=
         std::chrono::duration<double>(clock_type::now() - start).count();
-      st.after_round();
+      send_due_part(self);
       return promise;
     },
     [self](params_atom) -> params_msg { return self->state.answer_value(0); },
@@ -229,14 +254,9 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
     },
-    [self](save_atom) -> caf::result<uint64_t> {
-      auto& st = self->state;
-      if (st.settings.checkpoint_path.empty())
-        return make_troupe_error(troupe_errc::bad_config, "no --checkpoint path is set");
-      auto written = st.save(true); // asked for at an epoch's end
-      if (!written)
-        return written.error();
-      return *written;
+    [self](save_atom) -> checkpoint_part {
+      self->state.rounds_since_checkpoint = 0; // the periodic count starts over
+      return self->state.part(true);          // asked for at an epoch's end
     },
     [self](stats_atom) -> store_stats {
       auto& st = self->state;
@@ -255,39 +275,58 @@ store_actor::behavior_type variable_store(store_actor::stateful_pointer<store_st
   };
 }
 
-expected<std::shared_ptr<store_setup>> make_store_setup(store_config options) {
-  if (options.initial_parameters.size() == 0)
+expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
+                                                        checkpoint_writer_actor writer) {
+  if (options.parameter_count == 0)
+    options.parameter_count = options.initial_parameters.size();
+  if (options.parameter_count == 0)
     return fail(model_errc::invalid_argument, "the store needs initial parameters");
+  if (options.shard >= options.shards)
+    return fail(model_errc::invalid_argument,
+                "store shard " + std::to_string(options.shard) + " is outside 0.."
+                  + std::to_string(options.shards));
+  auto ranges = split_into_shards(options.parameter_count, options.shards);
+  if (!ranges)
+    return ranges.error();
+  const shard_range range = (*ranges)[options.shard];
+  if (options.initial_parameters.size() != range.count)
+    return fail(model_errc::invalid_argument,
+                "store shard " + std::to_string(options.shard) + " got "
+                  + std::to_string(options.initial_parameters.size())
+                  + " initial parameters, expected " + std::to_string(range.count));
   auto setup = std::make_shared<store_setup>();
-  auto optim = make_optimizer(options.optimizer, options.initial_parameters.size());
+  auto optim = make_optimizer(options.optimizer, range.count);
   if (!optim)
     return optim.error();
-  auto policy = make_update_policy(options.mode, options.initial_parameters.size());
+  auto policy = make_update_policy(options.mode, range.count);
   if (!policy)
     return policy.error();
   if (options.initial_optimizer_state.size() > 0
-      && !(*optim)->restore(*options.initial_optimizer_state.values,
+      && !(*optim)->restore(options.initial_optimizer_state.to_vector(),
                             options.initial_optimizer_steps))
     return fail(model_errc::invalid_argument,
                 "the checkpoint's optimizer state does not fit optimizer "
                   + options.optimizer.name);
+  setup->range = range;
+  setup->writer = std::move(writer);
   setup->optim = std::move(*optim);
   setup->policy = std::move(*policy);
   setup->options = std::move(options);
   return setup;
 }
 
-// What CAF's remote spawn runs on a node for --store-node. A store the node
+// What CAF's remote spawn runs on a node for --store-nodes. A shard the node
 // cannot build ends at once with the reason, which the coordinator sees.
-store_actor::behavior_type remote_store(store_actor::stateful_pointer<store_state> self,
-                                        store_config config) {
-  auto setup = make_store_setup(std::move(config));
+store_actor::behavior_type remote_store(store_pointer self, store_config config,
+                                        checkpoint_writer_actor writer) {
+  auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup) {
     self->quit(to_caf_error(setup.error()));
     return store_actor::behavior_type{store_actor::behavior_type::unsafe_init{}, caf::behavior{}};
   }
   const auto& options = (*setup)->options;
-  std::fprintf(stderr, "troupe node: variable store (%s, %s) started\n", options.mode.c_str(),
+  std::fprintf(stderr, "troupe node: variable store shard %u of %u (%s, %s) started\n",
+               options.shard, options.shards, options.mode.c_str(),
                options.optimizer.name.c_str());
   return variable_store(self, std::move(*setup));
 }
@@ -295,14 +334,36 @@ store_actor::behavior_type remote_store(store_actor::stateful_pointer<store_stat
 } // namespace
 
 void add_store_actor_type(caf::actor_system_config& config) {
-  config.add_actor_type(remote_store_type, remote_store);
+  config.add_actor_factory(remote_store_type,
+                           [make = caf::make_actor_factory(remote_store)](
+                             caf::actor_config& actor_cfg, caf::message& args) {
+                             // A pinned shard gets a thread of its own to pin,
+                             // as spawn_variable_store gives local ones.
+                             if (args.match_element<store_config>(0)
+                                 && args.get_as<store_config>(0).pin_core)
+                               actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+                             return make(actor_cfg, args);
+                           });
 }
 
-caf::expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                                store_config config) {
-  auto setup = make_store_setup(std::move(config));
+caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store_config config,
+                                                checkpoint_writer_actor writer,
+                                                std::shared_ptr<std::vector<float>> shared) {
+  auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup)
     return to_caf_error(setup.error());
+  if (shared) {
+    if (shared->size() != (*setup)->options.parameter_count)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "the shared parameter buffer has " + std::to_string(shared->size())
+                                 + " floats, expected "
+                                 + std::to_string((*setup)->options.parameter_count));
+    (*setup)->shared_params = std::move(shared);
+  }
+  // Pinned shards need a thread of their own to pin; others share CAF's
+  // scheduler threads, which are free while replicas compute.
+  if ((*setup)->options.pin_core)
+    return system.spawn<caf::detached>(variable_store, std::move(*setup));
   return system.spawn(variable_store, std::move(*setup));
 }
 

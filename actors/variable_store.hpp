@@ -2,6 +2,9 @@
 // version counter; an update policy decides when gradients become steps.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
@@ -9,16 +12,22 @@
 
 namespace troupe {
 
-/// Names the actor type nodes register for CAF's remote spawn of a store; its
-/// argument is the store_config (messages/protocol.hpp) the store is built from.
+/// Names the actor type nodes register for CAF's remote spawn of a store
+/// shard; its arguments are the store_config (messages/protocol.hpp) the shard
+/// is built from and the run's checkpoint writer (may be invalid).
 constexpr const char* remote_store_type = "troupe.store";
 
-/// Lets other nodes spawn a variable store here (--store-node).
+/// Lets other nodes spawn store shards here (--store-nodes).
 void add_store_actor_type(caf::actor_system_config& config);
 
-/// Spawns a store; an unknown mode or optimizer is an error (bad_config), not
-/// an actor.
-caf::expected<store_actor> spawn_variable_store(caf::actor_system& system,
-                                                store_config config);
+/// Spawns one store shard: on CAF's scheduler threads, or with
+/// config.pin_core on a thread of its own pinned to core config.shard. Periodic checkpoint parts go to
+/// `writer`, if valid. With `shared` set (sync shards of one process), the
+/// shard steps its range of that buffer in place, which must hold the whole
+/// initial parameters. An unknown mode or optimizer, or a range that does
+/// not fit, is an error (bad_config), not an actor.
+caf::expected<store_actor> spawn_variable_store(
+  caf::actor_system& system, store_config config, checkpoint_writer_actor writer = {},
+  std::shared_ptr<std::vector<float>> shared = nullptr);
 
 } // namespace troupe

@@ -24,7 +24,8 @@ namespace {
 struct mnist_config : troupe::cluster_config {
   troupe::fit_options options;
   std::string metrics;
-  std::string nodes; // HOST:PORT,HOST:PORT, split into options.nodes by run()
+  std::string nodes;       // HOST:PORT,HOST:PORT, split into options.nodes by run()
+  std::string store_nodes; // the same, into options.store_nodes
 
   mnist_config() {
     options.replicas = std::max(1u, std::thread::hardware_concurrency());
@@ -51,9 +52,23 @@ struct mnist_config : troupe::cluster_config {
       .add(o.checkpoint_every, "checkpoint-every",
            "also checkpoint every N sync rounds (default: after each epoch only)")
       .add(o.resume_path, "resume", "continue the run saved in this checkpoint")
-      .add(o.store_node, "store-node", "HOST:PORT of a node to run the variable store on");
+      .add(o.store_shards, "store-shards",
+           "store shard actors, each owning a range of the parameters (default: one per "
+           "replica, at most one per core; with --store-nodes one per node)")
+      .add(store_nodes, "store-nodes", "HOST:PORT,HOST:PORT of nodes to run the store shards "
+                                       "on, round-robin")
+      .add(o.store_node, "store-node", "HOST:PORT of one node to run the variable store on");
   }
 };
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
 
 int run(caf::actor_system& system, const mnist_config& cfg) {
   troupe::fit_options options = cfg.options;
@@ -61,10 +76,8 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.tls = cfg.tls();
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.pin_cores = cfg.pin_cores;
-  std::stringstream node_list(cfg.nodes);
-  for (std::string node; std::getline(node_list, node, ',');)
-    if (!node.empty())
-      options.nodes.push_back(node);
+  options.nodes = split_list(cfg.nodes);
+  options.store_nodes = split_list(cfg.store_nodes);
 
   auto data = troupe::load_dataset(options.data_dir);
   if (!data) {
@@ -91,9 +104,13 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
                        ? options.devices
                        : fmt::format("{} nodes x {}", options.nodes.size(),
                                      options.replicas_per_node);
-  fmt::print("Troupe mnist: {} mode, {} replicas on {}, model {}, batch {} (global), "
+  const auto store = options.store_nodes.empty()
+                       ? fmt::format("{} store shards", options.store_shards)
+                       : fmt::format("{} store shards on {} nodes", options.store_shards,
+                                     options.store_nodes.size());
+  fmt::print("Troupe mnist: {} mode, {} replicas on {}, {}, model {}, batch {} (global), "
              "{} epochs, {} lr {}, {} train / {} test samples from {}\n",
-             options.mode, options.replicas, where, options.model,
+             options.mode, options.replicas, where, store, options.model,
              options.batch_size, options.epochs, options.optimizer.name, options.optimizer.learning_rate,
              data->train.count, data->test.count, options.data_dir);
   const auto numerics = troupe::current_numerics();

@@ -15,5 +15,6 @@ using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using save_atom = caf::atom_constant<caf::atom("save")>;
 using link_atom = caf::atom_constant<caf::atom("link")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
+using part_atom = caf::atom_constant<caf::atom("part")>;
 
 } // namespace troupe

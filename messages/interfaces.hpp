@@ -2,6 +2,8 @@
 // time, and at connect time across the network.
 #pragma once
 
+#include <vector>
+
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -17,8 +19,18 @@ using replica_actor = caf::typed_actor<
   // whose node cannot open its device, data or model).
   caf::replies_to<ready_atom>::with<uint32_t>>;
 
-/// The variable store: owns parameters and optimizer, answers pushes according
-/// to its update policy, watches replicas so none leaves a round waiting.
+/// Assembles checkpoint files from the store shards' parts and writes them.
+using checkpoint_writer_actor = caf::typed_actor<
+  // A shard's part of a periodic checkpoint (--checkpoint-every); the file is
+  // written once every shard's part of that round is in.
+  caf::reacts_to<part_atom, checkpoint_part>,
+  // Write a checkpoint of these parts, one per shard, now; answers the bytes written.
+  caf::replies_to<save_atom, std::vector<checkpoint_part>>::with<uint64_t>,
+  caf::replies_to<stats_atom>::with<checkpoint_stats>>;
+
+/// One shard of the variable store: owns its range of the parameters and its
+/// optimizer state, answers pushes of its gradient slice according to its
+/// update policy, watches replicas so none leaves a round waiting.
 using store_actor = caf::typed_actor<
   caf::replies_to<push_atom, push_msg>::with<params_msg>,
   caf::replies_to<params_atom>::with<params_msg>,
@@ -26,8 +38,8 @@ using store_actor = caf::typed_actor<
   caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
-  // Write a checkpoint now; answers the bytes written.
-  caf::replies_to<save_atom>::with<uint64_t>>;
+  // Answers this shard's part of a checkpoint of the epoch just completed.
+  caf::replies_to<save_atom>::with<checkpoint_part>>;
 
 /// A node's front door: the handshake that must pass before the coordinator
 /// spawns replicas there (through CAF's remote spawn, type "troupe.replica").

@@ -20,7 +20,8 @@ struct push_msg {
   uint64_t round = 0;        // sync: the round it belongs to; async: informational
   uint64_t base_version = 0; // the parameter version it was computed at
   uint32_t batch_size = 0;   // samples behind it; 0 in a short last round
-  shared_floats gradient;    // mean-loss gradient; may be empty when batch_size is 0
+  shared_floats gradient;    // mean-loss gradient, the receiving shard's slice of it;
+                             // may be empty when batch_size is 0
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all
@@ -35,11 +36,13 @@ inline bool operator==(const replica_loss& a, const replica_loss& b) {
   return a.round == b.round && a.replica == b.replica && a.share_used == b.share_used;
 }
 
-/// Carries the parameters at one version (the store's answer to a push).
+/// Carries the parameters at one version (the store's answer to a push): one
+/// shard's slice of them, or all of them once a replica has every slice.
 struct params_msg {
   uint64_t version = 0;   // optimizer steps applied so far
   uint64_t round = 0;     // the next sync round the store expects
   uint64_t staleness = 0; // for a push answer: version - base_version at apply
+  uint64_t offset = 0;    // where `values` starts in the flat buffer
   shared_floats values;
   std::vector<replica_loss> losses; // every replica lost so far, in order (sync)
 };
@@ -70,11 +73,10 @@ struct store_stats {
   uint64_t rejected = 0;       // gradients answered with an error
   double apply_seconds = 0;    // reducing + optimizer + publishing
   uint64_t staleness_sum = 0;
+  uint64_t staleness_count = 0; // gradient slices whose staleness staleness_sum adds up
   uint64_t staleness_max = 0;
   uint32_t live_replicas = 0;
   bool staleness_reported = false; // the policy lets gradients go stale (async)
-  uint64_t checkpoints_failed = 0; // --checkpoint-every saves that were not written
-  std::string checkpoint_error;    // why the last of them failed
 };
 
 /// Describes one replica's job: which model, where its data lives, its place
@@ -91,25 +93,52 @@ struct replica_config {
   bool pin_core = false; // run on core index % cores (--pin-cores)
 };
 
-/// Describes a variable store: its policy, its optimizer and where training
-/// starts. The one type both for a store spawned here and for a node that
-/// builds it (--store-node).
+/// Describes one shard of a variable store: its part of the flat buffer, its
+/// policy, its optimizer and where training starts. The one type both for a
+/// shard spawned here and for a node that builds it (--store-nodes).
 struct store_config {
   std::string mode = "sync"; // the update policy; its factory knows the names
   optimizer_config optimizer;
-  shared_floats initial_parameters;
+  // Shard `shard` of `shards` owns split_into_shards(parameter_count,
+  // shards)[shard] (model/shard_layout.hpp); 0 of 1 owns everything.
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  uint64_t parameter_count = 0; // of the whole flat buffer; 0: the initial parameters'
+  shared_floats initial_parameters; // the shard's slice
   uint64_t initial_version = 0;
-  // A resumed run starts from a checkpoint's optimizer state and round.
+  // A resumed run starts from a checkpoint's optimizer state (the shard's
+  // slice of each plane) and round.
   shared_floats initial_optimizer_state;
   uint64_t initial_optimizer_steps = 0;
   uint64_t initial_round = 0;
-  // Checkpoints, on the store's own disk: written to `checkpoint_path` every
-  // `checkpoint_every` rounds the policy closes (sync; async has no rounds;
-  // 0: never) and when the coordinator asks at an epoch's end (save_atom).
-  std::string checkpoint_path;
+  // Every `checkpoint_every` rounds the policy closes (sync; async has no
+  // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
-  std::string model;
-  uint64_t config_fingerprint = 0;
+  bool pin_core = false; // run on core shard % cores (--pin-cores)
+};
+
+/// Carries one shard's part of a checkpoint: its slices of the parameters and
+/// of the optimizer state, and where the run stands. A writer assembles one
+/// file from every shard's part of the same round.
+struct checkpoint_part {
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  uint64_t version = 0;
+  uint64_t round = 0;       // the store's next round
+  uint64_t epoch = 0;       // the epoch in progress, 0-based
+  uint64_t epoch_round = 0; // rounds of that epoch already done
+  bool epoch_complete = false;
+  uint64_t optimizer_steps = 0;
+  shared_floats params;          // the shard's slice
+  shared_floats optimizer_state; // the shard's slice of every plane
+};
+
+/// Sums what a checkpoint writer did: how many periodic checkpoints it could
+/// not write, and why the last one failed.
+struct checkpoint_stats {
+  uint64_t written = 0;
+  uint64_t failed = 0;
+  std::string last_error;
 };
 
 /// Opens every coordinator-node connection: both sides send one and refuse
@@ -158,7 +187,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
-  return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness,
+  return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness, x.offset,
            x.values, x.losses);
 }
 
@@ -176,8 +205,9 @@ typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
   return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.samples, x.rejected,
-           x.apply_seconds, x.staleness_sum, x.staleness_max, x.live_replicas,
-           x.staleness_reported, x.checkpoints_failed, x.checkpoint_error);
+           x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
+           x.live_replicas,
+           x.staleness_reported);
 }
 
 template <class Inspector>
@@ -190,10 +220,22 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.mode, x.optimizer.name,
            x.optimizer.learning_rate, x.optimizer.beta1, x.optimizer.beta2,
-           x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.initial_parameters,
-           x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
-           x.initial_round, x.checkpoint_path, x.checkpoint_every, x.model,
-           x.config_fingerprint);
+           x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
+           x.parameter_count, x.initial_parameters, x.initial_version,
+           x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
+           x.checkpoint_every, x.pin_core);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_part& x) {
+  return f(caf::meta::type_name("checkpoint_part"), x.shard, x.shards, x.version, x.round,
+           x.epoch, x.epoch_round, x.epoch_complete, x.optimizer_steps, x.params,
+           x.optimizer_state);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
+  return f(caf::meta::type_name("checkpoint_stats"), x.written, x.failed, x.last_error);
 }
 
 template <class Inspector>

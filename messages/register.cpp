@@ -20,9 +20,14 @@ void register_messages(caf::actor_system_config& config) {
   config.add_message_type<replica_config>("troupe::replica_config");
   config.add_message_type<handshake>("troupe::handshake");
   config.add_message_type<store_config>("troupe::store_config");
+  config.add_message_type<checkpoint_part>("troupe::checkpoint_part");
+  config.add_message_type<std::vector<checkpoint_part>>("std::vector<troupe::checkpoint_part>");
+  config.add_message_type<checkpoint_stats>("troupe::checkpoint_stats");
   config.add_message_type<fit_summary>("troupe::fit_summary");
   config.add_message_type<replica_actor>("troupe::replica_actor");
   config.add_message_type<store_actor>("troupe::store_actor");
+  config.add_message_type<std::vector<store_actor>>("std::vector<troupe::store_actor>");
+  config.add_message_type<checkpoint_writer_actor>("troupe::checkpoint_writer_actor");
   config.add_message_type<node_actor>("troupe::node_actor");
   config.add_message_type<coordinator_actor>("troupe::coordinator_actor");
   config.add_error_category(caf::atom("troupe"),

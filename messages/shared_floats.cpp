@@ -18,7 +18,7 @@ caf::error inspect(caf::serializer& sink, shared_floats& x) {
     return err;
   if (size > 0) {
     if (auto err = sink.apply_raw(size * sizeof(float),
-                                  const_cast<float*>(x.values->data())))
+                                  const_cast<float*>(x.data())))
       return err;
   }
   return sink.end_sequence();
@@ -36,7 +36,7 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
     if (auto err = source.apply_raw(size * sizeof(float), values->data()))
       return err;
   }
-  x.values = std::move(values);
+  x = shared_floats{std::move(values)};
   return source.end_sequence();
 }
 

@@ -1,6 +1,7 @@
-// A flat float buffer shared between messages (gradients, parameters). Inside
-// one process a copy shares the buffer; across processes it is written as one
-// block of raw bytes instead of CAF's element-by-element default (~100x faster).
+// A flat float buffer, or a slice of one, shared between messages (gradients,
+// parameters). Inside one process a copy shares the buffer; across processes
+// the view is written as one block of raw bytes instead of CAF's
+// element-by-element default (~100x faster).
 // That block assumes every node has the same byte order and IEEE-754 floats;
 // the connect handshake checks it.
 #pragma once
@@ -17,19 +18,36 @@
 
 namespace troupe {
 
-/// Holds an immutable float buffer shared by every copy of the value.
+/// Holds a view of an immutable float buffer shared by every copy of the
+/// value: a whole buffer, or a slice of it (offset + count) such as one store
+/// shard's part of a gradient. Inside one process a slice is never a copy;
+/// across processes only the slice is written, and read back as a whole
+/// buffer of its own.
 struct shared_floats {
-  std::shared_ptr<const std::vector<float>> values;
+  std::shared_ptr<const std::vector<float>> buffer;
+  size_t offset = 0; // where the view starts in `buffer`
+  size_t count = 0;  // floats in the view
 
   shared_floats() = default;
+  /// Views all of `v`.
   explicit shared_floats(std::shared_ptr<const std::vector<float>> v)
-    : values(std::move(v)) {}
+    : buffer(std::move(v)), count(buffer ? buffer->size() : 0) {}
+  /// Views `view_count` floats of `v` from `view_offset` on.
+  shared_floats(std::shared_ptr<const std::vector<float>> v, size_t view_offset,
+                size_t view_count)
+    : buffer(std::move(v)), offset(view_offset), count(view_count) {}
   /// Takes ownership of `v` as the shared buffer.
   explicit shared_floats(std::vector<float> v)
-    : values(std::make_shared<const std::vector<float>>(std::move(v))) {}
+    : shared_floats(std::make_shared<const std::vector<float>>(std::move(v))) {}
 
-  size_t size() const { return values ? values->size() : 0; }
-  const float* data() const { return values ? values->data() : nullptr; }
+  size_t size() const { return count; }
+  const float* data() const { return buffer ? buffer->data() + offset : nullptr; }
+  /// Returns the view of `slice_count` floats from `slice_offset` on, within this view.
+  shared_floats slice(size_t slice_offset, size_t slice_count) const {
+    return shared_floats{buffer, offset + slice_offset, slice_count};
+  }
+  /// Copies the viewed floats out.
+  std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }
 };
 
 /// Writes the buffer as a length and one raw block.

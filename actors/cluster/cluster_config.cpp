@@ -36,7 +36,7 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
     .add(tls_key, "tls-key", "PEM private key of --tls-cert")
     .add(tls_ca, "tls-ca", "PEM certificate of the cluster CA that signs every peer")
     .add(pin_cores, "pin-cores",
-         "pin CAF's threads (the store) to core 0 and replica i to core i % cores")
+         "pin replica i and store shard i to core i % cores (the rest of CAF to core 0)")
     .add(gemm_kernel, "gemm-kernel",
          "CPU GEMM kernel: auto (the CPU's fastest), avx512, avx2, fma128 or portable");
   opt_group{custom_options_, "troupe"}

@@ -25,27 +25,38 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
                                                          : troupe_protocol_version);
   if (auto policy = make_update_policy(opts.mode, 0))
     hello.same_bits_required = (*policy)->reproducible();
-  if (opts.store_node.empty()) {
-    out.store_place = "this process";
-    out.spawn_store = [&system](store_config store_opts) {
-      return spawn_variable_store(system, std::move(store_opts));
+  if (opts.store_nodes.empty()) {
+    out.store_places.assign(opts.store_shards, "this process");
+    out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
+                                std::shared_ptr<std::vector<float>> shared) {
+      return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
     };
   } else {
-    auto node = connect_to_node(system, opts.store_node, opts.tls, hello, timeout);
-    if (!node)
-      return node.error();
-    out.store_place = "node " + opts.store_node;
-    out.spawn_store = [&system, node = *node, timeout](store_config store_opts)
+    std::vector<node_actor> store_nodes;
+    for (const auto& address : opts.store_nodes) {
+      auto node = connect_to_node(system, address, opts.tls, hello, timeout);
+      if (!node)
+        return node.error();
+      store_nodes.push_back(*node);
+    }
+    out.store_here = false;
+    for (uint32_t k = 0; k < opts.store_shards; ++k)
+      out.store_places.push_back("node " + opts.store_nodes[k % opts.store_nodes.size()]);
+    out.spawn_store = [&system, store_nodes, timeout](store_config store_opts,
+                                                      const checkpoint_writer_actor& writer,
+                                                      std::shared_ptr<std::vector<float>>)
       -> caf::expected<store_actor> {
+      const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
       return system.middleman().remote_spawn<store_actor>(
-        node.node(), remote_store_type, caf::make_message(std::move(store_opts)), timeout);
+        node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer),
+        timeout);
     };
   }
   if (opts.nodes.empty()) {
     out.replica_places = devices;
     out.spawn_replica = [&system, train, wrap = opts.wrap_replica_backend](
-                          const replica_config& cfg, const store_actor& store) {
-      return spawn_replica(system, cfg, store, train, wrap);
+                          const replica_config& cfg, const std::vector<store_actor>& shards) {
+      return spawn_replica(system, cfg, shards, train, wrap);
     };
   } else {
     std::vector<node_actor> nodes;
@@ -53,15 +64,16 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
       auto node = connect_to_node(system, address, opts.tls, hello, timeout);
       if (!node)
         return node.error();
-      // A store on another node: link the two directly first, so replicas
-      // here reach it without a detour (and CAF 0.17 does not drop the
-      // detour's proxy, and with it the replica's store, when a direct
-      // automatic connection replaces it later).
-      if (!opts.store_node.empty() && opts.store_node != address) {
-        if (auto err = link_nodes(system, *node, opts.store_node, timeout))
+      // Store shards on other nodes: link each directly first, so replicas
+      // here reach them without a detour through this process (which would
+      // also route the shard's handle through it, and end with it).
+      for (const auto& store_address : opts.store_nodes) {
+        if (store_address == address)
+          continue;
+        if (auto err = link_nodes(system, *node, store_address, timeout))
           return make_troupe_error(troupe_errc::bad_config,
-                                   "node " + address + " cannot reach the store node: "
-                                     + describe(err));
+                                   "node " + address + " cannot reach the store node "
+                                     + store_address + ": " + describe(err));
       }
       nodes.push_back(*node);
     }
@@ -69,12 +81,12 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
       out.replica_places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
                                    + devices[i] + ")");
     const auto per_node = opts.replicas_per_node;
-    out.spawn_replica = [&system, nodes, per_node, timeout](const replica_config& cfg,
-                                                             const store_actor& store)
+    out.spawn_replica = [&system, nodes, per_node, timeout](
+                          const replica_config& cfg, const std::vector<store_actor>& shards)
       -> caf::expected<replica_actor> {
       const auto& node = nodes[cfg.index / per_node];
       auto replica = system.middleman().remote_spawn<replica_actor>(
-        node.node(), remote_replica_type, caf::make_message(cfg, store), timeout);
+        node.node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
       if (!replica)
         return replica.error();
       // A replica that cannot set up on its node (device, data, model) says

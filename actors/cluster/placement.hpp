@@ -17,24 +17,30 @@
 
 namespace troupe {
 
-/// Spawns replica `config.index` where it belongs.
-using replica_spawner =
-  std::function<caf::expected<replica_actor>(const replica_config&, const store_actor&)>;
+/// Spawns replica `config.index` where it belongs, for the store's shards.
+using replica_spawner = std::function<caf::expected<replica_actor>(
+  const replica_config&, const std::vector<store_actor>&)>;
 
-/// Spawns the variable store where it belongs.
-using store_spawner = std::function<caf::expected<store_actor>(store_config)>;
+/// Spawns store shard `config.shard` where it belongs, with the run's
+/// checkpoint writer and, for shards of this process, the buffer they may
+/// share (see spawn_variable_store).
+using store_spawner = std::function<caf::expected<store_actor>(
+  store_config, const checkpoint_writer_actor&, std::shared_ptr<std::vector<float>>)>;
 
-/// Says how to spawn the store and each replica, and where they run (for messages).
+/// Says how to spawn the store's shards and each replica, and where they run
+/// (for messages).
 struct placement {
   store_spawner spawn_store;
-  std::string store_place;                 // "this process", "node H:P"
+  bool store_here = true;                  // every shard in this process
+  std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
   replica_spawner spawn_replica;
   std::vector<std::string> replica_places; // "cpu", "node H:P (cpu)"
 };
 
 /// Connects to every node the options name (handshake included; a replica
-/// node is linked directly to a store node) and returns the spawners; local
-/// spawns where no node is named. `train` serves local replicas. The
+/// node is linked directly to every store node) and returns the spawners;
+/// local spawns where no node is named. Shard k goes to store node k modulo
+/// their number. `train` serves local replicas. The
 /// spawners refer to `system`, which must outlive them.
 caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
                                         const std::vector<std::string>& devices,

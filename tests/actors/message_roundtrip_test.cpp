@@ -107,6 +107,7 @@ params_msg sample_params() {
   x.version = 42;
   x.round = 43;
   x.staleness = 7;
+  x.offset = 96;
   x.values = floats({1.0f, 2.0f, -3.0f, 1e20f});
   x.losses = {{12, 1, false}, {40, 3, true}, {0xfedcba9876543210ull, 0xffffffffu, true}};
   return x;
@@ -124,11 +125,27 @@ void check_equal(const params_msg& a, const params_msg& b) {
   CHECK(a.version == b.version);
   CHECK(a.round == b.round);
   CHECK(a.staleness == b.staleness);
+  CHECK(a.offset == b.offset);
   CHECK(same_bytes(a.values, b.values));
   CHECK(a.losses == b.losses);
 }
 
 } // namespace
+
+TEST_CASE("a slice of a shared buffer travels as its own floats only",
+          "[messages][serialization]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  push_msg push = sample_push();
+  const auto whole = floats({1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+  push.gradient = whole.slice(2, 2);
+  CHECK(push.gradient.data() == whole.data() + 2); // a view in this process, not a copy
+  const auto back = roundtrip(sys, push);
+  CHECK(back.gradient.size() == 2);
+  CHECK(back.gradient.offset == 0);
+  CHECK(back.gradient.buffer->size() == 2);
+  CHECK(back.gradient.to_vector() == std::vector<float>{3.0f, 4.0f});
+}
 
 TEST_CASE("push_msg survives a binary round trip field by field and byte for byte",
           "[messages][serialization]") {
@@ -196,7 +213,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
 
-  store_stats stats{77, 300, 9600, 4, 0.125, 61, 3, 2, true, 5, "disk full"};
+  store_stats stats{77, 300, 9600, 4, 0.125, 61, 600, 3, 2, true};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
@@ -204,11 +221,39 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(s.rejected == 4);
   CHECK(s.apply_seconds == 0.125);
   CHECK(s.staleness_sum == 61);
+  CHECK(s.staleness_count == 600);
   CHECK(s.staleness_max == 3);
   CHECK(s.live_replicas == 2);
   CHECK(s.staleness_reported);
-  CHECK(s.checkpoints_failed == 5);
-  CHECK(s.checkpoint_error == "disk full");
+
+  checkpoint_stats written{12, 5, "disk full"};
+  auto w = roundtrip(sys, written);
+  CHECK(w.written == 12);
+  CHECK(w.failed == 5);
+  CHECK(w.last_error == "disk full");
+
+  checkpoint_part part;
+  part.shard = 1;
+  part.shards = 3;
+  part.version = 40;
+  part.round = 41;
+  part.epoch = 2;
+  part.epoch_round = 7;
+  part.epoch_complete = true;
+  part.optimizer_steps = 39;
+  part.params = floats({1.0f, 2.0f, 3.0f}).slice(1, 2);
+  part.optimizer_state = floats({4.0f, 5.0f, 6.0f, 7.0f});
+  auto pr = roundtrip(sys, part);
+  CHECK(pr.shard == 1);
+  CHECK(pr.shards == 3);
+  CHECK(pr.version == 40);
+  CHECK(pr.round == 41);
+  CHECK(pr.epoch == 2);
+  CHECK(pr.epoch_round == 7);
+  CHECK(pr.epoch_complete);
+  CHECK(pr.optimizer_steps == 39);
+  CHECK(pr.params.to_vector() == std::vector<float>{2.0f, 3.0f}); // only the slice travels
+  CHECK(pr.optimizer_state.to_vector() == std::vector<float>{4.0f, 5.0f, 6.0f, 7.0f});
 
   replica_config config;
   config.index = 2;
@@ -275,9 +320,11 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.initial_parameters = floats({1.0f, -1.0f, 0.25f});
   store.initial_version = 9;
   store.initial_round = 10;
-  store.checkpoint_path = "/tmp/x.ckpt";
   store.checkpoint_every = 3;
-  store.config_fingerprint = 77;
+  store.shard = 2;
+  store.shards = 5;
+  store.parameter_count = 1000;
+  store.pin_core = true;
   auto sc = roundtrip_in_message(sys, store);
   CHECK(sc.mode == "async");
   CHECK(sc.optimizer.name == "sgd");
@@ -286,9 +333,11 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(same_bytes(sc.initial_parameters, store.initial_parameters));
   CHECK(sc.initial_version == 9);
   CHECK(sc.initial_round == 10);
-  CHECK(sc.checkpoint_path == "/tmp/x.ckpt");
   CHECK(sc.checkpoint_every == 3);
-  CHECK(sc.config_fingerprint == 77);
+  CHECK(sc.shard == 2);
+  CHECK(sc.shards == 5);
+  CHECK(sc.parameter_count == 1000);
+  CHECK(sc.pin_core);
   auto h = roundtrip_in_message(sys, hello);
   CHECK(h.protocol_version == 3);
   CHECK(h.model == hello.model);
@@ -409,7 +458,7 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 1, 3, false, 0, {}}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 6, 1, 3, false}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");

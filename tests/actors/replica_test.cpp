@@ -55,7 +55,7 @@ caf::expected<replica_report> epoch_against(std::vector<float> store_parameters)
   config.model = small_model;
   config.global_batch = 8;
   config.step_timeout_ms = 5000;
-  auto replica = spawn_replica(sys, config, *store, train_slice());
+  auto replica = spawn_replica(sys, config, {*store}, train_slice());
   REQUIRE(replica);
   epoch_order order;
   order.params.values =

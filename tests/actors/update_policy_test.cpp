@@ -57,7 +57,8 @@ gradient_push make_push(uint32_t replica, uint64_t round, uint32_t batch_size,
   push.replica = replica;
   push.round = round;
   push.batch_size = batch_size;
-  push.gradient = std::move(gradient);
+  if (gradient)
+    push.gradient = shared_floats{std::move(gradient)};
   push.ticket = ticket;
   return push;
 }

@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include "actors/checkpoint_writer.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
@@ -63,9 +64,11 @@ shared_floats filled(size_t count, float value) {
 }
 
 // One actor system on the test scheduler, a store, and N pushing "replicas".
+// With `checkpoint_path` set, a checkpoint writer takes the store's parts.
 struct store_fixture {
   explicit store_fixture(const std::string& mode, uint32_t replicas,
-                         const std::function<void(store_config&)>& adjust = {})
+                         const std::function<void(store_config&)>& adjust = {},
+                         const std::string& checkpoint_path = {})
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     store_config options;
     options.mode = mode;
@@ -74,7 +77,10 @@ struct store_fixture {
     options.initial_parameters = shared_floats{initial_parameters()};
     if (adjust)
       adjust(options);
-    auto spawned = spawn_variable_store(sys, std::move(options));
+    if (!checkpoint_path.empty())
+      writer = spawn_checkpoint_writer(
+        sys, checkpoint_target{checkpoint_path, "784-10", 0, "sgd", parameter_count, 1});
+    auto spawned = spawn_variable_store(sys, std::move(options), writer);
     REQUIRE(spawned);
     store = *spawned;
     for (uint32_t i = 0; i < replicas; ++i) {
@@ -86,6 +92,8 @@ struct store_fixture {
 
   ~store_fixture() {
     caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+    if (writer)
+      caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
     for (auto& dummy : dummies)
       caf::anon_send_exit(dummy, caf::exit_reason::user_shutdown);
     sched.run();
@@ -137,10 +145,18 @@ struct store_fixture {
     return *r.params;
   }
 
-  // Asks for the checkpoint of a complete epoch, as the coordinator does.
+  // Asks for the checkpoint of a complete epoch, as the coordinator does: the
+  // store's part, then the writer's file of it.
   void save() {
     auto& self = pusher(0);
     self->send(store, save_atom::value);
+    sched.run();
+    std::optional<checkpoint_part> part;
+    self->receive([&](checkpoint_part& p) { part = std::move(p); },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    REQUIRE(part);
+    CHECK(part->epoch_complete);
+    self->send(writer, save_atom::value, std::vector<checkpoint_part>{*part});
     sched.run();
     std::optional<uint64_t> bytes;
     self->receive([&](uint64_t n) { bytes = n; },
@@ -159,9 +175,21 @@ struct store_fixture {
     return *result;
   }
 
+  checkpoint_stats writer_stats() {
+    auto& self = pusher(0);
+    self->send(writer, stats_atom::value);
+    sched.run();
+    std::optional<checkpoint_stats> result;
+    self->receive([&](checkpoint_stats& s) { result = s; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    REQUIRE(result);
+    return *result;
+  }
+
   test_config cfg;
   caf::actor_system sys;
   caf::scheduler::test_coordinator& sched;
+  checkpoint_writer_actor writer;
   store_actor store;
   std::vector<replica_actor> dummies;
   std::vector<std::unique_ptr<caf::scoped_actor>> pushers;
@@ -536,11 +564,7 @@ TEST_CASE("a sync store checkpoints every N closed rounds, mid-epoch, and once a
           "epoch's end with the flag set",
           "[store][sync][checkpoint]") {
   temp_checkpoint file;
-  store_fixture f("sync", 2, [&](store_config& o) {
-    o.checkpoint_path = file.path;
-    o.checkpoint_every = 2;
-    o.model = "784-10";
-  });
+  store_fixture f("sync", 2, [&](store_config& o) { o.checkpoint_every = 2; }, file.path);
   f.watch(0);
   f.watch(1);
   f.pusher(0)->send(f.store, epoch_atom::value, uint64_t{0}, uint64_t{0});
@@ -584,11 +608,7 @@ TEST_CASE("a sync store checkpoints every N closed rounds, mid-epoch, and once a
 TEST_CASE("an async store closes no rounds: it checkpoints only when asked",
           "[store][async][checkpoint]") {
   temp_checkpoint file;
-  store_fixture f("async", 2, [&](store_config& o) {
-    o.checkpoint_path = file.path;
-    o.checkpoint_every = 1;
-    o.model = "784-10";
-  });
+  store_fixture f("async", 2, [&](store_config& o) { o.checkpoint_every = 1; }, file.path);
   f.watch(0);
   f.watch(1);
   for (uint64_t i = 0; i < 4; ++i) {
@@ -603,23 +623,21 @@ TEST_CASE("an async store closes no rounds: it checkpoints only when asked",
   CHECK(at_end.version == 4);
 }
 
-TEST_CASE("a periodic checkpoint that cannot be written is counted in the stats, and "
+TEST_CASE("a periodic checkpoint that cannot be written is counted in the writer's stats, "
+          "and "
           "training goes on",
           "[store][sync][checkpoint]") {
   const std::string path = "/nonexistent-troupe-dir/run.ckpt";
-  store_fixture f("sync", 1, [&](store_config& o) {
-    o.checkpoint_path = path;
-    o.checkpoint_every = 1;
-    o.model = "784-10";
-  });
+  store_fixture f("sync", 1, [&](store_config& o) { o.checkpoint_every = 1; }, path);
   f.watch(0);
   f.pusher(0)->send(f.store, epoch_atom::value, uint64_t{0}, uint64_t{0});
   for (uint64_t r = 0; r < 2; ++r) {
     f.push(0, f.make_push(0, r, r, filled(parameter_count, 1.0f)));
     REQUIRE(f.take(0).params); // the round was answered all the same
   }
-  const auto stats = f.stats();
-  CHECK(stats.checkpoints_failed == 2);
-  CHECK(stats.checkpoint_error.find(path) != std::string::npos);
-  CHECK(stats.version == 2);
+  const auto written = f.writer_stats();
+  CHECK(written.failed == 2);
+  CHECK(written.written == 0);
+  CHECK(written.last_error.find(path) != std::string::npos);
+  CHECK(f.stats().version == 2);
 }

@@ -1,0 +1,45 @@
+// Gathering one answer from each of several actors (the store's shards):
+// CAF 0.17 has no fan-out request, so this collects them in order.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <caf/error.hpp>
+
+namespace troupe {
+
+/// Sends request `i` for every i < count through `send(i)` (which returns
+/// CAF's response handle of an event-based actor's request) and calls
+/// `done(answers)` with the answers in request order once every one came, or
+/// `failed(error)` with the first error, once; later answers are dropped.
+template <class Answer, class Send, class Done, class Failed>
+void gather(size_t count, Send send, Done done, Failed failed) {
+  struct gathering {
+    std::vector<Answer> answers;
+    size_t missing = 0;
+    bool failed = false;
+  };
+  auto pending = std::make_shared<gathering>();
+  pending->answers.resize(count);
+  pending->missing = count;
+  for (size_t i = 0; i < count; ++i)
+    send(i).then(
+      [pending, i, done](Answer& answer) mutable {
+        if (pending->failed)
+          return;
+        pending->answers[i] = std::move(answer);
+        if (--pending->missing == 0)
+          done(pending->answers);
+      },
+      [pending, failed](caf::error& err) mutable {
+        if (pending->failed)
+          return;
+        pending->failed = true;
+        failed(err);
+      });
+}
+
+} // namespace troupe

@@ -1,0 +1,169 @@
+// The sharded store end to end on real threads over the Fashion-MNIST slice:
+// sync parameters do not depend on the number of shards, a checkpoint of S
+// shards resumes with any other number, and the writer assembles parts.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <caf/all.hpp>
+
+#include "actors/checkpoint_writer.hpp"
+#include "actors/coordinator.hpp"
+#include "messages/register.hpp"
+#include "model/checkpoint.hpp"
+#include "tests/actors/failing_backend.hpp"
+
+using namespace troupe;
+
+namespace {
+
+struct shard_config : caf::actor_system_config {
+  shard_config() { register_messages(*this); }
+};
+
+std::shared_ptr<const dataset_pair> slice() {
+  static auto data = std::make_shared<const dataset_pair>(*load_dataset(TROUPE_TEST_DATA_DIR));
+  return data;
+}
+
+// 3 replicas, global batch 24 over 2000 samples: 84 rounds an epoch, the last
+// one short; Adam, whose state must follow each shard's range.
+fit_options sharded_run(const std::string& mode, uint32_t shards, uint32_t epochs) {
+  fit_options o;
+  o.mode = mode;
+  o.replicas = 3;
+  o.epochs = epochs;
+  o.batch_size = 24;
+  o.seed = 5;
+  o.store_shards = shards;
+  o.step_timeout_ms = 20000;
+  return o;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path()
+          / ("troupe_shards_" + std::to_string(::getpid()) + "_" + name))
+    .string();
+}
+
+} // namespace
+
+TEST_CASE("sync parameters are bitwise identical for 1, 2, 3 and 4 store shards over "
+          "several hundred steps",
+          "[shards][sync][fit]") {
+  shard_config cfg;
+  caf::actor_system sys{cfg};
+  std::vector<fit_summary> runs;
+  for (uint32_t shards = 1; shards <= 4; ++shards) {
+    auto run = fit(sys, sharded_run("sync", shards, 4), slice());
+    REQUIRE(run);
+    runs.push_back(*run);
+  }
+  CHECK(runs[0].version == 4 * 84);
+  for (uint32_t k = 1; k < runs.size(); ++k) {
+    INFO("store shards: " << k + 1);
+    CHECK(runs[k].version == runs[0].version);
+    CHECK(runs[k].params_fnv1a64 == runs[0].params_fnv1a64);
+    CHECK(runs[k].test_accuracy == runs[0].test_accuracy);
+  }
+  CHECK(runs[0].test_accuracy > 0.6);
+}
+
+TEST_CASE("async training with 3 store shards steps every shard once per push and learns",
+          "[shards][async][fit]") {
+  shard_config cfg;
+  caf::actor_system sys{cfg};
+  auto run = fit(sys, sharded_run("async", 3, 2), slice());
+  REQUIRE(run);
+  // Every push is one step of each shard: 2 epochs of 2000 samples in 8s.
+  CHECK(run->version == 2 * 3 * 84);
+  CHECK(run->test_accuracy > 0.6);
+}
+
+TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals the "
+          "uninterrupted run",
+          "[shards][checkpoint][fit]") {
+  shard_config cfg;
+  caf::actor_system sys{cfg};
+  const auto path = temp_path("any-s.ckpt");
+  auto uninterrupted = fit(sys, sharded_run("sync", 2, 2), slice());
+  REQUIRE(uninterrupted);
+
+  // Checkpoints every 30 rounds with 3 shards: at 30, 60, at the end of epoch
+  // 1 (84, which restarts the count) and at 114; replica 2 dies at its 120th
+  // push (round 119): the last file is of round 114, 30 into epoch 2.
+  auto interrupted_options = sharded_run("sync", 3, 2);
+  interrupted_options.checkpoint_path = path;
+  interrupted_options.checkpoint_every = 30;
+  testing::fail_replica_at_push(interrupted_options, 2, 120);
+  REQUIRE_FALSE(fit(sys, interrupted_options, slice()));
+  auto saved = read_checkpoint(path);
+  REQUIRE(saved);
+  CHECK(saved->round == 114);
+  CHECK(saved->epoch == 1);
+  CHECK(saved->epoch_round == 30);
+  CHECK_FALSE(saved->epoch_complete);
+
+  for (uint32_t shards : {1u, 2u}) {
+    INFO("resumed with store shards: " << shards);
+    auto resumed_options = sharded_run("sync", shards, 2);
+    resumed_options.resume_path = path;
+    auto resumed = fit(sys, resumed_options, slice());
+    REQUIRE(resumed);
+    CHECK(resumed->version == uninterrupted->version);
+    CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set that does "
+          "not make one round",
+          "[shards][checkpoint]") {
+  const checkpoint_target target{"/unused", "784-10", 9, "adam", 40, 2};
+  // Shard 0 owns [0, 16), shard 1 [16, 40); Adam's state is m then v.
+  auto part = [](uint32_t shard, size_t count, float base, uint64_t round) {
+    checkpoint_part p;
+    p.shard = shard;
+    p.shards = 2;
+    p.round = round;
+    p.version = round;
+    p.optimizer_steps = round;
+    std::vector<float> params(count), state(2 * count);
+    for (size_t i = 0; i < count; ++i) {
+      params[i] = base + static_cast<float>(i);
+      state[i] = 1000 + base + static_cast<float>(i);         // m
+      state[count + i] = 2000 + base + static_cast<float>(i); // v
+    }
+    p.params = shared_floats{std::move(params)};
+    p.optimizer_state = shared_floats{std::move(state)};
+    return p;
+  };
+  auto whole = assemble_checkpoint(target, {part(1, 24, 16, 7), part(0, 16, 0, 7)});
+  REQUIRE(whole);
+  CHECK(whole->round == 7);
+  CHECK(whole->config_fingerprint == 9);
+  REQUIRE(whole->params.size() == 40);
+  REQUIRE(whole->optimizer_state.size() == 80);
+  for (size_t i = 0; i < 40; ++i) {
+    CHECK(whole->params[i] == static_cast<float>(i));
+    CHECK(whole->optimizer_state[i] == 1000 + static_cast<float>(i));
+    CHECK(whole->optimizer_state[40 + i] == 2000 + static_cast<float>(i));
+  }
+  auto missing = assemble_checkpoint(target, {part(0, 16, 0, 7)});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("one part from each of 2 store shards")
+        != std::string::npos);
+  auto rounds = assemble_checkpoint(target, {part(0, 16, 0, 7), part(1, 24, 16, 8)});
+  REQUIRE_FALSE(rounds);
+  CHECK(rounds.error().message.find("is of round 8") != std::string::npos);
+  auto twice = assemble_checkpoint(target, {part(0, 16, 0, 7), part(0, 16, 0, 7)});
+  REQUIRE_FALSE(twice);
+  auto wrong_size = assemble_checkpoint(target, {part(0, 16, 0, 7), part(1, 20, 16, 7)});
+  REQUIRE_FALSE(wrong_size);
+  CHECK(wrong_size.error().message.find("expected 24") != std::string::npos);
+}
