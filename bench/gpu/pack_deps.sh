@@ -8,21 +8,34 @@
 #   DEST/test-data     a copy of tests/data (the tests find it through
 #                      $TROUPE_TEST_DATA_DIR, which run_gpu_checks.sh sets)
 #   DEST/prebuilt/     with --prebuilt: troupe_cuda_tests and
-#                      troupe_gpu_train_bench built here, and in lib/ the shared
-#                      libraries they load apart from glibc's and CUDA's own
-#                      (run_gpu_checks.sh --prebuilt runs these, building nothing)
-# Usage: bench/gpu/pack_deps.sh [--prebuilt=BUILD_DIR] [DEST]
-#   BUILD_DIR  a configured build with CUDA (e.g. build-cuda); both targets are
-#              built there first. DEST defaults to .gpu-deps/ in the repo.
+#                      troupe_gpu_train_bench built here, and mnist and
+#                      train_bench (the actor runtime and the single-replica
+#                      loop), and in lib/ the shared libraries they load apart
+#                      from glibc's and CUDA's own (run_gpu_checks.sh --prebuilt
+#                      and run_store_figures.sh run these, building nothing).
+#                      A library over 8 MiB that only mnist or train_bench loads
+#                      (OpenBLAS, 36 MB, which train_bench links to print its
+#                      GEMM beside ours) goes in as lib/NAME.xz, which
+#                      run_store_figures.sh unpacks: so the whole of DEST stays
+#                      under the 64 MiB a device call carries
+# Usage: bench/gpu/pack_deps.sh [--prebuilt=BUILD_DIR] [--no-build] [DEST]
+#   BUILD_DIR  a configured build with CUDA (e.g. build-cuda); the four targets
+#              are built there first (mnist and train_bench only where the
+#              build has them: a TROUPE_MODEL_ONLY build packs the other two)
+#   --no-build pack the binaries BUILD_DIR already has, building nothing
+#   DEST defaults to .gpu-deps/ in the repo. Exits 3 when DEST ends up over
+#   64 MiB.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prebuilt_build=
+build_binaries=1
 positional=()
 for arg in "$@"; do
   case $arg in
     --prebuilt=*) prebuilt_build=${arg#--prebuilt=} ;;
-    -*) echo "unknown option $arg (usage: pack_deps.sh [--prebuilt=BUILD_DIR] [DEST])" >&2; exit 2 ;;
+    --no-build) build_binaries= ;;
+    -*) echo "unknown option $arg (usage: pack_deps.sh [--prebuilt=BUILD_DIR] [--no-build] [DEST])" >&2; exit 2 ;;
     *) positional+=("$arg") ;;
   esac
 done
@@ -61,17 +74,42 @@ rm -rf "$dest/test-data"
 cp -r "$root/tests/data" "$dest/test-data"
 
 if [ -n "$prebuilt_build" ]; then
-  cmake --build "$prebuilt_build" -j "$(nproc)" --target troupe_cuda_tests troupe_gpu_train_bench
+  figure_targets=(mnist train_bench)
+  if [ -n "$build_binaries" ]; then
+    cmake --build "$prebuilt_build" -j "$(nproc)" --target troupe_cuda_tests troupe_gpu_train_bench
+    cmake --build "$prebuilt_build" -j "$(nproc)" --target "${figure_targets[@]}" \
+      || echo "note: mnist and train_bench did not build in $prebuilt_build (a TROUPE_MODEL_ONLY build?);" \
+              "packing without them (run_store_figures.sh needs them)" >&2
+  fi
   rm -rf "$dest/prebuilt"
   mkdir -p "$dest/prebuilt/lib"
   binaries=("$prebuilt_build/tests/cuda/troupe_cuda_tests" "$prebuilt_build/bench/gpu/troupe_gpu_train_bench")
-  cp "${binaries[@]}" "$dest/prebuilt/"
+  figure_binaries=()
+  for binary in "$prebuilt_build/examples/mnist" "$prebuilt_build/bench/train_bench"; do
+    if [ -x "$binary" ]; then figure_binaries+=("$binary"); else echo "note: no $binary to pack" >&2; fi
+  done
+  cp "${binaries[@]}" "${figure_binaries[@]}" "$dest/prebuilt/"
   # The libraries ldd resolves, less glibc's (the GPU machine's own must serve)
   # and CUDA's (its toolkit's: the runtime must match its driver).
-  ldd "${binaries[@]}" | awk '/=> \// { print $3 }' | sort -u \
-    | grep -Ev '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcu(da|dart|blas|blasLt)\.so' \
-    | while read -r lib; do cp -L "$lib" "$dest/prebuilt/lib/"; done
-  echo "prebuilt: $(ls "$dest/prebuilt/lib" | tr '\n' ' ')"
+  shared_libs() {
+    ldd "$@" | awk '/=> \// { print $3 }' | sort -u \
+      | grep -Ev '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcu(da|dart|blas|blasLt)\.so' || true
+  }
+  cuda_libs=$(shared_libs "${binaries[@]}")
+  figure_libs=
+  [ ${#figure_binaries[@]} -eq 0 ] || figure_libs=$(shared_libs "${figure_binaries[@]}")
+  printf '%s\n' "$cuda_libs" "$figure_libs" | sort -u | while read -r lib; do
+    [ -n "$lib" ] || continue
+    # Over 8 MiB and loaded only by the figure binaries: compressed (the CUDA
+    # pair's run_gpu_checks.sh takes lib/ as it is, so theirs stay plain).
+    if [ "$(stat -L -c %s "$lib")" -gt $((8 << 20)) ] && ! grep -qxF "$lib" <<< "$cuda_libs"; then
+      xz -T0 -6 -c "$lib" > "$dest/prebuilt/lib/$(basename "$lib").xz"
+    else
+      cp -L "$lib" "$dest/prebuilt/lib/"
+    fi
+  done
+  echo "prebuilt: $(ls "$dest/prebuilt" | tr '\n' ' ')"
+  echo "prebuilt/lib: $(ls "$dest/prebuilt/lib" | tr '\n' ' ')"
 fi
 
 # Keep the pack out of git (it travels to the GPU machine as a carried path).
@@ -79,3 +117,9 @@ if [ -d "$root/.git" ] && ! grep -qx '/.gpu-deps/' "$root/.git/info/exclude" 2>/
   echo '/.gpu-deps/' >> "$root/.git/info/exclude"
 fi
 du -sh "$dest"/* "$dest"/prebuilt/* 2>/dev/null || true
+total=$(du -sb "$dest" | cut -f1)
+echo "total: $((total >> 20)) MiB in $dest (a device call carries at most 64 MiB)"
+if [ "$total" -gt $((64 << 20)) ]; then
+  echo "error: $dest is over 64 MiB: it cannot be carried to the GPU machine as it is" >&2
+  exit 3
+fi
