@@ -5,7 +5,7 @@
 
 namespace troupe {
 
-sync_policy::sync_policy(size_t parameter_count) : sum_(parameter_count) {
+sync_policy::sync_policy(size_t) {
 }
 
 std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
@@ -70,26 +70,26 @@ void sync_policy::close_round_if_complete(store_port& store) {
         store.apply_step(entry.second.gradient.data());
   } else if (contributors > 1) {
     // std::map iterates in replica-index order: the sum never depends on
-    // arrival order, so sync runs are bitwise reproducible.
-    bool first = true;
-    float* __restrict sum = sum_.data();
-    const size_t count = sum_.size();
-    for (const auto& entry : pushed_) {
-      const auto& push = entry.second;
-      if (push.batch_size == 0)
-        continue;
-      const float weight = static_cast<float>(push.batch_size) / static_cast<float>(total);
-      const float* g = push.gradient.data();
-      if (first) {
+    // arrival order, so sync runs are bitwise reproducible. Each block of it
+    // is summed just before the optimizer steps it (one pass over memory).
+    std::vector<std::pair<float, const float*>> terms;
+    for (const auto& entry : pushed_)
+      if (entry.second.batch_size > 0)
+        terms.emplace_back(static_cast<float>(entry.second.batch_size)
+                             / static_cast<float>(total),
+                           entry.second.gradient.data());
+    store.apply_step_blocks([&terms](size_t offset, size_t count, float* __restrict sum) {
+      const float* __restrict g = terms.front().second + offset;
+      const float first_weight = terms.front().first;
+      for (size_t i = 0; i < count; ++i)
+        sum[i] = first_weight * g[i];
+      for (size_t t = 1; t < terms.size(); ++t) {
+        const float weight = terms[t].first;
+        const float* __restrict h = terms[t].second + offset;
         for (size_t i = 0; i < count; ++i)
-          sum[i] = weight * g[i];
-      } else {
-        for (size_t i = 0; i < count; ++i)
-          sum[i] += weight * g[i];
+          sum[i] += weight * h[i];
       }
-      first = false;
-    }
-    store.apply_step(sum_.data());
+    });
   }
   // Release the gradients before answering, so replicas can reuse their buffers.
   std::vector<uint64_t> tickets;

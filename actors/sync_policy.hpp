@@ -16,7 +16,7 @@ namespace troupe {
 /// the replicas lost so far, so that the survivors re-plan alike.
 class sync_policy final : public update_policy {
 public:
-  explicit sync_policy(size_t parameter_count);
+  explicit sync_policy(size_t parameter_count = 0);
 
   std::string name() const override { return "sync"; }
   bool reproducible() const override { return true; }
@@ -35,7 +35,6 @@ private:
 
   std::set<uint32_t> live_;
   std::map<uint32_t, gradient_push> pushed_; // this round's pushes, by replica
-  std::vector<float> sum_;
   std::vector<replica_loss> losses_;
   uint64_t round_ = 0;
 };

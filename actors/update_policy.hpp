@@ -33,6 +33,9 @@ public:
   /// Applies one optimizer step with this mean gradient (the shard's parameter
   /// count floats).
   virtual void apply_step(const float* gradient) = 0;
+  /// Applies one optimizer step whose mean gradient `source` writes block by
+  /// block, fused with the step (see optimizer::apply_blocks).
+  virtual void apply_step_blocks(const gradient_block_source& source) = 0;
   /// Answers the push behind `ticket` with the current parameters.
   virtual void answer(uint64_t ticket) = 0;
   /// Tells the store that a round just closed, after its step and its answers:

@@ -116,6 +116,18 @@ struct store_state : store_port {
   }
 
   void apply_step(const float* gradient) override {
+    make_writable();
+    optim->apply(params->data() + base, gradient);
+    ++version;
+  }
+
+  void apply_step_blocks(const gradient_block_source& source) override {
+    make_writable();
+    optim->apply_blocks(params->data() + base, source);
+    ++version;
+  }
+
+  void make_writable() {
     if (!in_place && params.use_count() > 1) {
       // Someone still reads this version: step a copy, in a recycled buffer
       // when one is free (a fresh one page-faults on first touch).
@@ -125,8 +137,6 @@ struct store_state : store_port {
       spare = std::move(params);
       params = std::move(copy);
     }
-    optim->apply(params->data() + base, gradient);
-    ++version;
   }
 
   void answer(uint64_t ticket) override {

@@ -2,6 +2,8 @@
 // backend: model/backend/cpu/adam_kernel.cpp).
 #include "model/optim/adam.hpp"
 
+#include <algorithm>
+
 #include "model/backend/cpu/eigen_backend.hpp"
 
 namespace troupe {
@@ -41,6 +43,23 @@ void adam::apply(float* weights, const float* gradient) {
   ++steps_;
   compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(),
                         adam_step_coefficients(config_, steps_));
+}
+
+void adam::apply_blocks(float* weights, const gradient_block_source& source) {
+  if (!own_backend_) { // moments in a device's memory: whole arrays there
+    optimizer::apply_blocks(weights, source);
+    return;
+  }
+  ++steps_;
+  const auto coefficients = adam_step_coefficients(config_, steps_);
+  constexpr size_t block = 2048; // 8 KB of gradient, with the moments' 16 KB in L1
+  float gradient[block];
+  for (size_t offset = 0; offset < m_.size(); offset += block) {
+    const size_t count = std::min(block, m_.size() - offset);
+    source(offset, count, gradient);
+    compute_->adam_update(weights + offset, gradient, m_.data() + offset, v_.data() + offset,
+                          count, coefficients);
+  }
 }
 
 std::vector<float> adam::state() const {

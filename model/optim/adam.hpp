@@ -37,6 +37,7 @@ public:
   adam& operator=(const adam&) = delete;
 
   void apply(float* weights, const float* gradient) override;
+  void apply_blocks(float* weights, const gradient_block_source& source) override;
   uint64_t steps() const override { return steps_; }
   std::vector<float> state() const override;
   bool restore(const std::vector<float>& state, uint64_t steps) override;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct optimizer_config {
   bool nesterov = false;     // sgd
 };
 
+/// Writes the gradient of elements [offset, offset + count) to `out`.
+using gradient_block_source = std::function<void(size_t offset, size_t count, float* out)>;
+
 /// Updates a flat weight buffer from a flat gradient, keeping its own state.
 class optimizer {
 public:
@@ -29,6 +33,12 @@ public:
 
   /// Applies one step: weights and gradient have size() floats.
   virtual void apply(float* weights, const float* gradient) = 0;
+
+  /// Applies one step whose gradient `source` writes block by block, each
+  /// block consumed while it is still in L1 (a store's reduction fused with
+  /// its step). The same bits as apply() on the whole gradient. By default
+  /// the whole gradient is written first.
+  virtual void apply_blocks(float* weights, const gradient_block_source& source);
 
   /// Returns how many steps were applied.
   virtual uint64_t steps() const = 0;

@@ -38,6 +38,12 @@ bool sgd::restore(const std::vector<float>& state, uint64_t steps) {
   return true;
 }
 
+void optimizer::apply_blocks(float* weights, const gradient_block_source& source) {
+  std::vector<float> gradient(size());
+  source(0, gradient.size(), gradient.data());
+  apply(weights, gradient.data());
+}
+
 expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config,
                                                     size_t size) {
   if (!(config.learning_rate > 0.0f))

@@ -1,7 +1,10 @@
 // Closed-form checks of Adam (Keras formula) and SGD with momentum.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "model/optim/adam.hpp"
@@ -108,4 +111,36 @@ TEST_CASE("unknown optimizers and bad learning rates are clear errors",
   auto negative = make_optimizer(config, 1);
   REQUIRE_FALSE(negative);
   CHECK(negative.error().code == model_errc::invalid_argument);
+}
+
+TEST_CASE("a step whose gradient comes block by block gives the same bits as the whole step",
+          "[optimizer]") {
+  for (const std::string name : {"adam", "sgd"}) {
+    INFO(name);
+    optimizer_config config;
+    config.name = name;
+    config.momentum = 0.9f;
+    const size_t count = 5000; // over two of Adam's blocks, and a partial one
+    auto whole = make_optimizer(config, count);
+    auto blocks = make_optimizer(config, count);
+    REQUIRE(whole);
+    REQUIRE(blocks);
+    std::vector<float> a(count), b(count), gradient(count);
+    for (size_t i = 0; i < count; ++i) {
+      a[i] = b[i] = 0.001f * static_cast<float>(i % 97) - 0.05f;
+      gradient[i] = std::sin(0.37f * static_cast<float>(i)) * 1e-3f;
+    }
+    size_t asked = 0;
+    for (int step = 0; step < 3; ++step) {
+      (*whole)->apply(a.data(), gradient.data());
+      (*blocks)->apply_blocks(b.data(), [&](size_t offset, size_t n, float* out) {
+        asked += n;
+        std::copy_n(gradient.data() + offset, n, out);
+      });
+    }
+    CHECK(asked == 3 * count);
+    CHECK(std::memcmp(a.data(), b.data(), count * sizeof(float)) == 0);
+    CHECK((*whole)->state() == (*blocks)->state());
+    CHECK((*blocks)->steps() == 3);
+  }
 }
