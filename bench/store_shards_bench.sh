@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issue 11's figure on this machine: sync, 2 replicas, global batch 32, one
+# epoch, with 1 and 2 store shards (and pinned), as a ratio to train_bench's
+# single-replica rate at batch 32 measured in the same run (target >= 1.3x).
+#   bench/store_shards_bench.sh [repeats]   (after scripts/test.sh built build/)
+# Runs alternate between the configurations so that a busy spell of the host
+# hits them alike; each figure is the median of `repeats` runs (default 5).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build"
+repeats="${1:-5}"
+data="${TROUPE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+for program in "$build/examples/mnist" "$build/bench/train_bench"; do
+  [ -x "$program" ] || { echo "missing $program: build first (scripts/test.sh)" >&2; exit 1; }
+done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+configs=("--store-shards=1" "--store-shards=2" "--store-shards=2 --pin-cores")
+declare -A runs
+base_runs=()
+for _ in $(seq "$repeats"); do
+  base_runs+=("$("$build/bench/train_bench" "$data" 1 \
+    | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p')")
+  for config in "${configs[@]}"; do
+    # shellcheck disable=SC2086 # the config is a list of options
+    "$build/examples/mnist" --data-dir="$data" --epochs=1 --replicas=2 --batch-size=32 \
+      --metrics="$work/m.jsonl" $config >/dev/null
+    runs[$config]+="$(tail -n 1 "$work/m.jsonl" \
+      | sed 's/.*"samples_per_second":\([0-9.]*\).*/\1/') "
+  done
+done
+echo "# $(date -u +%F) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+base="$(printf '%s\n' "${base_runs[@]}" | median)"
+printf '%-58s %8.0f samples/s  (runs: %s)\n' "train_bench, 1 replica, batch 32 (the base)" \
+  "$base" "${base_runs[*]}"
+for config in "${configs[@]}"; do
+  value="$(printf '%s\n' ${runs[$config]} | median)"
+  printf '%-58s %8.0f samples/s  %.2fx base  (runs: %s)\n' \
+    "mnist sync, 2 replicas, global batch 32, $config" "$value" \
+    "$(awk -v v="$value" -v b="$base" 'BEGIN {print v / b}')" \
+    "$(printf '%.0f ' ${runs[$config]})"
+done
