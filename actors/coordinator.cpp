@@ -74,7 +74,7 @@ bool spawn_store(coordinator_pointer self) {
                                         count, options.store_shards});
   // Sync shards of this process step one buffer in place (see update_policy).
   std::shared_ptr<std::vector<float>> shared;
-  auto policy = make_update_policy(options.mode, 0);
+  auto policy = make_update_policy(options.mode, 0, policy_settings_for(options));
   if (where.store_here && policy && (*policy)->replicas_wait_for_rounds())
     shared = std::make_shared<std::vector<float>>(init.initial_parameters.to_vector());
   for (uint32_t k = 0; k < options.store_shards; ++k) {
@@ -177,6 +177,8 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.mode = opts.mode;
   store_init.optimizer = opts.optimizer;
   store_init.checkpoint_every = opts.checkpoint_every;
+  store_init.staleness = opts.staleness;
+  store_init.backup_replicas = opts.backup_replicas;
   const parameter_layout layout(*spec);
   if (opts.resume_path.empty()) {
     store_init.initial_parameters = shared_floats{glorot_uniform_parameters(layout, opts.seed)};

@@ -107,6 +107,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.staleness_mean = slices > 0 ? double(staleness) / slices : 0;
   record.staleness_max = stats.staleness_max;
   record.staleness_reported = stats.staleness_reported;
+  record.dropped = stats.dropped - last.dropped;
   record.version = stats.version;
   record.live_replicas = live_count(st);
   return record;

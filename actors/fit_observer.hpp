@@ -21,6 +21,7 @@ struct epoch_record {
   double staleness_mean = 0;
   uint64_t staleness_max = 0;
   bool staleness_reported = false; // the policy reports staleness (async): print it
+  uint64_t dropped = 0;            // late gradients dropped this epoch (backup replicas)
   double compute_seconds = 0;    // summed over replicas
   double wait_seconds = 0;       // summed over replicas: push to answer
   double apply_seconds = 0;      // in the store: reduce + optimizer + publish

@@ -38,6 +38,29 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
   }
   if (opts.replicas == 0)
     return make_troupe_error(troupe_errc::bad_config, "--replicas must be at least 1");
+  if (opts.backup_replicas > 0 && opts.mode != "sync")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--backup-replicas works with --mode=sync, not " + opts.mode);
+  if (opts.backup_replicas >= opts.replicas)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--backup-replicas=" + std::to_string(opts.backup_replicas)
+                               + " leaves no replica to close a round (--replicas="
+                               + std::to_string(opts.replicas) + ")");
+  if (opts.staleness > 0 && opts.mode != "ssp")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--staleness works with --mode=ssp, not " + opts.mode);
+  if (!opts.slow_replica.empty()) {
+    auto slow = parse_slow_replica(opts.slow_replica);
+    if (!slow)
+      return slow.error();
+    if (slow->first >= opts.replicas)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--slow-replica: replica " + std::to_string(slow->first)
+                                 + " does not exist (--replicas="
+                                 + std::to_string(opts.replicas) + ")");
+    opts.slow_index = slow->first;
+    opts.slow_factor = slow->second;
+  }
   if (opts.checkpoint_every > 0 && opts.checkpoint_path.empty())
     return make_troupe_error(troupe_errc::bad_config,
                              "--checkpoint-every needs --checkpoint=PATH");
@@ -95,6 +118,34 @@ uint64_t run_fingerprint(const fit_options& o) {
     + "|" + std::to_string(o.optimizer.beta2) + "|" + std::to_string(o.optimizer.epsilon)
     + "|" + std::to_string(o.optimizer.momentum) + "|" + (o.optimizer.nesterov ? "n" : "-");
   return fnv1a64(settings.data(), settings.size());
+}
+
+policy_settings policy_settings_for(const fit_options& options) {
+  return policy_settings{options.staleness, options.backup_replicas};
+}
+
+caf::expected<std::pair<uint32_t, float>> parse_slow_replica(const std::string& text) {
+  const auto colon = text.find(':');
+  const auto bad = [&text](const std::string& why) {
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--slow-replica: '" + text + "' " + why
+                               + " (expected I:F, e.g. 3:2.5 for replica 3 at 2.5x its time)");
+  };
+  if (colon == std::string::npos)
+    return bad("has no ':'");
+  try {
+    size_t used = 0;
+    const auto index = std::stoul(text.substr(0, colon), &used);
+    if (used != colon)
+      return bad("does not start with a replica index");
+    const auto rest = text.substr(colon + 1);
+    const float factor = std::stof(rest, &used);
+    if (used != rest.size() || !(factor >= 1.0f) || factor > 1000.0f)
+      return bad("needs a factor from 1 to 1000");
+    return std::make_pair(static_cast<uint32_t>(index), factor);
+  } catch (const std::exception&) {
+    return bad("is not a number pair");
+  }
 }
 
 caf::expected<replica_loss_action> parse_replica_loss(const std::string& text) {
@@ -155,6 +206,7 @@ replica_config replica_config_for(const fit_options& options, uint32_t index,
   cfg.step_timeout_ms = options.step_timeout_ms;
   cfg.data_dir = options.data_dir;
   cfg.pin_core = options.pin_cores;
+  cfg.slowdown = index == options.slow_index ? options.slow_factor : 1.0f;
   return cfg;
 }
 

@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/backend_wrapper.hpp"
+#include "actors/update_policy.hpp"
 #include "messages/protocol.hpp"
 #include "model/data/dataset.hpp"
 #include "model/optim/optimizer.hpp"
@@ -29,7 +30,10 @@ struct device_choice {
 
 /// Describes a whole training run.
 struct fit_options {
-  std::string mode = "sync";            // sync | async
+  std::string mode = "sync";            // sync | async | ssp
+  uint32_t staleness = 0;               // ssp: pushes a replica may run ahead of the slowest
+  uint32_t backup_replicas = 0;         // sync: rounds close without the last this many
+  std::string slow_replica;             // "I:F": replica I takes F times its compute
   uint32_t replicas = 2;
   uint32_t epochs = 5;
   uint32_t batch_size = 32;             // global: samples per round over all replicas
@@ -56,7 +60,15 @@ struct fit_options {
   // Parsed from the texts above by check_fit_options; the run reads only these.
   replica_loss_action loss_action = replica_loss_action::abort;
   device_choice device_plan;
+  uint32_t slow_index = 0;  // from slow_replica
+  float slow_factor = 1;    // 1: no replica is slowed
 };
+
+/// Returns the knobs of the run's update policy (--staleness, --backup-replicas).
+policy_settings policy_settings_for(const fit_options& options);
+
+/// Parses a --slow-replica value "I:F" (replica I, factor F >= 1).
+caf::expected<std::pair<uint32_t, float>> parse_slow_replica(const std::string& text);
 
 /// Hashes the settings a resumed run must share with the run that wrote the
 /// checkpoint (mode, replicas, batch, seed, model, optimizer); epochs may differ.

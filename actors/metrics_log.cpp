@@ -23,6 +23,8 @@ std::string progress_line(const epoch_record& r, uint32_t epochs) {
                           r.test_loss, r.test_accuracy, r.samples_per_second);
   if (r.staleness_reported)
     line += fmt::format(" - staleness mean {:.2f} max {}", r.staleness_mean, r.staleness_max);
+  if (r.dropped > 0)
+    line += fmt::format(" - dropped {}", r.dropped);
   const double replica_time = r.compute_seconds + r.wait_seconds;
   if (replica_time > 0)
     line += fmt::format(" - replicas: compute {:.0f}% wait {:.0f}%, store apply {:.2f}s",
@@ -56,6 +58,7 @@ void metrics_log::write_epoch(const epoch_record& r, const fit_options& options)
     {"samples", r.samples},        {"seconds", r.seconds},
     {"samples_per_second", r.samples_per_second},
     {"staleness_mean", r.staleness_mean}, {"staleness_max", r.staleness_max},
+    {"dropped", r.dropped},
     {"compute_seconds", r.compute_seconds}, {"wait_seconds", r.wait_seconds},
     {"apply_seconds", r.apply_seconds}, {"pushes", r.pushes},
     {"version", r.version},        {"live_replicas", r.live_replicas},

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include <caf/all.hpp>
 
@@ -149,6 +150,9 @@ void run_round(replica_pointer self) {
   }
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};
+  if (cfg.slowdown > 1.0f) // a straggler by request: (F - 1) x this step's compute
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+      (cfg.slowdown - 1.0f) * seconds_between(start, clock_type::now())));
   st.pushed_at = clock_type::now();
   st.report.compute_seconds += seconds_between(start, st.pushed_at);
   ++st.report.pushes;

@@ -5,7 +5,7 @@
 
 namespace troupe {
 
-sync_policy::sync_policy(size_t) {
+sync_policy::sync_policy(size_t, uint32_t backup_replicas) : backups_(backup_replicas) {
 }
 
 std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
@@ -30,6 +30,13 @@ std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) cons
 }
 
 std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port& store) {
+  if (backups_ > 0 && push.round < round_ && live_.count(push.replica) > 0) {
+    // Late for a round that closed without it: a backup's gradient, dropped.
+    ++dropped_;
+    push.gradient = shared_floats{};
+    store.answer(push.ticket);
+    return std::nullopt;
+  }
   if (auto refused = refusal(push))
     return refused;
   const auto replica = push.replica;
@@ -54,9 +61,12 @@ void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
 void sync_policy::close_round_if_complete(store_port& store) {
   if (pushed_.empty())
     return;
+  size_t live_pushed = 0;
   for (auto replica : live_)
-    if (pushed_.count(replica) == 0)
-      return;
+    live_pushed += pushed_.count(replica);
+  const size_t needed = live_.size() > backups_ ? live_.size() - backups_ : 1;
+  if (live_pushed < needed)
+    return;
   uint64_t total = 0;
   size_t contributors = 0;
   for (const auto& entry : pushed_) {

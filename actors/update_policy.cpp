@@ -6,19 +6,31 @@
 #include <utility>
 
 #include "actors/async_policy.hpp"
+#include "actors/ssp_policy.hpp"
 #include "actors/sync_policy.hpp"
 
 namespace troupe {
 
 namespace {
 
-using policy_maker = std::function<std::unique_ptr<update_policy>(size_t parameter_count)>;
+using policy_maker = std::function<std::unique_ptr<update_policy>(
+  size_t parameter_count, const policy_settings& settings)>;
 
 // Every policy by its --mode name, in the order help texts list them.
 const std::vector<std::pair<std::string, policy_maker>>& policies() {
   static const std::vector<std::pair<std::string, policy_maker>> all = {
-    {"sync", [](size_t count) { return std::make_unique<sync_policy>(count); }},
-    {"async", [](size_t) { return std::make_unique<async_policy>(); }},
+    {"sync",
+     [](size_t count, const policy_settings& s) {
+       return std::make_unique<sync_policy>(count, s.backup_replicas);
+     }},
+    {"async", [](size_t, const policy_settings&) { return std::make_unique<async_policy>(); }},
+    // Staleness 0 is lockstep: sync, with its reduction and its bits.
+    {"ssp",
+     [](size_t count, const policy_settings& s) -> std::unique_ptr<update_policy> {
+       if (s.staleness == 0)
+         return std::make_unique<sync_policy>(count);
+       return std::make_unique<ssp_policy>(s.staleness);
+     }},
   };
   return all;
 }
@@ -26,11 +38,12 @@ const std::vector<std::pair<std::string, policy_maker>>& policies() {
 } // namespace
 
 expected<std::unique_ptr<update_policy>> make_update_policy(const std::string& mode,
-                                                            size_t parameter_count) {
+                                                            size_t parameter_count,
+                                                            const policy_settings& settings) {
   std::string known;
   for (const auto& [name, make] : policies()) {
     if (name == mode)
-      return make(parameter_count);
+      return make(parameter_count, settings);
     known += (known.empty() ? "" : ", ") + name;
   }
   return fail(model_errc::invalid_argument,

@@ -59,6 +59,13 @@ struct push_refusal {
   std::string reason;
 };
 
+/// Tunes a policy: the knobs of the consistency dial (--staleness,
+/// --backup-replicas); each policy reads the ones it has.
+struct policy_settings {
+  uint32_t staleness = 0;       // ssp: how many pushes a replica may be ahead
+  uint32_t backup_replicas = 0; // sync: a round closes without this many
+};
+
 /// Decides when gradients become steps; the store is written once around it.
 class update_policy {
 public:
@@ -97,6 +104,10 @@ public:
   /// epoch around (sync); every answer carries them. None by default.
   virtual std::vector<replica_loss> losses() const { return {}; }
 
+  /// Returns how many late gradients were answered and dropped so far
+  /// (sync with backup replicas).
+  virtual uint64_t dropped() const { return 0; }
+
   /// Returns the round the next sync push must name (async: pushes so far).
   virtual uint64_t next_round() const = 0;
 
@@ -105,10 +116,12 @@ public:
 };
 
 /// Builds the policy for a mode (one of update_policy_modes()) over
-/// `parameter_count` floats (one store shard's). This factory (actors/update_policy.cpp) is the
-/// only place that maps a mode to behaviour.
+/// `parameter_count` floats (one store shard's), tuned by `settings`. This
+/// factory (actors/update_policy.cpp) is the only place that maps a mode to
+/// behaviour.
 expected<std::unique_ptr<update_policy>> make_update_policy(const std::string& mode,
-                                                            size_t parameter_count);
+                                                            size_t parameter_count,
+                                                            const policy_settings& settings = {});
 
 /// Lists the modes make_update_policy builds, for option checks and help.
 const std::vector<std::string>& update_policy_modes();

@@ -273,6 +273,7 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.stats.version = st.version;
       st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
       st.stats.staleness_reported = st.policy->reports_staleness();
+      st.stats.dropped = st.policy->dropped();
       return st.stats;
     },
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
@@ -308,7 +309,8 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
   auto optim = make_optimizer(options.optimizer, range.count);
   if (!optim)
     return optim.error();
-  auto policy = make_update_policy(options.mode, range.count);
+  auto policy = make_update_policy(options.mode, range.count,
+                                   policy_settings{options.staleness, options.backup_replicas});
   if (!policy)
     return policy.error();
   if (options.initial_optimizer_state.size() > 0

@@ -32,7 +32,16 @@ struct mnist_config : troupe::cluster_config {
     options.data_dir = troupe::default_data_dir();
     auto& o = options;
     opt_group{custom_options_, "global"}
-      .add(o.mode, "mode", "sync (one step per round from all replicas) or async")
+      .add(o.mode, "mode",
+           "sync (one step per round from all replicas), async, or ssp (async with "
+           "--staleness)")
+      .add(o.staleness, "staleness",
+           "ssp: pushes a replica may run ahead of the slowest live one (0: as sync)")
+      .add(o.backup_replicas, "backup-replicas",
+           "sync: close each round on the first replicas - N gradients and drop the late "
+           "ones (gives up bitwise reproducibility)")
+      .add(o.slow_replica, "slow-replica",
+           "I:F makes replica I take F times its compute per step (a reproducible straggler)")
       .add(o.replicas, "replicas", "number of replicas (default: number of cores)")
       .add(o.epochs, "epochs", "passes over the training set")
       .add(o.batch_size, "batch-size", "samples per round across all replicas")
@@ -116,6 +125,13 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   const auto numerics = troupe::current_numerics();
   fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
              numerics.gemm_family, numerics.build, numerics.libm);
+  if (options.backup_replicas > 0)
+    fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
+               "late ones are dropped, so runs are not bitwise reproducible\n",
+               options.replicas - options.backup_replicas, options.replicas);
+  if (options.slow_factor != 1.0f)
+    fmt::print("Straggler: replica {} takes {}x its compute per step\n", options.slow_index,
+               options.slow_factor);
   if (auto warning = troupe::gemm_kernel_warning(); !warning.empty())
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
   std::fflush(stdout);

@@ -71,6 +71,7 @@ struct store_stats {
   uint64_t pushes = 0;         // accepted gradients
   uint64_t samples = 0;        // samples behind the accepted gradients
   uint64_t rejected = 0;       // gradients answered with an error
+  uint64_t dropped = 0;        // late gradients answered and dropped (backup replicas)
   double apply_seconds = 0;    // reducing + optimizer + publishing
   uint64_t staleness_sum = 0;
   uint64_t staleness_count = 0; // gradient slices whose staleness staleness_sum adds up
@@ -91,6 +92,7 @@ struct replica_config {
   uint32_t global_batch = 32;
   uint32_t step_timeout_ms = 60000;
   bool pin_core = false; // run on core index % cores (--pin-cores)
+  float slowdown = 1;    // take this many times its compute per step (--slow-replica)
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -115,6 +117,8 @@ struct store_config {
   // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
   bool pin_core = false; // run on core shard % cores (--pin-cores)
+  uint32_t staleness = 0;       // ssp: pushes a replica may run ahead (--staleness)
+  uint32_t backup_replicas = 0; // sync: a round closes without this many (--backup-replicas)
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -205,6 +209,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
   return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.samples, x.rejected,
+           x.dropped,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
            x.staleness_reported);
@@ -213,7 +218,8 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
-           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core);
+           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
+           x.slowdown);
 }
 
 template <class Inspector>
@@ -223,7 +229,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
            x.parameter_count, x.initial_parameters, x.initial_version,
            x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
-           x.checkpoint_every, x.pin_core);
+           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas);
 }
 
 template <class Inspector>

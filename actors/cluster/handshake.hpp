@@ -16,7 +16,9 @@ namespace troupe {
 /// Names the version of Troupe's wire protocol; peers must speak the same.
 /// 3: params_msg carries losses as replica_loss values; store_stats says
 /// whether the policy reports staleness, and counts unwritten checkpoints.
-constexpr uint32_t troupe_protocol_version = 3;
+/// 4: the sharded store: gradient and parameter slices (params_msg.offset),
+/// store_config per shard, checkpoint parts, replicas spawned with every shard.
+constexpr uint32_t troupe_protocol_version = 4;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

@@ -23,7 +23,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
   auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
                               opts.protocol_version != 0 ? opts.protocol_version
                                                          : troupe_protocol_version);
-  if (auto policy = make_update_policy(opts.mode, 0))
+  if (auto policy = make_update_policy(opts.mode, 0, policy_settings_for(opts)))
     hello.same_bits_required = (*policy)->reproducible();
   if (opts.store_nodes.empty()) {
     out.store_places.assign(opts.store_shards, "this process");

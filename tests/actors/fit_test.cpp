@@ -304,4 +304,57 @@ TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][con
   auto bad_device = small_options("sync", 2, 32);
   bad_device.devices = "tpu:0";
   expect_bad_config(bad_device, "tpu:0");
+  auto async_backups = small_options("async", 3, 32);
+  async_backups.backup_replicas = 1;
+  expect_bad_config(async_backups, "--backup-replicas works with --mode=sync");
+  auto all_backups = small_options("sync", 2, 32);
+  all_backups.backup_replicas = 2;
+  expect_bad_config(all_backups, "leaves no replica");
+  auto sync_staleness = small_options("sync", 2, 32);
+  sync_staleness.staleness = 3;
+  expect_bad_config(sync_staleness, "--staleness works with --mode=ssp");
+  for (const std::string bad : {"3", "x:2", "1:0.5", "1:abc"}) {
+    auto slow = small_options("sync", 2, 32);
+    slow.slow_replica = bad;
+    expect_bad_config(slow, "--slow-replica: '" + bad + "'");
+  }
+  auto slow_missing = small_options("sync", 2, 32);
+  slow_missing.slow_replica = "2:3";
+  expect_bad_config(slow_missing, "replica 2 does not exist");
+  auto too_many_shards = small_options("sync", 2, 32);
+  too_many_shards.store_shards = 100000;
+  expect_bad_config(too_many_shards, "--store-shards: 100000 store shards are too many");
+}
+
+TEST_CASE("ssp with a slowed replica trains, holds the fast ones within K and reports "
+          "staleness",
+          "[fit][ssp]") {
+  auto options = small_options("ssp", 3, 48);
+  options.staleness = 2;
+  options.slow_replica = "2:3";
+  record_log log;
+  auto summary = run_fit(options, log.observer());
+  REQUIRE(summary);
+  CHECK(summary->test_accuracy > 0.5);
+  REQUIRE(log.records.size() == 1);
+  const auto& epoch = log.records[0];
+  CHECK(epoch.staleness_reported);
+  CHECK(epoch.staleness_max >= 1);
+  // Each replica is at most K = 2 pushes ahead of the slowest, so a gradient
+  // can have missed at most the other two replicas' K + 1 pushes each.
+  CHECK(epoch.staleness_max <= 2 * (2 + 1));
+}
+
+TEST_CASE("sync with a backup replica drops the straggler's late gradients and finishes",
+          "[fit][sync][backup]") {
+  auto options = small_options("sync", 3, 48);
+  options.backup_replicas = 1;
+  options.slow_replica = "1:4";
+  record_log log;
+  auto summary = run_fit(options, log.observer());
+  REQUIRE(summary);
+  CHECK(summary->test_accuracy > 0.5);
+  REQUIRE(log.records.size() == 1);
+  CHECK(log.records[0].dropped > 0);
+  CHECK(summary->version == 42); // one step per round: 2000 samples / 48
 }

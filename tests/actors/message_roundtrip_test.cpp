@@ -213,12 +213,13 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
 
-  store_stats stats{77, 300, 9600, 4, 0.125, 61, 600, 3, 2, true};
+  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
   CHECK(s.samples == 9600);
   CHECK(s.rejected == 4);
+  CHECK(s.dropped == 11);
   CHECK(s.apply_seconds == 0.125);
   CHECK(s.staleness_sum == 61);
   CHECK(s.staleness_count == 600);
@@ -299,7 +300,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(f.params_fnv1a64 == 0x0123456789abcdefull);
   CHECK(same_bytes(f.params, summary.params));
   handshake hello;
-  hello.protocol_version = 3;
+  hello.protocol_version = 4;
   hello.model = "784-128relu-10";
   hello.model_fingerprint = 0x0123456789abcdefull;
   hello.float_probe = floats({1.0f, -2.5f});
@@ -339,7 +340,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(sc.parameter_count == 1000);
   CHECK(sc.pin_core);
   auto h = roundtrip_in_message(sys, hello);
-  CHECK(h.protocol_version == 3);
+  CHECK(h.protocol_version == 4);
   CHECK(h.model == hello.model);
   CHECK(h.model_fingerprint == hello.model_fingerprint);
   CHECK(same_bytes(h.float_probe, hello.float_probe));
@@ -458,7 +459,7 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 1, 6, 1, 3, false}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");

@@ -11,6 +11,7 @@
 
 #include "actors/async_policy.hpp"
 #include "actors/metrics_log.hpp"
+#include "actors/ssp_policy.hpp"
 #include "actors/sync_policy.hpp"
 
 using namespace troupe;
@@ -116,10 +117,19 @@ TEST_CASE("the policy factory builds sync and async and refuses other modes",
   CHECK(modes[0] == "sync");
   CHECK(modes[1] == "async");
   for (const auto& mode : update_policy_modes()) {
-    auto policy = make_update_policy(mode, 4);
+    auto policy = make_update_policy(mode, 4, policy_settings{2, 0});
     REQUIRE(policy);
     CHECK((*policy)->name() == mode);
   }
+  // Staleness 0 is lockstep: the factory builds sync, bits and all.
+  auto lockstep = make_update_policy("ssp", 4, policy_settings{0, 0});
+  REQUIRE(lockstep);
+  CHECK((*lockstep)->name() == "sync");
+  CHECK((*lockstep)->reproducible());
+  auto backups = make_update_policy("sync", 4, policy_settings{0, 1});
+  REQUIRE(backups);
+  CHECK_FALSE((*backups)->reproducible());
+  CHECK_FALSE((*backups)->replicas_wait_for_rounds());
 }
 
 TEST_CASE("sync answers nobody until every live replica has pushed the round",
@@ -472,4 +482,76 @@ TEST_CASE("the policies say whether staleness is worth reporting, and the progre
   }
   CHECK_FALSE(sync_policy(4).reports_staleness()); // its pushes wait: always 0
   CHECK(async_policy().reports_staleness());
+}
+
+TEST_CASE("ssp applies every push at once and answers a replica until it is K ahead of the "
+          "slowest, and no further",
+          "[policy][ssp]") {
+  constexpr size_t count = 3;
+  constexpr uint32_t staleness = 2;
+  ssp_policy policy(staleness);
+  fake_store store(count);
+  for (uint32_t r = 0; r < 3; ++r)
+    policy.on_replica_joined(r);
+  // Replica 2 is held back; replica 0 pushes on as long as it is answered.
+  uint64_t ticket = 0;
+  for (uint64_t k = 1; k <= staleness; ++k) {
+    accept(policy, make_push(0, k, 1, filled(count, 1.0f), ticket++), store);
+    CHECK(store.steps.size() == k);   // applied on arrival
+    CHECK(store.answers.size() == k); // and answered: k <= K ahead
+  }
+  // Its push number K + 1 is applied, but its answer waits.
+  accept(policy, make_push(0, 3, 1, filled(count, 1.0f), ticket++), store);
+  CHECK(store.steps.size() == 3);
+  CHECK(store.answers.size() == 2);
+  // Replica 1 catches up to 1 push: the slowest (replica 2) is still at 0.
+  accept(policy, make_push(1, 1, 1, filled(count, 1.0f), ticket++), store);
+  CHECK(store.answers.size() == 3);
+  CHECK(store.answers.back() == 3);
+  // The slowest pushes once: replica 0 is now exactly K ahead and answered.
+  accept(policy, make_push(2, 1, 1, filled(count, 1.0f), ticket++), store);
+  REQUIRE(store.answers.size() == 5);
+  // Replica 0's held answer (ticket 2) and replica 2's own (ticket 4).
+  CHECK(std::vector<uint64_t>(store.answers.begin() + 3, store.answers.end())
+        == std::vector<uint64_t>{2, 4});
+  CHECK(store.steps.size() == 5);
+  CHECK(policy.next_round() == 5);
+}
+
+TEST_CASE("ssp answers a held push when the slowest replica is lost", "[policy][ssp]") {
+  constexpr size_t count = 2;
+  ssp_policy policy(1);
+  fake_store store(count);
+  policy.on_replica_joined(0);
+  policy.on_replica_joined(1);
+  accept(policy, make_push(0, 1, 1, filled(count, 1.0f), 7), store);
+  accept(policy, make_push(0, 2, 1, filled(count, 1.0f), 8), store);
+  CHECK(store.answers == std::vector<uint64_t>{7});
+  policy.on_replica_lost(1, store);
+  CHECK(store.answers == std::vector<uint64_t>{7, 8});
+}
+
+TEST_CASE("backup replicas close a round on the first R - b pushes, apply exactly those in "
+          "replica order, and answer and drop the late one",
+          "[policy][sync][backup]") {
+  constexpr size_t count = 3;
+  sync_policy policy(count, 1);
+  fake_store store(count);
+  for (uint32_t r = 0; r < 3; ++r)
+    policy.on_replica_joined(r);
+  accept(policy, make_push(2, 0, 4, filled(count, 3.0f), 12), store);
+  CHECK(store.steps.empty());
+  accept(policy, make_push(0, 0, 4, filled(count, 1.0f), 10), store);
+  // Two of three: the round closes with the mean of replicas 0 and 2.
+  REQUIRE(store.steps.size() == 1);
+  const float mean = 0.5f * 1.0f + 0.5f * 3.0f;
+  CHECK(bitwise_equal(store.steps[0], std::vector<float>(count, mean)));
+  CHECK(store.answers == std::vector<uint64_t>{10, 12});
+  CHECK(policy.next_round() == 1);
+  // Replica 1 is late for round 0: answered with the new parameters, dropped.
+  accept(policy, make_push(1, 0, 4, filled(count, 2.0f), 11), store);
+  CHECK(store.steps.size() == 1);
+  CHECK(store.answers == std::vector<uint64_t>{10, 12, 11});
+  CHECK(policy.dropped() == 1);
+  CHECK(store.rounds_closed == 1);
 }
