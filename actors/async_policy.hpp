@@ -11,6 +11,7 @@ namespace troupe {
 /// an async run checkpoints at epoch ends only.
 class async_policy final : public update_policy {
 public:
+  explicit async_policy(const policy_settings& settings = {}) : settings_(settings) {}
   std::string name() const override { return "async"; }
   bool reproducible() const override { return false; }
   bool reports_staleness() const override { return true; }
@@ -21,6 +22,7 @@ public:
   void set_next_round(uint64_t round) override { pushes_ = round; }
 
 private:
+  policy_settings settings_;
   uint64_t pushes_ = 0;
 };
 

@@ -179,6 +179,7 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.checkpoint_every = opts.checkpoint_every;
   store_init.staleness = opts.staleness;
   store_init.backup_replicas = opts.backup_replicas;
+  store_init.staleness_lr = opts.staleness_lr == "inverse";
   const parameter_layout layout(*spec);
   if (opts.resume_path.empty()) {
     store_init.initial_parameters = shared_floats{glorot_uniform_parameters(layout, opts.seed)};

@@ -46,6 +46,14 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
                              "--backup-replicas=" + std::to_string(opts.backup_replicas)
                                + " leaves no replica to close a round (--replicas="
                                + std::to_string(opts.replicas) + ")");
+  if (opts.staleness_lr != "none" && opts.staleness_lr != "inverse")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--staleness-lr: '" + opts.staleness_lr
+                               + "' (expected none or inverse)");
+  if (opts.staleness_lr == "inverse" && opts.mode != "async" && opts.mode != "ssp")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--staleness-lr=inverse works with --mode=async or ssp, not "
+                               + opts.mode + " (its gradients are never stale)");
   if (opts.staleness > 0 && opts.mode != "ssp")
     return make_troupe_error(troupe_errc::bad_config,
                              "--staleness works with --mode=ssp, not " + opts.mode);
@@ -121,7 +129,8 @@ uint64_t run_fingerprint(const fit_options& o) {
 }
 
 policy_settings policy_settings_for(const fit_options& options) {
-  return policy_settings{options.staleness, options.backup_replicas};
+  return policy_settings{options.staleness, options.backup_replicas,
+                         options.staleness_lr == "inverse"};
 }
 
 caf::expected<std::pair<uint32_t, float>> parse_slow_replica(const std::string& text) {

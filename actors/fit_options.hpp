@@ -34,6 +34,7 @@ struct fit_options {
   uint32_t staleness = 0;               // ssp: pushes a replica may run ahead of the slowest
   uint32_t backup_replicas = 0;         // sync: rounds close without the last this many
   std::string slow_replica;             // "I:F": replica I takes F times its compute
+  std::string staleness_lr = "none";    // none | inverse (async, ssp)
   uint32_t replicas = 2;
   uint32_t epochs = 5;
   uint32_t batch_size = 32;             // global: samples per round over all replicas

@@ -8,7 +8,7 @@ namespace troupe {
 std::optional<push_refusal> ssp_policy::on_push(gradient_push push, store_port& store) {
   ++pushes_;
   if (push.batch_size > 0)
-    store.apply_step(push.gradient.data());
+    store.apply_step(push.gradient.data(), staleness_lr_scale(settings_, push.staleness));
   push.gradient = shared_floats{}; // released before any answer
   auto clock = clocks_.find(push.replica);
   if (clock == clocks_.end()) { // not watched (or lost): nobody to wait for it

@@ -16,7 +16,8 @@ namespace troupe {
 /// catches up or is lost. The factory maps staleness 0 to the sync policy.
 class ssp_policy final : public update_policy {
 public:
-  explicit ssp_policy(uint32_t staleness) : staleness_(staleness) {}
+  explicit ssp_policy(const policy_settings& settings)
+    : settings_(settings), staleness_(settings.staleness) {}
 
   std::string name() const override { return "ssp"; }
   bool reproducible() const override { return false; }
@@ -31,6 +32,7 @@ private:
   uint64_t slowest() const;
   void answer_those_in_bounds(store_port& store);
 
+  policy_settings settings_;
   uint32_t staleness_;
   std::map<uint32_t, uint64_t> clocks_; // pushes taken from each live replica
   struct held_answer {

@@ -23,13 +23,14 @@ const std::vector<std::pair<std::string, policy_maker>>& policies() {
      [](size_t count, const policy_settings& s) {
        return std::make_unique<sync_policy>(count, s.backup_replicas);
      }},
-    {"async", [](size_t, const policy_settings&) { return std::make_unique<async_policy>(); }},
+    {"async",
+     [](size_t, const policy_settings& s) { return std::make_unique<async_policy>(s); }},
     // Staleness 0 is lockstep: sync, with its reduction and its bits.
     {"ssp",
      [](size_t count, const policy_settings& s) -> std::unique_ptr<update_policy> {
        if (s.staleness == 0)
          return std::make_unique<sync_policy>(count);
-       return std::make_unique<ssp_policy>(s.staleness);
+       return std::make_unique<ssp_policy>(s);
      }},
   };
   return all;

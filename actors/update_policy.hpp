@@ -24,6 +24,7 @@ struct gradient_push {
   uint32_t batch_size = 0;
   shared_floats gradient; // the shard's slice; empty when batch_size is 0
   uint64_t ticket = 0; // how the store finds the open request to answer
+  uint64_t staleness = 0; // the store's version minus the one it was computed at
 };
 
 /// What a policy asks of the store that owns it.
@@ -31,8 +32,8 @@ class store_port {
 public:
   virtual ~store_port() = default;
   /// Applies one optimizer step with this mean gradient (the shard's parameter
-  /// count floats).
-  virtual void apply_step(const float* gradient) = 0;
+  /// count floats), at the learning rate times `lr_scale`.
+  virtual void apply_step(const float* gradient, float lr_scale = 1.0f) = 0;
   /// Applies one optimizer step whose mean gradient `source` writes block by
   /// block, fused with the step (see optimizer::apply_blocks).
   virtual void apply_step_blocks(const gradient_block_source& source) = 0;
@@ -64,7 +65,17 @@ struct push_refusal {
 struct policy_settings {
   uint32_t staleness = 0;       // ssp: how many pushes a replica may be ahead
   uint32_t backup_replicas = 0; // sync: a round closes without this many
+  bool staleness_lr = false;    // async, ssp: step a gradient of staleness t at lr / max(1, t)
 };
+
+/// Returns the learning-rate scale of a gradient of `staleness` under
+/// `settings`: 1 / max(1, staleness) with staleness_lr (Zhang et al., "Staleness-
+/// aware Async-SGD", IJCAI 2016), else 1.
+inline float staleness_lr_scale(const policy_settings& settings, uint64_t staleness) {
+  if (!settings.staleness_lr || staleness <= 1)
+    return 1.0f;
+  return 1.0f / static_cast<float>(staleness);
+}
 
 /// Decides when gradients become steps; the store is written once around it.
 class update_policy {

@@ -115,9 +115,9 @@ struct store_state : store_port {
     return msg;
   }
 
-  void apply_step(const float* gradient) override {
+  void apply_step(const float* gradient, float lr_scale) override {
     make_writable();
-    optim->apply(params->data() + base, gradient);
+    optim->apply_scaled(params->data() + base, gradient, lr_scale);
     ++version;
   }
 
@@ -241,7 +241,8 @@ store_actor::behavior_type variable_store(store_pointer self,
       auto promise = self->make_response_promise<params_msg>();
       st.open.emplace(ticket, store_state::open_push{promise, staleness});
       auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
-                                                      std::move(push.gradient), ticket},
+                                                      std::move(push.gradient), ticket,
+                                                      staleness},
                                         st);
       if (refused) {
         st.open.erase(ticket);
@@ -310,7 +311,8 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
   if (!optim)
     return optim.error();
   auto policy = make_update_policy(options.mode, range.count,
-                                   policy_settings{options.staleness, options.backup_replicas});
+                                   policy_settings{options.staleness, options.backup_replicas,
+                                                   options.staleness_lr});
   if (!policy)
     return policy.error();
   if (options.initial_optimizer_state.size() > 0

@@ -40,6 +40,8 @@ struct mnist_config : troupe::cluster_config {
       .add(o.backup_replicas, "backup-replicas",
            "sync: close each round on the first replicas - N gradients and drop the late "
            "ones (gives up bitwise reproducibility)")
+      .add(o.staleness_lr, "staleness-lr",
+           "async, ssp: none, or inverse (a gradient of staleness t steps at lr / max(1, t))")
       .add(o.slow_replica, "slow-replica",
            "I:F makes replica I take F times its compute per step (a reproducible straggler)")
       .add(o.replicas, "replicas", "number of replicas (default: number of cores)")

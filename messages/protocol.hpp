@@ -119,6 +119,7 @@ struct store_config {
   bool pin_core = false; // run on core shard % cores (--pin-cores)
   uint32_t staleness = 0;       // ssp: pushes a replica may run ahead (--staleness)
   uint32_t backup_replicas = 0; // sync: a round closes without this many (--backup-replicas)
+  bool staleness_lr = false;    // async, ssp: lr / max(1, staleness) (--staleness-lr=inverse)
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -229,7 +230,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
            x.parameter_count, x.initial_parameters, x.initial_version,
            x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
-           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas);
+           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas, x.staleness_lr);
 }
 
 template <class Inspector>

@@ -39,10 +39,11 @@ adam::adam(const optimizer_config& config, size_t size, backend* compute)
   compute_->fill_zero(v_.data(), size * sizeof(float));
 }
 
-void adam::apply(float* weights, const float* gradient) {
+void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
   ++steps_;
-  compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(),
-                        adam_step_coefficients(config_, steps_));
+  auto coefficients = adam_step_coefficients(config_, steps_);
+  coefficients.alpha *= lr_scale; // alpha = lr x bias correction: the step scales with it
+  compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
 void adam::apply_blocks(float* weights, const gradient_block_source& source) {

@@ -36,7 +36,7 @@ public:
   adam(const adam&) = delete;
   adam& operator=(const adam&) = delete;
 
-  void apply(float* weights, const float* gradient) override;
+  void apply_scaled(float* weights, const float* gradient, float lr_scale) override;
   void apply_blocks(float* weights, const gradient_block_source& source) override;
   uint64_t steps() const override { return steps_; }
   std::vector<float> state() const override;

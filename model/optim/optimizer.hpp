@@ -32,7 +32,11 @@ public:
   virtual ~optimizer() = default;
 
   /// Applies one step: weights and gradient have size() floats.
-  virtual void apply(float* weights, const float* gradient) = 0;
+  void apply(float* weights, const float* gradient) { apply_scaled(weights, gradient, 1.0f); }
+
+  /// Applies one step with the learning rate times `lr_scale` (a staleness-
+  /// aware step); a scale of 1 gives apply()'s bits.
+  virtual void apply_scaled(float* weights, const float* gradient, float lr_scale) = 0;
 
   /// Applies one step whose gradient `source` writes block by block, each
   /// block consumed while it is still in L1 (a store's reduction fused with

@@ -10,10 +10,11 @@ sgd::sgd(const optimizer_config& config, size_t size)
   : config_(config), velocity_(size, 0.0f) {
 }
 
-void sgd::apply(float* __restrict weights, const float* __restrict gradient) {
+void sgd::apply_scaled(float* __restrict weights, const float* __restrict gradient,
+                       float lr_scale) {
   ++steps_;
   flush_denormals_scope flush;
-  const float lr = config_.learning_rate;
+  const float lr = config_.learning_rate * lr_scale;
   const float momentum = config_.momentum;
   float* __restrict velocity = velocity_.data();
   const size_t count = velocity_.size();

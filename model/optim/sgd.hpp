@@ -16,7 +16,7 @@ class sgd final : public optimizer {
 public:
   sgd(const optimizer_config& config, size_t size);
 
-  void apply(float* weights, const float* gradient) override;
+  void apply_scaled(float* weights, const float* gradient, float lr_scale) override;
   uint64_t steps() const override { return steps_; }
   std::vector<float> state() const override { return velocity_; }
   bool restore(const std::vector<float>& state, uint64_t steps) override;

@@ -321,6 +321,12 @@ TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][con
   auto slow_missing = small_options("sync", 2, 32);
   slow_missing.slow_replica = "2:3";
   expect_bad_config(slow_missing, "replica 2 does not exist");
+  auto bogus_lr = small_options("async", 2, 32);
+  bogus_lr.staleness_lr = "sqrt";
+  expect_bad_config(bogus_lr, "--staleness-lr: 'sqrt'");
+  auto sync_lr = small_options("sync", 2, 32);
+  sync_lr.staleness_lr = "inverse";
+  expect_bad_config(sync_lr, "--staleness-lr=inverse works with --mode=async or ssp");
   auto too_many_shards = small_options("sync", 2, 32);
   too_many_shards.store_shards = 100000;
   expect_bad_config(too_many_shards, "--store-shards: 100000 store shards are too many");
@@ -343,6 +349,16 @@ TEST_CASE("ssp with a slowed replica trains, holds the fast ones within K and re
   // Each replica is at most K = 2 pushes ahead of the slowest, so a gradient
   // can have missed at most the other two replicas' K + 1 pushes each.
   CHECK(epoch.staleness_max <= 2 * (2 + 1));
+}
+
+TEST_CASE("async with a staleness-aware learning rate trains with 2 store shards",
+          "[fit][async][staleness-lr]") {
+  auto options = small_options("async", 3, 48);
+  options.staleness_lr = "inverse";
+  options.store_shards = 2;
+  auto summary = run_fit(options);
+  REQUIRE(summary);
+  CHECK(summary->test_accuracy > 0.5);
 }
 
 TEST_CASE("sync with a backup replica drops the straggler's late gradients and finishes",

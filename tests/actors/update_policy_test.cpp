@@ -23,8 +23,9 @@ namespace {
 struct fake_store : store_port {
   explicit fake_store(size_t count) : count(count) {}
 
-  void apply_step(const float* gradient) override {
+  void apply_step(const float* gradient, float lr_scale) override {
     steps.emplace_back(gradient, gradient + count);
+    lr_scales.push_back(lr_scale);
     events.push_back("step");
   }
 
@@ -49,6 +50,7 @@ struct fake_store : store_port {
 
   size_t count;
   std::vector<std::vector<float>> steps;
+  std::vector<float> lr_scales; // of apply_step
   std::vector<uint64_t> answers;
   size_t rounds_closed = 0;
   std::vector<std::string> events;
@@ -60,7 +62,7 @@ std::shared_ptr<const std::vector<float>> filled(size_t count, float value) {
 
 gradient_push make_push(uint32_t replica, uint64_t round, uint32_t batch_size,
                         std::shared_ptr<const std::vector<float>> gradient,
-                        uint64_t ticket) {
+                        uint64_t ticket, uint64_t staleness = 0) {
   gradient_push push;
   push.replica = replica;
   push.round = round;
@@ -68,6 +70,7 @@ gradient_push make_push(uint32_t replica, uint64_t round, uint32_t batch_size,
   if (gradient)
     push.gradient = shared_floats{std::move(gradient)};
   push.ticket = ticket;
+  push.staleness = staleness;
   return push;
 }
 
@@ -489,7 +492,7 @@ TEST_CASE("ssp applies every push at once and answers a replica until it is K ah
           "[policy][ssp]") {
   constexpr size_t count = 3;
   constexpr uint32_t staleness = 2;
-  ssp_policy policy(staleness);
+  ssp_policy policy(policy_settings{staleness, 0, false});
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -520,7 +523,7 @@ TEST_CASE("ssp applies every push at once and answers a replica until it is K ah
 
 TEST_CASE("ssp answers a held push when the slowest replica is lost", "[policy][ssp]") {
   constexpr size_t count = 2;
-  ssp_policy policy(1);
+  ssp_policy policy(policy_settings{1, 0, false});
   fake_store store(count);
   policy.on_replica_joined(0);
   policy.on_replica_joined(1);
@@ -554,4 +557,28 @@ TEST_CASE("backup replicas close a round on the first R - b pushes, apply exactl
   CHECK(store.answers == std::vector<uint64_t>{10, 12, 11});
   CHECK(policy.dropped() == 1);
   CHECK(store.rounds_closed == 1);
+}
+
+TEST_CASE("staleness-aware learning rate steps a gradient of staleness t at lr / max(1, t) "
+          "under async and ssp, and at lr without the setting",
+          "[policy][staleness-lr]") {
+  constexpr size_t count = 2;
+  for (const std::string mode : {"async", "ssp"}) {
+    INFO(mode);
+    auto aware = make_update_policy(mode, count, policy_settings{4, 0, true});
+    auto plain = make_update_policy(mode, count, policy_settings{4, 0, false});
+    REQUIRE(aware);
+    REQUIRE(plain);
+    fake_store aware_store(count);
+    fake_store plain_store(count);
+    (*aware)->on_replica_joined(0);
+    (*plain)->on_replica_joined(0);
+    const uint64_t stalenesses[] = {0, 1, 2, 5};
+    for (uint64_t t : stalenesses) {
+      accept(**aware, make_push(0, t, 1, filled(count, 1.0f), t, t), aware_store);
+      accept(**plain, make_push(0, t, 1, filled(count, 1.0f), t, t), plain_store);
+    }
+    CHECK(aware_store.lr_scales == std::vector<float>{1.0f, 1.0f, 0.5f, 0.2f});
+    CHECK(plain_store.lr_scales == std::vector<float>{1.0f, 1.0f, 1.0f, 1.0f});
+  }
 }

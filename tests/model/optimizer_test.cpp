@@ -144,3 +144,40 @@ TEST_CASE("a step whose gradient comes block by block gives the same bits as the
     CHECK((*blocks)->steps() == 3);
   }
 }
+
+TEST_CASE("a step at lr times s moves the weights s times as far as the plain step",
+          "[optimizer][staleness-lr]") {
+  optimizer_config config;
+  config.name = "sgd";
+  config.learning_rate = 0.5f;
+  auto plain = make_optimizer(config, 4);
+  auto scaled = make_optimizer(config, 4);
+  REQUIRE(plain);
+  REQUIRE(scaled);
+  std::vector<float> a{1, 2, 3, 4}, b = a;
+  const std::vector<float> gradient{0.5f, -1.0f, 2.0f, 0.25f};
+  (*plain)->apply(a.data(), gradient.data());
+  (*scaled)->apply_scaled(b.data(), gradient.data(), 0.25f);
+  for (size_t i = 0; i < 4; ++i) {
+    const float base = static_cast<float>(i + 1);
+    CHECK(b[i] - base == Approx(0.25f * (a[i] - base)).epsilon(1e-6));
+  }
+  // Adam: the step is alpha x m / (sqrt(v) + eps), so it scales with alpha.
+  config.name = "adam";
+  auto adam_plain = make_optimizer(config, 4);
+  auto adam_scaled = make_optimizer(config, 4);
+  std::vector<float> c{1, 2, 3, 4}, d = c;
+  (*adam_plain)->apply(c.data(), gradient.data());
+  (*adam_scaled)->apply_scaled(d.data(), gradient.data(), 0.5f);
+  for (size_t i = 0; i < 4; ++i) {
+    const float base = static_cast<float>(i + 1);
+    CHECK(d[i] - base == Approx(0.5f * (c[i] - base)).epsilon(1e-5));
+  }
+  // A scale of 1 is the plain step, bit for bit.
+  std::vector<float> e{1, 2, 3, 4}, f = e;
+  auto one_a = make_optimizer(config, 4);
+  auto one_b = make_optimizer(config, 4);
+  (*one_a)->apply(e.data(), gradient.data());
+  (*one_b)->apply_scaled(f.data(), gradient.data(), 1.0f);
+  CHECK(std::memcmp(e.data(), f.data(), sizeof(float) * 4) == 0);
+}
