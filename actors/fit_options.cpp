@@ -54,9 +54,12 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return make_troupe_error(troupe_errc::bad_config,
                              "--staleness-lr=inverse works with --mode=async or ssp, not "
                                + opts.mode + " (its gradients are never stale)");
-  if (opts.staleness > 0 && opts.mode != "ssp")
+  if (opts.staleness > 0 && opts.mode != "ssp" && opts.mode != "delayed")
     return make_troupe_error(troupe_errc::bad_config,
-                             "--staleness works with --mode=ssp, not " + opts.mode);
+                             "--staleness works with --mode=ssp or delayed, not " + opts.mode);
+  if (opts.mode == "delayed" && opts.staleness == 0)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--mode=delayed needs --staleness=K with K >= 1 (K = 0 is sync)");
   if (!opts.slow_replica.empty()) {
     auto slow = parse_slow_replica(opts.slow_replica);
     if (!slow)

@@ -2,7 +2,6 @@
 #include "actors/replica.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -48,9 +47,10 @@ struct replica_state {
   // views of one buffer already (shards in other processes, async shards).
   std::shared_ptr<std::vector<float>> joined;
   // Gradient buffers, reused once the store lets go of them. The store may
-  // still hold the last one for a moment after answering, so a few rotate:
-  // a fresh 407 KB buffer per step costs page faults on every first touch.
-  std::array<std::shared_ptr<std::vector<float>>, 3> gradients;
+  // still hold the last one for a moment after answering (or, delayed, until
+  // its round closes), so a few rotate, as many as are in flight: a fresh
+  // 407 KB buffer per step costs page faults on every first touch.
+  std::vector<std::shared_ptr<std::vector<float>>> gradients;
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
   std::vector<uint32_t> order;                  // this epoch's permutation
@@ -98,13 +98,11 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
 }
 
 std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
-  for (auto& buffer : st.gradients) {
-    if (!buffer)
-      buffer = std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+  for (auto& buffer : st.gradients)
     if (buffer.use_count() == 1)
       return buffer;
-  }
-  return std::make_shared<std::vector<float>>(st.setup->net->layout().size());
+  st.gradients.push_back(std::make_shared<std::vector<float>>(st.setup->net->layout().size()));
+  return st.gradients.back();
 }
 
 // A re-planned round can give a replica more samples than its share at start.

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "actors/round_mean.hpp"
+
 namespace troupe {
 
 sync_policy::sync_policy(size_t, uint32_t backup_replicas) : backups_(backup_replicas) {
@@ -67,40 +69,7 @@ void sync_policy::close_round_if_complete(store_port& store) {
   const size_t needed = live_.size() > backups_ ? live_.size() - backups_ : 1;
   if (live_pushed < needed)
     return;
-  uint64_t total = 0;
-  size_t contributors = 0;
-  for (const auto& entry : pushed_) {
-    total += entry.second.batch_size;
-    contributors += entry.second.batch_size > 0 ? 1 : 0;
-  }
-  if (contributors == 1) {
-    // One gradient carries the whole round: apply it as it is.
-    for (const auto& entry : pushed_)
-      if (entry.second.batch_size > 0)
-        store.apply_step(entry.second.gradient.data());
-  } else if (contributors > 1) {
-    // std::map iterates in replica-index order: the sum never depends on
-    // arrival order, so sync runs are bitwise reproducible. Each block of it
-    // is summed just before the optimizer steps it (one pass over memory).
-    std::vector<std::pair<float, const float*>> terms;
-    for (const auto& entry : pushed_)
-      if (entry.second.batch_size > 0)
-        terms.emplace_back(static_cast<float>(entry.second.batch_size)
-                             / static_cast<float>(total),
-                           entry.second.gradient.data());
-    store.apply_step_blocks([&terms](size_t offset, size_t count, float* __restrict sum) {
-      const float* __restrict g = terms.front().second + offset;
-      const float first_weight = terms.front().first;
-      for (size_t i = 0; i < count; ++i)
-        sum[i] = first_weight * g[i];
-      for (size_t t = 1; t < terms.size(); ++t) {
-        const float weight = terms[t].first;
-        const float* __restrict h = terms[t].second + offset;
-        for (size_t i = 0; i < count; ++i)
-          sum[i] += weight * h[i];
-      }
-    });
-  }
+  apply_round_mean(pushed_, store);
   // Release the gradients before answering, so replicas can reuse their buffers.
   std::vector<uint64_t> tickets;
   for (const auto& entry : pushed_)

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "actors/async_policy.hpp"
+#include "actors/delayed_policy.hpp"
 #include "actors/ssp_policy.hpp"
 #include "actors/sync_policy.hpp"
 
@@ -31,6 +32,10 @@ const std::vector<std::pair<std::string, policy_maker>>& policies() {
        if (s.staleness == 0)
          return std::make_unique<sync_policy>(count);
        return std::make_unique<ssp_policy>(s);
+     }},
+    {"delayed",
+     [](size_t, const policy_settings& s) {
+       return std::make_unique<delayed_policy>(s.staleness);
      }},
   };
   return all;

@@ -39,6 +39,11 @@ public:
   virtual void apply_step_blocks(const gradient_block_source& source) = 0;
   /// Answers the push behind `ticket` with the current parameters.
   virtual void answer(uint64_t ticket) = 0;
+  /// Answers the push behind `ticket` with the parameters as they were
+  /// `steps_back` steps ago (0: the current ones). The store keeps the
+  /// policy's history_depth() older versions; with fewer (a resumed run) it
+  /// answers the oldest it has.
+  virtual void answer_from(uint64_t ticket, uint64_t steps_back) = 0;
   /// Tells the store that a round just closed, after its step and its answers:
   /// the store counts these for periodic checkpoints (--checkpoint-every). A
   /// policy without rounds (async) never calls it.
@@ -63,7 +68,8 @@ struct push_refusal {
 /// Tunes a policy: the knobs of the consistency dial (--staleness,
 /// --backup-replicas); each policy reads the ones it has.
 struct policy_settings {
-  uint32_t staleness = 0;       // ssp: how many pushes a replica may be ahead
+  uint32_t staleness = 0;       // ssp: how many pushes a replica may be ahead;
+                                // delayed: how many versions every gradient is stale
   uint32_t backup_replicas = 0; // sync: a round closes without this many
   bool staleness_lr = false;    // async, ssp: step a gradient of staleness t at lr / max(1, t)
 };
@@ -95,6 +101,10 @@ public:
   /// shard steps it. Then the shards of one process step one shared buffer in
   /// place, and replicas read it without a copy. False by default.
   virtual bool replicas_wait_for_rounds() const { return false; }
+
+  /// Returns how many versions before the current one the store must keep
+  /// for answer_from (delayed: K - 1). None by default.
+  virtual uint32_t history_depth() const { return 0; }
 
   /// Tells whether pushes can be computed from parameters older than the
   /// current ones under this policy, so that their staleness is worth

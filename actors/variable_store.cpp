@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include <caf/all.hpp>
@@ -58,6 +59,10 @@ struct store_state : store_port {
   size_t base = 0;
   bool in_place = false;
   std::shared_ptr<std::vector<float>> spare; // an older version, reused when free
+  // The policy's history_depth() versions before the current one, oldest
+  // first, with their version numbers (delayed answers from them).
+  std::deque<std::pair<std::shared_ptr<std::vector<float>>, uint64_t>> history;
+  size_t history_depth = 0;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
   uint64_t version = 0;
@@ -104,14 +109,20 @@ struct store_state : store_port {
       checkpoint_due = true;
   }
 
-  params_msg answer_value(uint64_t staleness) {
+  params_msg answer_value(uint64_t staleness, uint64_t steps_back = 0) {
     params_msg msg;
-    msg.version = version;
     msg.round = policy->next_round();
     msg.staleness = staleness;
     msg.offset = range.offset;
-    msg.values = shared_floats{params, base, range.count};
     msg.losses = policy->losses();
+    if (steps_back == 0 || history.empty()) {
+      msg.version = version;
+      msg.values = shared_floats{params, base, range.count};
+    } else {
+      const auto& kept = history[history.size() - std::min(history.size(), steps_back)];
+      msg.version = kept.second;
+      msg.values = shared_floats{kept.first, base, range.count};
+    }
     return msg;
   }
 
@@ -128,6 +139,11 @@ struct store_state : store_port {
   }
 
   void make_writable() {
+    if (history_depth > 0) { // the version about to be stepped is kept: step a copy
+      history.emplace_back(params, version);
+      if (history.size() > history_depth)
+        history.pop_front();
+    }
     if (!in_place && params.use_count() > 1) {
       // Someone still reads this version: step a copy, in a recycled buffer
       // when one is free (a fresh one page-faults on first touch).
@@ -139,11 +155,13 @@ struct store_state : store_port {
     }
   }
 
-  void answer(uint64_t ticket) override {
+  void answer(uint64_t ticket) override { answer_from(ticket, 0); }
+
+  void answer_from(uint64_t ticket, uint64_t steps_back) override {
     auto push = open.find(ticket);
     if (push == open.end())
       return;
-    push->second.promise.deliver(answer_value(push->second.staleness));
+    push->second.promise.deliver(answer_value(push->second.staleness, steps_back));
     open.erase(push);
   }
 
@@ -207,6 +225,7 @@ store_actor::behavior_type variable_store(store_pointer self,
   st.version = setup->options.initial_version;
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
+  st.history_depth = st.policy->history_depth();
   st.writer = std::move(setup->writer);
   st.settings = setup->options;
   st.settings.initial_parameters = shared_floats{};

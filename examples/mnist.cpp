@@ -33,10 +33,12 @@ struct mnist_config : troupe::cluster_config {
     auto& o = options;
     opt_group{custom_options_, "global"}
       .add(o.mode, "mode",
-           "sync (one step per round from all replicas), async, or ssp (async with "
-           "--staleness)")
+           "sync (one step per round from all replicas), async, ssp (async, at most "
+           "--staleness pushes ahead) or delayed (every gradient exactly --staleness "
+           "versions stale, reproducible)")
       .add(o.staleness, "staleness",
-           "ssp: pushes a replica may run ahead of the slowest live one (0: as sync)")
+           "ssp: pushes a replica may run ahead of the slowest live one (0: as sync); "
+           "delayed: K >= 1 versions every gradient is stale")
       .add(o.backup_replicas, "backup-replicas",
            "sync: close each round on the first replicas - N gradients and drop the late "
            "ones (gives up bitwise reproducibility)")

@@ -312,7 +312,7 @@ TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][con
   expect_bad_config(all_backups, "leaves no replica");
   auto sync_staleness = small_options("sync", 2, 32);
   sync_staleness.staleness = 3;
-  expect_bad_config(sync_staleness, "--staleness works with --mode=ssp");
+  expect_bad_config(sync_staleness, "--staleness works with --mode=ssp or delayed");
   for (const std::string bad : {"3", "x:2", "1:0.5", "1:abc"}) {
     auto slow = small_options("sync", 2, 32);
     slow.slow_replica = bad;
@@ -373,4 +373,37 @@ TEST_CASE("sync with a backup replica drops the straggler's late gradients and f
   REQUIRE(log.records.size() == 1);
   CHECK(log.records[0].dropped > 0);
   CHECK(summary->version == 42); // one step per round: 2000 samples / 48
+}
+
+TEST_CASE("delayed fits are bitwise identical run after run and for any number of store "
+          "shards",
+          "[fit][delayed]") {
+  for (uint32_t lag : {1u, 2u}) {
+    INFO("K = " << lag);
+    std::vector<fit_summary> runs;
+    for (uint32_t shards : {1u, 1u, 1u, 3u}) {
+      auto options = small_options("delayed", 3, 48);
+      options.staleness = lag;
+      options.store_shards = shards;
+      options.epochs = 2;
+      auto summary = run_fit(options);
+      REQUIRE(summary);
+      runs.push_back(*summary);
+    }
+    CHECK(runs[0].version == 2 * 42);
+    CHECK(runs[0].test_accuracy > 0.5);
+    for (size_t k = 1; k < runs.size(); ++k)
+      CHECK(runs[k].params_fnv1a64 == runs[0].params_fnv1a64);
+  }
+  // And the delay changes the result: K = 1 is not sync.
+  auto sync = small_options("sync", 3, 48);
+  sync.epochs = 2;
+  auto delayed = small_options("delayed", 3, 48);
+  delayed.staleness = 1;
+  delayed.epochs = 2;
+  auto a = run_fit(sync);
+  auto b = run_fit(delayed);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->params_fnv1a64 != b->params_fnv1a64);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/async_policy.hpp"
+#include "actors/delayed_policy.hpp"
 #include "actors/metrics_log.hpp"
 #include "actors/ssp_policy.hpp"
 #include "actors/sync_policy.hpp"
@@ -38,6 +39,11 @@ struct fake_store : store_port {
     events.push_back("step");
   }
 
+  void answer_from(uint64_t ticket, uint64_t steps_back) override {
+    answer_backs.emplace_back(ticket, steps_back);
+    answer(ticket);
+  }
+
   void answer(uint64_t ticket) override {
     answers.push_back(ticket);
     events.push_back("answer " + std::to_string(ticket));
@@ -51,6 +57,7 @@ struct fake_store : store_port {
   size_t count;
   std::vector<std::vector<float>> steps;
   std::vector<float> lr_scales; // of apply_step
+  std::vector<std::pair<uint64_t, uint64_t>> answer_backs; // (ticket, steps back) of answer_from
   std::vector<uint64_t> answers;
   size_t rounds_closed = 0;
   std::vector<std::string> events;
@@ -403,12 +410,16 @@ struct releasing_store : fake_store {
 
 } // namespace
 
-TEST_CASE("every policy lets go of a gradient before it answers its pusher",
+TEST_CASE("every policy but delayed lets go of a gradient before it answers its pusher",
           "[policy][sync][async]") {
   constexpr size_t count = 4;
   for (const auto& mode : update_policy_modes()) {
     INFO(mode);
-    auto policy = make_update_policy(mode, count);
+    // Delayed answers first by design (the replica computes on while its round
+    // waits) and lets go when the round closes.
+    if (mode == "delayed")
+      continue;
+    auto policy = make_update_policy(mode, count, policy_settings{2, 0, false});
     REQUIRE(policy);
     releasing_store store(count);
     for (uint32_t r = 0; r < 2; ++r)
@@ -581,4 +592,67 @@ TEST_CASE("staleness-aware learning rate steps a gradient of staleness t at lr /
     CHECK(aware_store.lr_scales == std::vector<float>{1.0f, 1.0f, 0.5f, 0.2f});
     CHECK(plain_store.lr_scales == std::vector<float>{1.0f, 1.0f, 1.0f, 1.0f});
   }
+}
+
+TEST_CASE("the delayed policy hands round r the parameters of store round r + 1 - K at once "
+          "when they exist, holds the answer that needs the open round's step, and reduces "
+          "each round in replica order",
+          "[policy][delayed]") {
+  constexpr size_t count = 2;
+  delayed_policy policy(2); // K = 2
+  fake_store store(count);
+  policy.on_replica_joined(0);
+  policy.on_replica_joined(1);
+  using answer = std::pair<uint64_t, uint64_t>;
+  // Round 0 wants store round -1: clamped to the oldest the store has.
+  accept(policy, make_push(1, 0, 1, filled(count, 2.0f), 10), store);
+  accept(policy, make_push(0, 0, 1, filled(count, 4.0f), 11), store);
+  CHECK(store.answer_backs == std::vector<answer>{{10, 1}, {11, 1}});
+  REQUIRE(store.steps.size() == 1); // round 0 closed over both, in replica order
+  CHECK(bitwise_equal(store.steps[0], std::vector<float>(count, 0.5f * 4.0f + 0.5f * 2.0f)));
+  CHECK(policy.next_round() == 1);
+  // Replica 0 runs ahead: round 1 wants store round 0 (one step back), round
+  // 2 store round 1 (the current one), round 3 store round 2, which does not
+  // exist until round 1 closes: held.
+  accept(policy, make_push(0, 1, 1, filled(count, 1.0f), 12), store);
+  accept(policy, make_push(0, 2, 1, filled(count, 1.0f), 13), store);
+  accept(policy, make_push(0, 3, 1, filled(count, 1.0f), 14), store);
+  CHECK(store.answer_backs == std::vector<answer>{{10, 1}, {11, 1}, {12, 1}, {13, 0}});
+  CHECK(refuse(policy, make_push(0, 4, 1, filled(count, 1.0f), 15), store,
+               refusal_code::unexpected_round)
+          .find("more than 2 rounds ahead") != std::string::npos);
+  // Replica 1 pushes round 1: answered from one step back, then the round
+  // closes and the held answer goes out with the new current version.
+  accept(policy, make_push(1, 1, 1, filled(count, 3.0f), 16), store);
+  CHECK(store.answer_backs
+        == std::vector<answer>{{10, 1}, {11, 1}, {12, 1}, {13, 0}, {16, 1}, {14, 0}});
+  REQUIRE(store.steps.size() == 2);
+  CHECK(bitwise_equal(store.steps[1], std::vector<float>(count, 0.5f * 1.0f + 0.5f * 3.0f)));
+  CHECK(policy.next_round() == 2);
+  CHECK(store.rounds_closed == 2);
+  CHECK(policy.history_depth() == 1);
+}
+
+TEST_CASE("the delayed policy closes the open round over the survivors when a replica is "
+          "lost and drops its pushes for later rounds",
+          "[policy][delayed]") {
+  constexpr size_t count = 2;
+  delayed_policy policy(1);
+  fake_store store(count);
+  for (uint32_t r = 0; r < 3; ++r)
+    policy.on_replica_joined(r);
+  accept(policy, make_push(0, 0, 1, filled(count, 1.0f), 1), store);
+  accept(policy, make_push(2, 0, 1, filled(count, 1.0f), 2), store);
+  accept(policy, make_push(2, 1, 1, filled(count, 5.0f), 3), store); // held: round 1 = 0 + K
+  policy.on_replica_lost(2, store);
+  REQUIRE(policy.losses().size() == 1);
+  CHECK(policy.losses()[0] == replica_loss{0, 2, true});
+  CHECK(store.steps.size() == 0); // replica 1 has not pushed round 0
+  accept(policy, make_push(1, 0, 1, filled(count, 1.0f), 4), store);
+  CHECK(store.steps.size() == 1);
+  accept(policy, make_push(0, 1, 1, filled(count, 1.0f), 5), store);
+  accept(policy, make_push(1, 1, 1, filled(count, 1.0f), 6), store);
+  // Round 1 closed over replicas 0 and 1 only: replica 2's 5.0 is gone.
+  REQUIRE(store.steps.size() == 2);
+  CHECK(bitwise_equal(store.steps[1], std::vector<float>(count, 1.0f)));
 }

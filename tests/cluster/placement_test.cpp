@@ -186,6 +186,32 @@ TEST_CASE("sync training with 3 store shards on two store nodes matches a local 
   CHECK(seconds_since(start) < 90);
 }
 
+TEST_CASE("delayed training over two nodes matches a local run bit for bit",
+          "[cluster][delayed][placement]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const std::vector<std::string> common{"--mode=delayed", "--staleness=1", "--epochs=2",
+                                        "--batch-size=32", "--seed=79"};
+  auto remote_args = common;
+  remote_args.push_back("--nodes=" + a.address + "," + b.address);
+  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
+  auto local_args = common;
+  local_args.push_back("--replicas=2");
+  auto local = run_mnist(dir, "local", local_args, run_timeout);
+  INFO(remote.description << "\n" << local.description);
+  REQUIRE(remote.status.exited);
+  REQUIRE(remote.status.code == 0);
+  REQUIRE(local.status.exited);
+  REQUIRE(local.status.code == 0);
+  const auto remote_final = records_of(remote.metrics, "final");
+  const auto local_final = records_of(local.metrics, "final");
+  REQUIRE(remote_final.size() == 1);
+  REQUIRE(local_final.size() == 1);
+  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
+        == local_final[0]["params_fnv1a64"].get<std::string>());
+}
+
 TEST_CASE("killing one store shard's node ends the run with an error naming the shard "
           "and its node",
           "[cluster][failure][store][shards]") {
