@@ -30,7 +30,7 @@ struct device_choice {
 
 /// Describes a whole training run.
 struct fit_options {
-  std::string mode = "sync";            // sync | async | ssp
+  std::string mode = "sync";            // one of update_policy_modes()
   uint32_t staleness = 0;               // ssp: pushes a replica may run ahead of the slowest
   uint32_t backup_replicas = 0;         // sync: rounds close without the last this many
   std::string slow_replica;             // "I:F": replica I takes F times its compute
