@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs sync and async on the same data and seed, then draws the plots and a
-# summary table of the two:
+# Runs every point of the consistency dial (sync, async, ssp with staleness 2,
+# delayed with staleness 1; docs/consistency.md) on the same data and seed,
+# then draws the plots and a summary table of them:
 #   scripts/compare_modes.sh [--out=DIR] [extra mnist args]
 # Defaults: Fashion-MNIST (Debian's), 3 epochs, 2 replicas, seed 42; extra
 # arguments (--data-dir=..., --epochs=..., --replicas=..., --seed=..., ...) go
-# to both runs and override the defaults. Writes into DIR (default
-# runs/compare-<date>): sync.jsonl, async.jsonl, the PNGs of
+# to every run and override the defaults. Writes into DIR (default
+# runs/compare-<date>): sync.jsonl, async.jsonl, ssp.jsonl, delayed.jsonl, the PNGs of
 # scripts/plot_runs.py and summary.md. Installs what is missing and builds
 # mnist first (scripts/setup.sh). See docs/plots.md.
 set -euo pipefail
@@ -18,7 +19,7 @@ for arg in "$@"; do
   case "$arg" in
     --out=*) out_dir="${arg#--out=}" ;;
     --mode=*|--metrics=*)
-      echo "compare_modes: $arg is set by this script (both modes, one metrics file each)" >&2
+      echo "compare_modes: $arg is set by this script (every mode, one metrics file each)" >&2
       exit 2 ;;
     *) mnist_args+=("$arg") ;;
   esac
@@ -43,22 +44,26 @@ if [ -z "$python" ]; then
 fi
 
 mnist="$troupe_root/build/examples/mnist"
-for mode in sync async; do
-  echo "== $mode"
+modes=(sync async ssp delayed)
+declare -A mode_options=([ssp]="--staleness=2" [delayed]="--staleness=1")
+for mode in "${modes[@]}"; do
+  echo "== $mode ${mode_options[$mode]:-}"
   # Later options win in CAF's parser, so the caller's arguments override the defaults.
+  # shellcheck disable=SC2086 # the mode's options are a list
   "$mnist" --epochs=3 --replicas=2 --seed=42 "${mnist_args[@]}" \
-    --mode="$mode" --metrics="$out_dir/$mode.jsonl"
+    --mode="$mode" ${mode_options[$mode]:-} --metrics="$out_dir/$mode.jsonl"
 done
 
-"$python" "$troupe_root/scripts/plot_runs.py" "$out_dir/sync.jsonl" "$out_dir/async.jsonl" \
-  -o "$out_dir" >/dev/null
+runs=()
+for mode in "${modes[@]}"; do runs+=("$out_dir/$mode.jsonl"); done
+"$python" "$troupe_root/scripts/plot_runs.py" "${runs[@]}" -o "$out_dir" >/dev/null
 
 "$python" - "$out_dir" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 rows = ["| mode | replicas | epochs | final test accuracy | samples/s | wall time (s) | params fnv1a64 |",
         "|---|---|---|---|---|---|---|"]
-for mode in ("sync", "async"):
+for mode in ("sync", "async", "ssp", "delayed"):
     epochs, final = [], {}
     with open(os.path.join(out, mode + ".jsonl")) as f:
         for line in f:
@@ -74,7 +79,7 @@ for mode in ("sync", "async"):
                 f'{final.get("samples_per_second", float("nan")):.0f} | {wall:.2f} | '
                 f'`{final.get("params_fnv1a64", "?")}` |')
 pictures = sorted(p for p in os.listdir(out) if p.endswith(".png"))
-text = ("# sync vs async\n\n" + "\n".join(rows) + "\n\n"
+text = ("# sync, async, ssp (staleness 2), delayed (staleness 1)\n\n" + "\n".join(rows) + "\n\n"
         "Wall time is the sum of the epochs' training times. Pictures: "
         + ", ".join(f"[{p}]({p})" for p in pictures) + " (see docs/plots.md).\n")
 with open(os.path.join(out, "summary.md"), "w") as f:

@@ -149,7 +149,7 @@ def draw(runs, out_dir):
                         color=line.get_color(), label=f'{r["label"]}: max')
             epoch_axis(ax)
         written.append(figure(
-            "staleness.png", "Staleness per epoch of async runs (mean and max; the metrics\n"
+            "staleness.png", "Staleness per epoch of runs that report it (mean and max; the metrics\n"
             "carry no per-gradient staleness, so no histogram)",
             "epoch", "staleness (versions behind)", staleness, which=async_runs))
     return written
@@ -159,7 +159,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Plot Troupe runs (mnist --metrics JSON lines) into PNG files.",
         epilog="Writes test_accuracy/test_loss vs time and vs epoch, samples_per_second and, "
-               "for async runs, staleness (mean and max per epoch). Exit 2: bad input file.")
+               "for runs that report staleness (async, ssp, delayed), its mean and max per "
+               "epoch. Exit 2: bad input file.")
     parser.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="metrics files to overlay")
     parser.add_argument("-o", "--out", required=True, metavar="DIR",
                         help="directory to write the PNG files into (created if missing)")
