@@ -135,6 +135,8 @@ bool spawn_actors(coordinator_pointer self) {
   st.alive.assign(st.replicas.size(), true);
   st.reported.assign(st.replicas.size(), false);
   st.reports.assign(st.replicas.size(), replica_report{});
+  st.totals.assign(st.replicas.size(), replica_report{});
+  st.run_start = std::chrono::steady_clock::now();
   return true;
 }
 
@@ -155,6 +157,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
         start_epoch(self);
       return st.promise;
     },
+    [self](tick_atom, uint32_t epoch) { report_progress(self, epoch); },
   };
 }
 

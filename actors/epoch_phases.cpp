@@ -126,6 +126,9 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.version = params.version;
   summary.params_fnv1a64 = fnv1a64(params.values.data(), params.values.size() * sizeof(float));
   summary.params = params.values;
+  summary.replica_totals = st.totals;
+  summary.waited_on = st.last_stats.waited_on;
+  summary.waited_on.resize(st.replicas.size());
   return summary;
 }
 
@@ -251,6 +254,9 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   epoch_order order{st.epoch, params, skipped};
   for (const auto& shard : st.store.shards)
     self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  if (st.setup.observer.on_progress)
+    self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                       st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
   for (size_t i = 0; i < st.replicas.size(); ++i) {
     if (!st.alive[i])
       continue;
@@ -260,6 +266,14 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
           auto& st = self->state;
           st.reports[i] = report;
           st.reported[i] = true;
+          auto& total = st.totals[i];
+          total.replica = report.replica;
+          total.samples += report.samples;
+          total.loss_sum += report.loss_sum;
+          total.correct += report.correct;
+          total.pushes += report.pushes;
+          total.compute_seconds += report.compute_seconds;
+          total.wait_seconds += report.wait_seconds;
           collect_if_epoch_complete(self);
         },
         [self, i](caf::error& err) {
@@ -286,6 +300,40 @@ void start_epoch(coordinator_pointer self) {
     return;
   }
   fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
+}
+
+void report_progress(coordinator_pointer self, uint32_t epoch) {
+  auto& st = self->state;
+  if (st.done || epoch != st.epoch + 1 || st.store.shards.empty())
+    return;
+  self->request(st.store.shards.front(), step_timeout(st), stats_atom::value)
+    .then(
+      [self, epoch](store_stats& stats) {
+        auto& st = self->state;
+        if (st.done || epoch != st.epoch + 1)
+          return; // the epoch ended while the counters travelled
+        const auto now = clock_type::now();
+        const auto& options = st.setup.options;
+        epoch_progress progress;
+        progress.epoch = epoch;
+        progress.epochs = options.epochs;
+        progress.samples = stats.samples - st.last_stats.samples;
+        progress.epoch_samples = static_cast<uint64_t>(st.setup.data->train.count);
+        progress.rounds = batch_plan(static_cast<size_t>(st.setup.data->train.count),
+                                     options.batch_size, st.replicas.size())
+                            .rounds();
+        progress.seconds = std::chrono::duration<double>(now - st.epoch_start).count();
+        progress.train_loss = progress.samples > 0
+                                ? (stats.loss_sum - st.last_stats.loss_sum) / progress.samples
+                                : 0;
+        progress.version = stats.version;
+        progress.run_samples = st.train_samples + progress.samples;
+        progress.run_seconds = std::chrono::duration<double>(now - st.run_start).count();
+        st.setup.observer.on_progress(progress);
+        self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                           st.setup.observer.progress_interval, tick_atom::value, epoch);
+      },
+      [](caf::error&) {}); // a missed report is not worth failing the run
 }
 
 void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {

@@ -52,6 +52,8 @@ struct coordinator_state {
   std::vector<bool> alive;
   std::vector<bool> reported; // this epoch
   std::vector<replica_report> reports;
+  std::vector<replica_report> totals; // each replica's reports summed over the run
+  std::chrono::steady_clock::time_point run_start;
   uint32_t epoch = 0;
   std::chrono::steady_clock::time_point epoch_start;
   store_stats last_stats;
@@ -71,6 +73,10 @@ std::chrono::milliseconds step_timeout(const coordinator_state& st);
 /// Starts epoch `st.epoch` on every live replica, or finishes the run when
 /// every epoch is done.
 void start_epoch(coordinator_pointer self);
+
+/// Reports the progress of epoch `epoch` (1-based) to the observer, if it is
+/// still under way, and sets the timer for the next report.
+void report_progress(coordinator_pointer self, uint32_t epoch);
 
 /// Marks replica `index` lost: fails the run (abort, or none left) or warns
 /// through the observer and lets the epoch end over the survivors.

@@ -2,6 +2,7 @@
 // problems the run survives (a lost replica, a checkpoint not written).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,6 +31,20 @@ struct epoch_record {
   uint32_t live_replicas = 0;
 };
 
+/// Says how far the epoch under way is, as store shard 0 counts it.
+struct epoch_progress {
+  uint32_t epoch = 0;          // 1-based
+  uint32_t epochs = 0;
+  uint64_t samples = 0;        // trained in this epoch so far
+  uint64_t epoch_samples = 0;  // in the whole epoch
+  uint64_t rounds = 0;         // of the epoch (batch_plan), for a Keras-style step count
+  double seconds = 0;          // since the epoch started
+  double train_loss = 0;       // mean over this epoch's samples so far
+  uint64_t version = 0;        // optimizer steps of the run so far
+  uint64_t run_samples = 0;    // samples trained since the run started
+  double run_seconds = 0;      // wall time since the run started
+};
+
 /// Receives each epoch's record as soon as it is known.
 using epoch_observer = std::function<void(const epoch_record&)>;
 
@@ -37,12 +52,19 @@ using epoch_observer = std::function<void(const epoch_record&)>;
 /// "replica 1 on cpu died in epoch 2: ...; continuing with 1 replicas".
 using warning_observer = std::function<void(const std::string&)>;
 
-/// Hears a fit while it runs. Either member may be empty; both are called on
+/// Receives the epoch's progress every progress_interval while it runs.
+using progress_observer = std::function<void(const epoch_progress&)>;
+
+/// Hears a fit while it runs. Any member may be empty; all are called on
 /// the coordinator's thread, one call at a time. The library prints nothing:
 /// a program shows what it hears (examples/mnist.cpp prints warnings to stderr).
 struct fit_observer {
   epoch_observer on_epoch;
   warning_observer on_warning;
+  // With on_progress set, the coordinator asks store shard 0 for its counters
+  // once per interval (one small request, never one message per step).
+  progress_observer on_progress;
+  std::chrono::milliseconds progress_interval{100};
 };
 
 } // namespace troupe

@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/straggler_report.hpp"
+
 #include "messages/errors.hpp"
 #include "model/numerics_identity.hpp"
 
@@ -66,6 +68,15 @@ void metrics_log::write_epoch(const epoch_record& r, const fit_options& options)
   write_line(j.dump());
 }
 
+void metrics_log::write_step(const epoch_progress& p) {
+  nlohmann::json j = {
+    {"record", "step"},         {"epoch", p.epoch},
+    {"step", p.version},        {"samples", p.run_samples},
+    {"seconds", p.run_seconds}, {"loss", p.train_loss},
+  };
+  write_line(j.dump());
+}
+
 void metrics_log::write_summary(const fit_summary& s, const fit_options& options) {
   const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {
@@ -86,6 +97,16 @@ void metrics_log::write_summary(const fit_summary& s, const fit_options& options
     {"gemm_family", numerics.gemm_family},
     {"numerics_build", numerics.build},
   };
+  const auto report = make_straggler_report(s);
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const auto& pace : report.replicas)
+    replicas.push_back({{"replica", pace.replica},
+                        {"compute_ms_per_sample", pace.compute_ms_per_sample},
+                        {"wait_fraction", pace.wait_fraction},
+                        {"rounds_waited_on", pace.rounds_waited_on}});
+  j["replica_pace"] = replicas;
+  j["slowest_replica"] = report.slowest;
+  j["straggler"] = report.straggler ? nlohmann::json(*report.straggler) : nlohmann::json();
   write_line(j.dump());
 }
 

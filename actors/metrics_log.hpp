@@ -23,6 +23,9 @@ public:
 
   void write_epoch(const epoch_record& record, const fit_options& options);
   void write_summary(const fit_summary& summary, const fit_options& options);
+  /// Writes a "step" record: the run's optimizer steps, samples and wall
+  /// time so far, and the epoch's mean training loss so far (--log-every).
+  void write_step(const epoch_progress& progress);
 
 private:
   explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}

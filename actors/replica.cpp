@@ -142,6 +142,7 @@ void run_round(replica_pointer self) {
                                                  st.batch_labels.data(), positions.size(),
                                                  gradient->data());
     st.report.samples += static_cast<uint64_t>(stats.samples);
+    push.loss_sum = stats.loss_sum;
     st.report.loss_sum += stats.loss_sum;
     st.report.correct += static_cast<uint64_t>(stats.correct);
     push.gradient = shared_floats{std::move(gradient)};

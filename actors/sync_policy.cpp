@@ -43,7 +43,13 @@ std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port&
     return refused;
   const auto replica = push.replica;
   pushed_.emplace(replica, std::move(push));
+  const auto round = round_;
   close_round_if_complete(store);
+  if (round_ != round) { // this push closed the round: it came last
+    if (waited_on_.size() <= replica)
+      waited_on_.resize(replica + 1);
+    ++waited_on_[replica];
+  }
   return std::nullopt;
 }
 

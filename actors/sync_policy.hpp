@@ -26,6 +26,7 @@ public:
   // A late replica still reads the parameters while its round closes without it.
   bool replicas_wait_for_rounds() const override { return backups_ == 0; }
   uint64_t dropped() const override { return dropped_; }
+  std::vector<uint64_t> waited_on() const override { return waited_on_; }
   bool reports_staleness() const override { return false; } // always 0: rounds wait
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;
@@ -44,6 +45,7 @@ private:
   uint64_t round_ = 0;
   uint32_t backups_ = 0;
   uint64_t dropped_ = 0;
+  std::vector<uint64_t> waited_on_;
 };
 
 } // namespace troupe

@@ -125,6 +125,11 @@ public:
   /// epoch around (sync); every answer carries them. None by default.
   virtual std::vector<replica_loss> losses() const { return {}; }
 
+  /// Returns, by replica index, how many rounds closed on that replica's push
+  /// (it came last: the round waited for it). Empty for policies without
+  /// rounds.
+  virtual std::vector<uint64_t> waited_on() const { return {}; }
+
   /// Returns how many late gradients were answered and dropped so far
   /// (sync with backup replicas).
   virtual uint64_t dropped() const { return 0; }

@@ -271,6 +271,7 @@ store_actor::behavior_type variable_store(store_pointer self,
       }
       ++st.stats.pushes;
       st.stats.samples += samples;
+      st.stats.loss_sum += push.loss_sum;
       st.stats.staleness_sum += staleness;
       ++st.stats.staleness_count;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
@@ -294,6 +295,7 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
       st.stats.staleness_reported = st.policy->reports_staleness();
       st.stats.dropped = st.policy->dropped();
+      st.stats.waited_on = st.policy->waited_on();
       return st.stats;
     },
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {

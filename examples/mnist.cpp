@@ -3,6 +3,9 @@
 //
 //   build/examples/mnist --mode=sync --replicas=2 --epochs=5 --batch-size=32
 //   build/examples/mnist --help
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <thread>
@@ -13,6 +16,8 @@
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/metrics_log.hpp"
+#include "actors/progress_bar.hpp"
+#include "actors/straggler_report.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
 #include "model/numerics_identity.hpp"
@@ -24,6 +29,8 @@ namespace {
 struct mnist_config : troupe::cluster_config {
   troupe::fit_options options;
   std::string metrics;
+  std::string progress = "auto"; // auto | bar | lines | off
+  uint32_t log_every = 0;        // a metrics "step" record at least every N steps
   std::string nodes;       // HOST:PORT,HOST:PORT, split into options.nodes by run()
   std::string store_nodes; // the same, into options.store_nodes
 
@@ -57,6 +64,10 @@ struct mnist_config : troupe::cluster_config {
       .add(o.data_dir, "data-dir", "directory with the four (Fashion-)MNIST IDX files")
       .add(o.devices, "devices", "cpu, cuda:0,cuda:1,... (round-robin) or auto")
       .add(metrics, "metrics", "write JSON lines (one per epoch + final) to this file")
+      .add(progress, "progress",
+           "auto (a live bar on a terminal, else lines), bar, lines (one per epoch) or off")
+      .add(log_every, "log-every",
+           "with --metrics, also a step record (loss, samples, time) every N steps")
       .add(o.on_replica_loss, "on-replica-loss", "abort (default) or continue")
       .add(o.step_timeout_ms, "step-timeout", "milliseconds to wait for one push's answer")
       .add(nodes, "nodes", "HOST:PORT,HOST:PORT of node programs to run the replicas on")
@@ -92,6 +103,17 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   options.nodes = split_list(cfg.nodes);
   options.store_nodes = split_list(cfg.store_nodes);
 
+  if (cfg.progress != "auto" && cfg.progress != "bar" && cfg.progress != "lines"
+      && cfg.progress != "off") {
+    std::fprintf(stderr, "error: --progress: '%s' (expected auto, bar, lines or off)\n",
+                 cfg.progress.c_str());
+    return 2;
+  }
+  if (cfg.log_every > 0 && cfg.metrics.empty()) {
+    std::fprintf(stderr, "error: --log-every needs --metrics=FILE\n");
+    return 2;
+  }
+  const bool bar = cfg.progress == "bar" || (cfg.progress == "auto" && isatty(STDOUT_FILENO));
   auto data = troupe::load_dataset(options.data_dir);
   if (!data) {
     std::fprintf(stderr, "error: %s\n", data.error().message.c_str());
@@ -142,11 +164,28 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
   auto shared = std::make_shared<const troupe::dataset_pair>(std::move(*data));
   troupe::fit_observer observer;
   observer.on_epoch = [&](const troupe::epoch_record& r) {
-    fmt::print("{}\n", troupe::progress_line(r, options.epochs));
+    if (bar)
+      fmt::print("\r\033[K"); // the epoch line replaces the bar
+    if (cfg.progress != "off")
+      fmt::print("{}\n", troupe::progress_line(r, options.epochs));
     std::fflush(stdout);
     if (metrics)
       metrics->write_epoch(r, options);
   };
+  uint64_t next_step_record = cfg.log_every;
+  if (bar || cfg.log_every > 0)
+    observer.on_progress = [&](const troupe::epoch_progress& p) {
+      if (bar) {
+        fmt::print("\rEpoch {}/{} {}", p.epoch, p.epochs, troupe::render_progress_bar(p));
+        std::fflush(stdout);
+      }
+      if (metrics && cfg.log_every > 0 && p.version >= next_step_record) {
+        metrics->write_step(p);
+        next_step_record = (p.version / cfg.log_every + 1) * cfg.log_every;
+      }
+    };
+  if (cfg.log_every > 0) // a poll per 20 ms keeps records near every N steps
+    observer.progress_interval = std::chrono::milliseconds(bar ? 100 : 20);
   observer.on_warning = [](const std::string& text) {
     std::fprintf(stderr, "warning: %s\n", text.c_str());
   };
@@ -160,6 +199,9 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
              result->test_accuracy, result->test_loss, result->samples_per_second,
              result->version, troupe::hex64(result->params_fnv1a64), numerics.gemm_kernel,
              numerics.gemm_family);
+  if (cfg.progress != "off")
+    for (const auto& line : troupe::straggler_lines(troupe::make_straggler_report(*result)))
+      fmt::print("  {}\n", line);
   std::fflush(stdout);
   if (metrics)
     metrics->write_summary(*result, options);

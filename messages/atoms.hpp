@@ -16,5 +16,6 @@ using save_atom = caf::atom_constant<caf::atom("save")>;
 using link_atom = caf::atom_constant<caf::atom("link")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
 using part_atom = caf::atom_constant<caf::atom("part")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 } // namespace troupe

@@ -50,6 +50,9 @@ using node_actor = caf::typed_actor<
   caf::replies_to<link_atom, std::string, uint16_t>::with<bool>>;
 
 /// The coordinator runs a whole fit and answers with its summary.
-using coordinator_actor = caf::typed_actor<caf::replies_to<fit_atom>::with<fit_summary>>;
+using coordinator_actor = caf::typed_actor<
+  caf::replies_to<fit_atom>::with<fit_summary>,
+  // Its own timer: time to report the progress of this epoch (1-based).
+  caf::reacts_to<tick_atom, uint32_t>>;
 
 } // namespace troupe

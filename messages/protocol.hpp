@@ -20,6 +20,7 @@ struct push_msg {
   uint64_t round = 0;        // sync: the round it belongs to; async: informational
   uint64_t base_version = 0; // the parameter version it was computed at
   uint32_t batch_size = 0;   // samples behind it; 0 in a short last round
+  double loss_sum = 0;       // the batch's summed training loss (for progress)
   shared_floats gradient;    // mean-loss gradient, the receiving shard's slice of it;
                              // may be empty when batch_size is 0
 };
@@ -78,6 +79,8 @@ struct store_stats {
   uint64_t staleness_max = 0;
   uint32_t live_replicas = 0;
   bool staleness_reported = false; // the policy lets gradients go stale (async)
+  double loss_sum = 0;             // training loss summed over the accepted pushes' samples
+  std::vector<uint64_t> waited_on; // by replica: rounds that closed on its push (it came last)
 };
 
 /// Describes one replica's job: which model, where its data lives, its place
@@ -177,12 +180,14 @@ struct fit_summary {
   uint64_t version = 0;
   uint64_t params_fnv1a64 = 0;
   shared_floats params;
+  std::vector<replica_report> replica_totals; // each replica's reports summed over the run
+  std::vector<uint64_t> waited_on;            // by replica: rounds that closed on its push
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
-           x.batch_size, x.gradient);
+           x.batch_size, x.loss_sum, x.gradient);
 }
 
 template <class Inspector>
@@ -213,7 +218,7 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
            x.dropped,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
-           x.staleness_reported);
+           x.staleness_reported, x.loss_sum, x.waited_on);
 }
 
 template <class Inspector>
@@ -257,7 +262,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
   return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
-           x.params_fnv1a64, x.params);
+           x.params_fnv1a64, x.params, x.replica_totals, x.waited_on);
 }
 
 } // namespace troupe

@@ -98,6 +98,7 @@ push_msg sample_push() {
   x.round = 0x1122334455667788ull;
   x.base_version = 987654321012ull;
   x.batch_size = 4294967295u;
+  x.loss_sum = 1234.5;
   x.gradient = tricky_floats();
   return x;
 }
@@ -118,6 +119,7 @@ void check_equal(const push_msg& a, const push_msg& b) {
   CHECK(a.round == b.round);
   CHECK(a.base_version == b.base_version);
   CHECK(a.batch_size == b.batch_size);
+  CHECK(a.loss_sum == b.loss_sum);
   CHECK(same_bytes(a.gradient, b.gradient));
 }
 
@@ -213,7 +215,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
 
-  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true};
+  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7}};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
@@ -226,6 +228,8 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(s.staleness_max == 3);
   CHECK(s.live_replicas == 2);
   CHECK(s.staleness_reported);
+  CHECK(s.loss_sum == 2.5);
+  CHECK(s.waited_on == std::vector<uint64_t>{4, 0, 7});
 
   checkpoint_stats written{12, 5, "disk full"};
   auto w = roundtrip(sys, written);
@@ -459,16 +463,21 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false, 0, {}}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");
   fit_summary summary;
   summary.mode = "sync";
   summary.params = floats({1.0f, 2.0f});
+  summary.replica_totals = {replica_report{1, 10, 2.0, 9, 3, 0.5, 0.25}};
+  summary.waited_on = {0, 12};
   auto f = roundtrip_in_message(sys, summary);
   CHECK(f.mode == "sync");
   CHECK(same_bytes(f.params, summary.params));
+  REQUIRE(f.replica_totals.size() == 1);
+  CHECK(f.replica_totals[0].compute_seconds == 0.5);
+  CHECK(f.waited_on == std::vector<uint64_t>{0, 12});
 
   // The atoms and a Troupe error travel too (errors carry their sentence).
   auto err = make_troupe_error(troupe_errc::stale_round, "round 3 is closed");
