@@ -24,6 +24,7 @@
 #include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
+#include "actors/fit_options.hpp"
 #include "actors/variable_store.hpp"
 #include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
@@ -36,6 +37,7 @@ struct node_config : troupe::cluster_config {
   std::string bind = "127.0.0.1";
   std::string model;
   size_t max_frame_size = troupe::default_max_frame_size;
+  std::string slow_replica; // I:F, as mnist's
 
   node_config() {
     opt_group{custom_options_, "global"}
@@ -44,7 +46,9 @@ struct node_config : troupe::cluster_config {
       .add(model, "model", "serve only this model (default: any)")
       .add(max_frame_size, "max-frame-size",
            "largest message payload a plaintext peer may announce, in bytes (default "
-           "64 MiB); a larger one closes its connection");
+           "64 MiB); a larger one closes its connection")
+      .add(slow_replica, "slow-replica",
+           "I:F makes replica I of every job here take F times its compute per step");
     troupe::add_replica_actor_type(*this);
     troupe::add_store_actor_type(*this);
   }
@@ -89,6 +93,14 @@ int main(int argc, char** argv) {
   if (cfg.port > 65535) {
     std::fprintf(stderr, "error: --port=%zu is not a TCP port\n", cfg.port);
     return 2;
+  }
+  if (!cfg.slow_replica.empty()) {
+    auto slow = troupe::parse_slow_replica(cfg.slow_replica);
+    if (!slow) {
+      std::fprintf(stderr, "error: %s\n", troupe::describe(slow.error()).c_str());
+      return 2;
+    }
+    troupe::slow_remote_replica(slow->first, slow->second);
   }
   if (auto err = troupe::check_max_frame_size(cfg.max_frame_size)) {
     std::fprintf(stderr, "error: %s\n", troupe::describe(err).c_str());

@@ -14,6 +14,8 @@ namespace {
 
 std::mutex remote_replicas_mutex;
 std::vector<caf::actor> remote_replicas;
+uint32_t slow_index = 0;
+float slow_factor = 1.0f; // 1: no replica is slowed here
 
 } // namespace
 
@@ -23,6 +25,12 @@ void add_replica_actor_type(caf::actor_system_config& config) {
                                                              caf::message& args) {
                              // Its own thread, as spawn_replica gives local replicas.
                              actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+                             {
+                               std::lock_guard<std::mutex> guard{remote_replicas_mutex};
+                               if (slow_factor != 1.0f && args.match_element<replica_config>(0)
+                                   && args.get_as<replica_config>(0).index == slow_index)
+                                 args.get_mutable_as<replica_config>(0).slowdown = slow_factor;
+                             }
                              auto result = make(actor_cfg, args);
                              if (result.first) {
                                std::lock_guard<std::mutex> guard{remote_replicas_mutex};
@@ -31,6 +39,12 @@ void add_replica_actor_type(caf::actor_system_config& config) {
                              }
                              return result;
                            });
+}
+
+void slow_remote_replica(uint32_t index, float factor) {
+  std::lock_guard<std::mutex> guard{remote_replicas_mutex};
+  slow_index = index;
+  slow_factor = factor;
 }
 
 void stop_remote_replicas() {

@@ -15,6 +15,11 @@ constexpr const char* remote_replica_type = "troupe.replica";
 /// data_dir, loaded once per process), and remembers each one.
 void add_replica_actor_type(caf::actor_system_config& config);
 
+/// Makes replica `index` of every job this node runs take `factor` times its
+/// compute per step (the node's --slow-replica), whatever the coordinator
+/// asked for it.
+void slow_remote_replica(uint32_t index, float factor);
+
 /// Sends every replica spawned here by other nodes an exit (node shutdown).
 void stop_remote_replicas();
 

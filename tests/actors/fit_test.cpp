@@ -7,12 +7,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include <caf/all.hpp>
+
+#include <unistd.h>
 
 #include "actors/coordinator.hpp"
 #include "tests/actors/failing_backend.hpp"
@@ -406,4 +409,47 @@ TEST_CASE("delayed fits are bitwise identical run after run and for any number o
   REQUIRE(a);
   REQUIRE(b);
   CHECK(a->params_fnv1a64 != b->params_fnv1a64);
+}
+
+TEST_CASE("every point of the dial survives a lost replica with on_replica_loss continue",
+          "[fit][ssp][delayed][backup][failure]") {
+  for (const std::string mode : {"ssp", "delayed", "backup"}) {
+    INFO(mode);
+    auto options = losing_replica_options(3, 1, "continue");
+    if (mode == "backup") {
+      options.backup_replicas = 1;
+    } else {
+      options.mode = mode;
+      options.staleness = 2;
+    }
+    record_log log;
+    auto summary = run_fit(options, log.observer());
+    REQUIRE(summary);
+    CHECK(summary->live_replicas == 2);
+    CHECK(summary->test_accuracy > 0.3);
+    CHECK(log.warnings.size() == 1);
+  }
+}
+
+TEST_CASE("a delayed run saved mid-epoch resumes and finishes its epochs",
+          "[fit][delayed][checkpoint]") {
+  const auto path = (std::filesystem::temp_directory_path()
+                     / ("troupe_delayed_" + std::to_string(::getpid()) + ".ckpt"))
+                      .string();
+  auto options = small_options("delayed", 2, 32);
+  options.staleness = 1;
+  options.epochs = 2;
+  options.checkpoint_path = path;
+  options.checkpoint_every = 20;
+  testing::fail_replica_at_push(options, 0, 80); // in epoch 2 (63 rounds each)
+  REQUIRE_FALSE(run_fit(options));
+  auto resumed = small_options("delayed", 2, 32);
+  resumed.staleness = 1;
+  resumed.epochs = 2;
+  resumed.resume_path = path;
+  auto summary = run_fit(resumed);
+  REQUIRE(summary);
+  CHECK(summary->version == 2 * 63);
+  CHECK(summary->test_accuracy > 0.5);
+  std::filesystem::remove(path);
 }

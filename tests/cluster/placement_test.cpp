@@ -212,6 +212,25 @@ TEST_CASE("delayed training over two nodes matches a local run bit for bit",
         == local_final[0]["params_fnv1a64"].get<std::string>());
 }
 
+TEST_CASE("a node's --slow-replica slows its replica, and the coordinator's report names it",
+          "[cluster][straggler]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a", {"--slow-replica=0:10"});
+  auto b = start_node(dir, "node-b");
+  auto run = run_mnist(dir, "coordinator",
+                       {"--nodes=" + a.address + "," + b.address, "--epochs=1",
+                        "--batch-size=16"},
+                       run_timeout);
+  INFO(run.description);
+  REQUIRE(run.status.exited);
+  REQUIRE(run.status.code == 0);
+  const auto final = records_of(run.metrics, "final");
+  REQUIRE(final.size() == 1);
+  CHECK(final[0]["straggler"] == 0);
+  CHECK(final[0]["replica_pace"][0]["compute_ms_per_sample"].get<double>()
+        > 1.5 * final[0]["replica_pace"][1]["compute_ms_per_sample"].get<double>());
+}
+
 TEST_CASE("killing one store shard's node ends the run with an error naming the shard "
           "and its node",
           "[cluster][failure][store][shards]") {
