@@ -136,7 +136,7 @@ bool spawn_actors(coordinator_pointer self) {
   st.reported.assign(st.replicas.size(), false);
   st.reports.assign(st.replicas.size(), replica_report{});
   st.totals.assign(st.replicas.size(), replica_report{});
-  st.run_start = std::chrono::steady_clock::now();
+  st.shard_spans.assign(st.store.shards.size(), {});
   return true;
 }
 
@@ -183,6 +183,17 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.staleness = opts.staleness;
   store_init.backup_replicas = opts.backup_replicas;
   store_init.staleness_lr = opts.staleness_lr == "inverse";
+  store_init.trace = !opts.trace_path.empty();
+  init->run_start = std::chrono::steady_clock::now();
+  if (!opts.trace_path.empty()) {
+    auto trace = trace_file::open(
+      opts.trace_path, opts.replicas, opts.store_shards,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(init->run_start.time_since_epoch())
+        .count());
+    if (!trace)
+      return trace.error();
+    init->trace = std::move(*trace);
+  }
   const parameter_layout layout(*spec);
   if (opts.resume_path.empty()) {
     store_init.initial_parameters = shared_floats{glorot_uniform_parameters(layout, opts.seed)};

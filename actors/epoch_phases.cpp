@@ -22,9 +22,20 @@ auto fail_on_error(coordinator_pointer self) {
   return [self](caf::error& err) { fail_run(self, std::move(err)); };
 }
 
+// Marks a moment of the run on the trace's coordinator track, with --trace.
+void trace_instant(coordinator_state& st, const std::string& name) {
+  if (st.setup.trace)
+    st.setup.trace->add_instant(
+      name, std::chrono::duration_cast<std::chrono::nanoseconds>(
+              clock_type::now().time_since_epoch())
+              .count());
+}
+
 // Sends every actor an exit and stops the coordinator.
 void shutdown(coordinator_pointer self) {
   auto& st = self->state;
+  if (st.setup.trace)
+    st.setup.trace->close(st.setup.where.clock_error_ns);
   for (auto& replica : st.replicas)
     self->send_exit(replica, caf::exit_reason::user_shutdown);
   for (auto& shard : st.store.shards)
@@ -161,7 +172,12 @@ void checkpoint_if_due(coordinator_pointer self) {
     [self](std::vector<checkpoint_part>& parts) {
       auto& st = self->state;
       self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
-        .then([self](uint64_t) { start_epoch(self); }, fail_on_error(self));
+        .then(
+          [self](uint64_t) {
+            trace_instant(self->state, "checkpoint");
+            start_epoch(self);
+          },
+          fail_on_error(self));
     },
     fail_on_error(self));
 }
@@ -221,6 +237,20 @@ void collect_epoch_stats(coordinator_pointer self) {
     },
     [self, seconds](std::vector<store_stats>& shards) {
       auto& st = self->state;
+      if (st.setup.trace) { // written once the epoch's time is taken
+        for (size_t i = 0; i < st.reports.size(); ++i)
+          if (st.reported[i])
+            st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
+                                              st.setup.where.replica_clock_offsets[i]);
+        for (size_t k = 0; k < shards.size(); ++k) {
+          auto& spans = st.shard_spans[k];
+          spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
+          st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
+                                          st.setup.where.store_clock_offsets[k]);
+          spans.clear();
+        }
+        trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
+      }
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
       st.last_stats = stats;
@@ -328,7 +358,10 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
                                 : 0;
         progress.version = stats.version;
         progress.run_samples = st.train_samples + progress.samples;
-        progress.run_seconds = std::chrono::duration<double>(now - st.run_start).count();
+        progress.run_seconds = std::chrono::duration<double>(now - st.setup.run_start).count();
+        if (st.setup.trace) // the poll took shard 0's spans: keep them for the epoch's end
+          st.shard_spans[0].insert(st.shard_spans[0].end(), stats.trace.begin(),
+                                   stats.trace.end());
         st.setup.observer.on_progress(progress);
         self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                            st.setup.observer.progress_interval, tick_atom::value, epoch);
@@ -354,6 +387,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
              make_troupe_error(troupe_errc::replica_lost, what + "; no replica is left"));
     return;
   }
+  trace_instant(st, "replica " + std::to_string(index) + " lost");
   warn(st, what + "; continuing with " + std::to_string(live_count(st)) + " replicas");
   if (!st.reported[index])
     collect_if_epoch_complete(self);

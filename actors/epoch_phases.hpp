@@ -17,6 +17,7 @@
 #include "actors/fit_observer.hpp"
 #include "actors/fit_options.hpp"
 #include "actors/store_group.hpp"
+#include "actors/trace_file.hpp"
 #include "actors/cluster/placement.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/interfaces.hpp"
@@ -37,6 +38,8 @@ struct coordinator_setup {
   store_config store_init;
   uint32_t epoch = 0;        // the first epoch to run (a resumed run's may be > 0)
   uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
+  std::shared_ptr<trace_file> trace; // with --trace
+  std::chrono::steady_clock::time_point run_start;
 };
 
 /// Holds the coordinator's run: its setup, the actors and the epoch under way.
@@ -53,7 +56,7 @@ struct coordinator_state {
   std::vector<bool> reported; // this epoch
   std::vector<replica_report> reports;
   std::vector<replica_report> totals; // each replica's reports summed over the run
-  std::chrono::steady_clock::time_point run_start;
+  std::vector<std::vector<trace_span>> shard_spans; // --trace: polled, not yet written
   uint32_t epoch = 0;
   std::chrono::steady_clock::time_point epoch_start;
   store_stats last_stats;

@@ -219,6 +219,7 @@ replica_config replica_config_for(const fit_options& options, uint32_t index,
   cfg.data_dir = options.data_dir;
   cfg.pin_core = options.pin_cores;
   cfg.slowdown = index == options.slow_index ? options.slow_factor : 1.0f;
+  cfg.trace = !options.trace_path.empty();
   return cfg;
 }
 

@@ -35,6 +35,7 @@ struct fit_options {
   uint32_t backup_replicas = 0;         // sync: rounds close without the last this many
   std::string slow_replica;             // "I:F": replica I takes F times its compute
   std::string staleness_lr = "none";    // none | inverse (async, ssp)
+  std::string trace_path;               // --trace: write a Chrome trace of the run here
   uint32_t replicas = 2;
   uint32_t epochs = 5;
   uint32_t batch_size = 32;             // global: samples per round over all replicas

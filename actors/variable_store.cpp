@@ -251,6 +251,7 @@ store_actor::behavior_type variable_store(store_pointer self,
         return err;
       }
       const auto start = clock_type::now();
+      const uint64_t round_before = st.policy->next_round();
       const uint64_t ticket = st.next_ticket++;
       const uint64_t staleness = st.version >= push.base_version
                                    ? st.version - push.base_version
@@ -275,8 +276,16 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.stats.staleness_sum += staleness;
       ++st.stats.staleness_count;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
-      st.stats.apply_seconds +=
-        std::chrono::duration<double>(clock_type::now() - start).count();
+      const auto end = clock_type::now();
+      st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
+      if (st.settings.trace && st.policy->next_round() != round_before) {
+        const auto ns = [](clock_type::time_point at) {
+          return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch())
+            .count();
+        };
+        st.stats.trace.push_back(trace_span{static_cast<uint8_t>(trace_kind::step),
+                                            round_before, ns(start), ns(end) - ns(start)});
+      }
       send_due_part(self);
       return promise;
     },
@@ -296,7 +305,9 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.stats.staleness_reported = st.policy->reports_staleness();
       st.stats.dropped = st.policy->dropped();
       st.stats.waited_on = st.policy->waited_on();
-      return st.stats;
+      auto answer = st.stats;
+      st.stats.trace.clear(); // each span is shipped once
+      return answer;
     },
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
       auto& st = self->state;

@@ -66,6 +66,8 @@ struct mnist_config : troupe::cluster_config {
       .add(metrics, "metrics", "write JSON lines (one per epoch + final) to this file")
       .add(progress, "progress",
            "auto (a live bar on a terminal, else lines), bar, lines (one per epoch) or off")
+      .add(o.trace_path, "trace",
+           "write a Chrome trace of every round (Perfetto, chrome://tracing) to this file")
       .add(log_every, "log-every",
            "with --metrics, also a step record (loss, samples, time) every N steps")
       .add(o.on_replica_loss, "on-replica-loss", "abort (default) or continue")

@@ -14,6 +14,22 @@
 
 namespace troupe {
 
+/// Records one span of an actor's work for --trace, on its own process's
+/// steady clock (the coordinator moves it onto its clock).
+struct trace_span {
+  uint8_t kind = 0;       // trace_kind
+  uint64_t round = 0;     // the round (async: the push) it belongs to
+  int64_t start_ns = 0;   // steady_clock, since its epoch
+  int64_t duration_ns = 0;
+};
+
+/// Names what a trace_span measured.
+enum class trace_kind : uint8_t {
+  compute = 0, // a replica computes its gradient
+  wait = 1,    // a replica waits for every shard's answer
+  step = 2,    // a shard's call that closed a round: reduction, optimizer step, answers
+};
+
 /// Carries one replica's gradient for one step to the store.
 struct push_msg {
   uint32_t replica = 0;
@@ -64,6 +80,7 @@ struct replica_report {
   uint64_t pushes = 0;
   double compute_seconds = 0; // gradient computation
   double wait_seconds = 0;    // from push until the answer arrived
+  std::vector<trace_span> trace; // with --trace: this epoch's spans
 };
 
 /// Sums what the store did so far.
@@ -81,6 +98,7 @@ struct store_stats {
   bool staleness_reported = false; // the policy lets gradients go stale (async)
   double loss_sum = 0;             // training loss summed over the accepted pushes' samples
   std::vector<uint64_t> waited_on; // by replica: rounds that closed on its push (it came last)
+  std::vector<trace_span> trace;   // with --trace: spans since the last stats
 };
 
 /// Describes one replica's job: which model, where its data lives, its place
@@ -96,6 +114,7 @@ struct replica_config {
   uint32_t step_timeout_ms = 60000;
   bool pin_core = false; // run on core index % cores (--pin-cores)
   float slowdown = 1;    // take this many times its compute per step (--slow-replica)
+  bool trace = false;    // record trace spans (--trace)
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -123,6 +142,7 @@ struct store_config {
   uint32_t staleness = 0;       // ssp: pushes a replica may run ahead (--staleness)
   uint32_t backup_replicas = 0; // sync: a round closes without this many (--backup-replicas)
   bool staleness_lr = false;    // async, ssp: lr / max(1, staleness) (--staleness-lr=inverse)
+  bool trace = false;           // record trace spans (--trace)
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -166,6 +186,7 @@ struct handshake {
   std::string gemm_kernel;
   std::string gemm_family;
   bool same_bits_required = false; // the coordinator's run promises the same bits (sync)
+  int64_t clock_ns = 0; // the sender's steady clock when it made this (trace clock offsets)
 };
 
 /// Sums a finished fit for whoever started it.
@@ -183,6 +204,11 @@ struct fit_summary {
   std::vector<replica_report> replica_totals; // each replica's reports summed over the run
   std::vector<uint64_t> waited_on;            // by replica: rounds that closed on its push
 };
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trace_span& x) {
+  return f(caf::meta::type_name("trace_span"), x.kind, x.round, x.start_ns, x.duration_ns);
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
@@ -209,7 +235,7 @@ typename Inspector::result_type inspect(Inspector& f, epoch_order& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
   return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
-           x.correct, x.pushes, x.compute_seconds, x.wait_seconds);
+           x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace);
 }
 
 template <class Inspector>
@@ -218,14 +244,14 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
            x.dropped,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
-           x.staleness_reported, x.loss_sum, x.waited_on);
+           x.staleness_reported, x.loss_sum, x.waited_on, x.trace);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
-           x.slowdown);
+           x.slowdown, x.trace);
 }
 
 template <class Inspector>
@@ -235,7 +261,8 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
            x.parameter_count, x.initial_parameters, x.initial_version,
            x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
-           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas, x.staleness_lr);
+           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas, x.staleness_lr,
+           x.trace);
 }
 
 template <class Inspector>
@@ -255,7 +282,7 @@ typename Inspector::result_type inspect(Inspector& f, handshake& x) {
   return f(caf::meta::type_name("handshake"), x.protocol_version, x.model,
            x.model_fingerprint, x.float_probe, x.heartbeat_interval_ms,
            x.connection_timeout_ms, x.data_dir, x.peer, x.numerics_build, x.numerics_libm,
-           x.gemm_kernel, x.gemm_family, x.same_bits_required);
+           x.gemm_kernel, x.gemm_family, x.same_bits_required, x.clock_ns);
 }
 
 template <class Inspector>

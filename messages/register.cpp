@@ -11,6 +11,7 @@ namespace troupe {
 
 void register_messages(caf::actor_system_config& config) {
   config.add_message_type<shared_floats>("troupe::shared_floats");
+  config.add_message_type<trace_span>("troupe::trace_span");
   config.add_message_type<push_msg>("troupe::push_msg");
   config.add_message_type<replica_loss>("troupe::replica_loss");
   config.add_message_type<params_msg>("troupe::params_msg");

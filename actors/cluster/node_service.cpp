@@ -99,10 +99,10 @@ caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::strin
   return std::make_pair(host, static_cast<uint16_t>(std::stoul(port_text)));
 }
 
-caf::expected<node_actor> connect_to_node(caf::actor_system& system,
-                                          const std::string& host_port, bool tls,
-                                          const handshake& hello,
-                                          std::chrono::milliseconds timeout) {
+caf::expected<connected_node> connect_to_node(caf::actor_system& system,
+                                              const std::string& host_port, bool tls,
+                                              const handshake& hello,
+                                              std::chrono::milliseconds timeout) {
   auto address = parse_host_port(host_port);
   if (!address)
     return address.error();
@@ -136,15 +136,25 @@ caf::expected<node_actor> connect_to_node(caf::actor_system& system,
                              "cannot reach node " + host_port + ": " + describe(node.error())
                                + " (is `node --port=" + std::to_string(address->second)
                                + "` running there, with the same TLS settings?)");
-  caf::expected<node_actor> result = caf::sec::request_timeout;
+  caf::expected<connected_node> result = caf::sec::request_timeout;
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+  };
+  const int64_t sent = now_ns();
   self->request(*node, timeout, hello_atom::value, hello)
     .receive(
       [&](const handshake& theirs) {
+        const int64_t received = now_ns();
         auto mine = hello;
-        if (auto err = check_handshake(mine, theirs))
+        if (auto err = check_handshake(mine, theirs)) {
           result = std::move(err);
-        else
-          result = *node;
+          return;
+        }
+        // The node made its answer about halfway through the round trip.
+        result = connected_node{*node, sent + (received - sent) / 2 - theirs.clock_ns,
+                                (received - sent) / 2};
       },
       [&](caf::error& err) {
         result = make_troupe_error(troupe_errc::bad_config,

@@ -22,12 +22,22 @@ struct node_options {
 /// Spawns the node service that answers coordinators' handshakes.
 node_actor spawn_node_service(caf::actor_system& system, node_options options);
 
+/// Describes a node after a passed handshake: its front door, and how its
+/// steady clock relates to ours (estimated from the handshake's round trip,
+/// as NTP does): add clock_offset_ns to its times to get ours, give or take
+/// clock_error_ns (half the round trip).
+struct connected_node {
+  node_actor node;
+  int64_t clock_offset_ns = 0;
+  int64_t clock_error_ns = 0;
+};
+
 /// Connects to the node at "HOST:PORT" and runs the handshake; a node that is
 /// unreachable, silent or incompatible is an error naming it.
-caf::expected<node_actor> connect_to_node(caf::actor_system& system,
-                                          const std::string& host_port, bool tls,
-                                          const handshake& hello,
-                                          std::chrono::milliseconds timeout);
+caf::expected<connected_node> connect_to_node(caf::actor_system& system,
+                                              const std::string& host_port, bool tls,
+                                              const handshake& hello,
+                                              std::chrono::milliseconds timeout);
 
 /// Asks `node` to connect directly to the node at "HOST:PORT".
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,

@@ -27,21 +27,27 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     hello.same_bits_required = (*policy)->reproducible();
   if (opts.store_nodes.empty()) {
     out.store_places.assign(opts.store_shards, "this process");
+    out.store_clock_offsets.assign(opts.store_shards, 0);
     out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
                                 std::shared_ptr<std::vector<float>> shared) {
       return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
     };
   } else {
     std::vector<node_actor> store_nodes;
+    std::vector<int64_t> offsets;
     for (const auto& address : opts.store_nodes) {
       auto node = connect_to_node(system, address, opts.tls, hello, timeout);
       if (!node)
         return node.error();
-      store_nodes.push_back(*node);
+      store_nodes.push_back(node->node);
+      offsets.push_back(node->clock_offset_ns);
+      out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
     }
     out.store_here = false;
-    for (uint32_t k = 0; k < opts.store_shards; ++k)
+    for (uint32_t k = 0; k < opts.store_shards; ++k) {
       out.store_places.push_back("node " + opts.store_nodes[k % opts.store_nodes.size()]);
+      out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
+    }
     out.spawn_store = [&system, store_nodes, timeout](store_config store_opts,
                                                       const checkpoint_writer_actor& writer,
                                                       std::shared_ptr<std::vector<float>>)
@@ -54,16 +60,21 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
   }
   if (opts.nodes.empty()) {
     out.replica_places = devices;
+    out.replica_clock_offsets.assign(opts.replicas, 0);
     out.spawn_replica = [&system, train, wrap = opts.wrap_replica_backend](
                           const replica_config& cfg, const std::vector<store_actor>& shards) {
       return spawn_replica(system, cfg, shards, train, wrap);
     };
   } else {
     std::vector<node_actor> nodes;
+    std::vector<int64_t> node_offsets;
     for (const auto& address : opts.nodes) {
-      auto node = connect_to_node(system, address, opts.tls, hello, timeout);
-      if (!node)
-        return node.error();
+      auto connected = connect_to_node(system, address, opts.tls, hello, timeout);
+      if (!connected)
+        return connected.error();
+      auto node = &connected->node;
+      node_offsets.push_back(connected->clock_offset_ns);
+      out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
       // Store shards on other nodes: link each directly first, so replicas
       // here reach them without a detour through this process (which would
       // also route the shard's handle through it, and end with it).
@@ -77,9 +88,11 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
       }
       nodes.push_back(*node);
     }
-    for (uint32_t i = 0; i < opts.replicas; ++i)
+    for (uint32_t i = 0; i < opts.replicas; ++i) {
       out.replica_places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
                                    + devices[i] + ")");
+      out.replica_clock_offsets.push_back(node_offsets[i / opts.replicas_per_node]);
+    }
     const auto per_node = opts.replicas_per_node;
     out.spawn_replica = [&system, nodes, per_node, timeout](
                           const replica_config& cfg, const std::vector<store_actor>& shards)

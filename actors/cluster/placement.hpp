@@ -35,6 +35,11 @@ struct placement {
   std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
   replica_spawner spawn_replica;
   std::vector<std::string> replica_places; // "cpu", "node H:P (cpu)"
+  // Add to a replica's or shard's steady-clock times to get this process's
+  // (0 here; from the handshake for nodes), within clock_error_ns.
+  std::vector<int64_t> replica_clock_offsets;
+  std::vector<int64_t> store_clock_offsets;
+  int64_t clock_error_ns = 0;
 };
 
 /// Connects to every node the options name (handshake included; a replica
