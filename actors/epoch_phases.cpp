@@ -119,6 +119,12 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.staleness_max = stats.staleness_max;
   record.staleness_reported = stats.staleness_reported;
   record.dropped = stats.dropped - last.dropped;
+  record.staleness_histogram = stats.staleness_histogram;
+  for (size_t t = 0; t < last.staleness_histogram.size() && t < record.staleness_histogram.size();
+       ++t)
+    record.staleness_histogram[t] -= last.staleness_histogram[t];
+  while (!record.staleness_histogram.empty() && record.staleness_histogram.back() == 0)
+    record.staleness_histogram.pop_back(); // no trailing empty buckets in the metrics
   record.version = stats.version;
   record.live_replicas = live_count(st);
   return record;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace troupe {
 
@@ -23,6 +24,7 @@ struct epoch_record {
   uint64_t staleness_max = 0;
   bool staleness_reported = false; // the policy reports staleness (async): print it
   uint64_t dropped = 0;            // late gradients dropped this epoch (backup replicas)
+  std::vector<uint64_t> staleness_histogram; // this epoch's gradients by staleness (store_stats)
   double compute_seconds = 0;    // summed over replicas
   double wait_seconds = 0;       // summed over replicas: push to answer
   double apply_seconds = 0;      // in the store: reduce + optimizer + publish

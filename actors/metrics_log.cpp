@@ -61,6 +61,7 @@ void metrics_log::write_epoch(const epoch_record& r, const fit_options& options)
     {"samples_per_second", r.samples_per_second},
     {"staleness_mean", r.staleness_mean}, {"staleness_max", r.staleness_max},
     {"dropped", r.dropped},
+    {"staleness_histogram", r.staleness_histogram},
     {"compute_seconds", r.compute_seconds}, {"wait_seconds", r.wait_seconds},
     {"apply_seconds", r.apply_seconds}, {"pushes", r.pushes},
     {"version", r.version},        {"live_replicas", r.live_replicas},

@@ -276,6 +276,9 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.stats.staleness_sum += staleness;
       ++st.stats.staleness_count;
       st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
+      if (st.stats.staleness_histogram.empty())
+        st.stats.staleness_histogram.resize(staleness_buckets);
+      ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
       const auto end = clock_type::now();
       st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
       if (st.settings.trace && st.policy->next_round() != round_before) {

@@ -99,7 +99,13 @@ struct store_stats {
   double loss_sum = 0;             // training loss summed over the accepted pushes' samples
   std::vector<uint64_t> waited_on; // by replica: rounds that closed on its push (it came last)
   std::vector<trace_span> trace;   // with --trace: spans since the last stats
+  // Gradients by staleness: [t] counts those t versions stale, the last
+  // bucket those at least staleness_buckets - 1.
+  std::vector<uint64_t> staleness_histogram;
 };
+
+/// Buckets of store_stats::staleness_histogram.
+constexpr size_t staleness_buckets = 65;
 
 /// Describes one replica's job: which model, where its data lives, its place
 /// among the replicas. Small, so a remote node can be sent it.
@@ -244,7 +250,7 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
            x.dropped,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
-           x.staleness_reported, x.loss_sum, x.waited_on, x.trace);
+           x.staleness_reported, x.loss_sum, x.waited_on, x.trace, x.staleness_histogram);
 }
 
 template <class Inspector>

@@ -12,16 +12,18 @@ The runs are overlaid, each labelled with its mode and replicas, into DIR:
   test_accuracy_vs_epoch.png  test accuracy vs epoch
   test_loss_vs_epoch.png      test loss vs epoch
   samples_per_second.png      training throughput of each epoch
-  staleness.png               asynchronous runs only (see below)
+  staleness.png               runs that report staleness only (see below)
+  staleness_histogram.png     the same runs: their gradients by staleness
 
 Wall-clock time is the sum of the epochs' "seconds" (the training time of each
 epoch) up to the end of that epoch.
 
-Staleness: the metrics carry no per-gradient staleness, only each epoch's mean
-("staleness_mean") and maximum ("staleness_max"). So instead of a histogram,
-staleness.png plots the mean staleness per epoch (solid) and the maximum
-(dashed) of every asynchronous run; it is not drawn when no run is async
-(sync runs have no staleness).
+Staleness: staleness.png plots each epoch's mean (solid) and maximum (dashed)
+staleness of every run whose policy reports it (async, ssp, delayed), and
+staleness_histogram.png how many gradients of the whole run were 0, 1, 2, ...
+versions stale (the epochs' "staleness_histogram" added up; the last bucket,
+64, holds 64 and more). Neither is drawn when no run reports staleness (sync
+runs have none).
 
 Needs Python 3 with matplotlib (Debian: python3-matplotlib, which
 scripts/setup.sh installs); it draws with the Agg backend, no display needed.
@@ -149,9 +151,22 @@ def draw(runs, out_dir):
                         color=line.get_color(), label=f'{r["label"]}: max')
             epoch_axis(ax)
         written.append(figure(
-            "staleness.png", "Staleness per epoch of runs that report it (mean and max; the metrics\n"
-            "carry no per-gradient staleness, so no histogram)",
+            "staleness.png", "Staleness per epoch of runs that report it (mean and max)",
             "epoch", "staleness (versions behind)", staleness, which=async_runs))
+        counted = [r for r in async_runs
+                   if any(e.get("staleness_histogram") for e in r["epochs"])]
+        if counted:
+            def histogram(ax, r):
+                counts = []
+                for e in r["epochs"]:
+                    for t, n in enumerate(e.get("staleness_histogram", [])):
+                        counts.extend([0] * (t + 1 - len(counts)))
+                        counts[t] += n
+                ax.step(range(len(counts)), counts, where="mid", marker="o", label=r["label"])
+                ax.xaxis.get_major_locator().set_params(integer=True)
+            written.append(figure(
+                "staleness_histogram.png", "Gradients by staleness over the whole run",
+                "staleness (versions behind)", "gradients", histogram, which=counted))
     return written
 
 

@@ -205,7 +205,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   test_config cfg;
   caf::actor_system sys{cfg};
 
-  replica_report report{5, 1234, 567.25, 1000, 40, 1.5, 0.25};
+  replica_report report{5, 1234, 567.25, 1000, 40, 1.5, 0.25, {trace_span{1, 9, -5, 300}}};
   auto r = roundtrip(sys, report);
   CHECK(r.replica == 5);
   CHECK(r.samples == 1234);
@@ -214,8 +214,12 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.pushes == 40);
   CHECK(r.compute_seconds == 1.5);
   CHECK(r.wait_seconds == 0.25);
+  REQUIRE(r.trace.size() == 1);
+  CHECK(r.trace[0].start_ns == -5);
+  CHECK(r.trace[0].duration_ns == 300);
 
-  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7}};
+  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7},
+                    {trace_span{2, 8, 1000, 50}}, {5, 6}};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
@@ -230,6 +234,12 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(s.staleness_reported);
   CHECK(s.loss_sum == 2.5);
   CHECK(s.waited_on == std::vector<uint64_t>{4, 0, 7});
+  REQUIRE(s.trace.size() == 1);
+  CHECK(s.trace[0].kind == 2);
+  CHECK(s.trace[0].round == 8);
+  CHECK(s.trace[0].start_ns == 1000);
+  CHECK(s.trace[0].duration_ns == 50);
+  CHECK(s.staleness_histogram == std::vector<uint64_t>{5, 6});
 
   checkpoint_stats written{12, 5, "disk full"};
   auto w = roundtrip(sys, written);
@@ -462,15 +472,15 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   CHECK(o.epoch == 3);
   check_equal(o.params, order.params);
 
-  CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false, 0, {}}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0, {}}).samples == 10);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false, 0, {}, {}, {}}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");
   fit_summary summary;
   summary.mode = "sync";
   summary.params = floats({1.0f, 2.0f});
-  summary.replica_totals = {replica_report{1, 10, 2.0, 9, 3, 0.5, 0.25}};
+  summary.replica_totals = {replica_report{1, 10, 2.0, 9, 3, 0.5, 0.25, {}}};
   summary.waited_on = {0, 12};
   auto f = roundtrip_in_message(sys, summary);
   CHECK(f.mode == "sync");

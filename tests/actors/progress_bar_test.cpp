@@ -43,9 +43,9 @@ TEST_CASE("the straggler report names a replica more than 1.5x slower than the m
           "[progress][straggler]") {
   fit_summary summary;
   // Replica 2 computes 3 ms per sample, the others 1 ms; replica 0 waited most.
-  summary.replica_totals = {replica_report{0, 1000, 0, 0, 10, 1.0, 3.0},
-                            replica_report{1, 1000, 0, 0, 10, 1.0, 2.0},
-                            replica_report{2, 1000, 0, 0, 10, 3.0, 0.5}};
+  summary.replica_totals = {replica_report{0, 1000, 0, 0, 10, 1.0, 3.0, {}},
+                            replica_report{1, 1000, 0, 0, 10, 1.0, 2.0, {}},
+                            replica_report{2, 1000, 0, 0, 10, 3.0, 0.5, {}}};
   summary.waited_on = {1, 0, 9};
   const auto report = make_straggler_report(summary);
   REQUIRE(report.replicas.size() == 3);

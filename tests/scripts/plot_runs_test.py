@@ -18,7 +18,8 @@ import tempfile
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLOT_RUNS = os.path.join(SOURCE_DIR, "scripts", "plot_runs.py")
 EXPECTED = ["test_accuracy_vs_time.png", "test_loss_vs_time.png", "test_accuracy_vs_epoch.png",
-            "test_loss_vs_epoch.png", "samples_per_second.png", "staleness.png"]
+            "test_loss_vs_epoch.png", "samples_per_second.png", "staleness.png",
+            "staleness_histogram.png"]
 WIDTH, HEIGHT = 800, 500  # plot_runs.py: figsize (8, 5) at 100 dpi
 SLACK = 20                # pixels either way
 TIMEOUT = 120             # seconds, each subprocess
