@@ -9,25 +9,11 @@
 namespace troupe {
 
 std::optional<push_refusal> delayed_policy::refusal(const gradient_push& push) const {
-  const auto replica = std::to_string(push.replica);
-  const auto round = std::to_string(push.round);
-  if (live_.count(push.replica) == 0)
-    return push_refusal{refusal_code::unknown_replica,
-                        "replica " + replica + " is not a live member of this delayed run"};
-  if (push.round < round_)
-    return push_refusal{refusal_code::stale_round,
-                        "gradient from replica " + replica + " is for round " + round
-                          + ", which is closed (the store is at round "
-                          + std::to_string(round_) + ")"};
-  if (push.round > round_ + lag_)
-    return push_refusal{refusal_code::unexpected_round,
-                        "gradient from replica " + replica + " is for round " + round
-                          + ", more than " + std::to_string(lag_)
-                          + " rounds ahead of the store's round " + std::to_string(round_)};
+  if (auto refused = refuse_outside_rounds(push, live_, round_, lag_, "delayed"))
+    return refused;
   auto round_pushes = pending_.find(push.round);
   if (round_pushes != pending_.end() && round_pushes->second.count(push.replica) > 0)
-    return push_refusal{refusal_code::duplicate_push,
-                        "replica " + replica + " pushed twice in round " + round};
+    return duplicate_push_refusal(push);
   return std::nullopt;
 }
 

@@ -11,23 +11,10 @@ sync_policy::sync_policy(size_t, uint32_t backup_replicas) : backups_(backup_rep
 }
 
 std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
-  const auto replica = std::to_string(push.replica);
-  const auto round = std::to_string(push.round);
-  if (live_.count(push.replica) == 0)
-    return push_refusal{refusal_code::unknown_replica,
-                        "replica " + replica + " is not a live member of this sync run"};
-  if (push.round < round_)
-    return push_refusal{refusal_code::stale_round,
-                        "gradient from replica " + replica + " is for round " + round
-                          + ", which is closed (the store is at round "
-                          + std::to_string(round_) + ")"};
-  if (push.round > round_)
-    return push_refusal{refusal_code::unexpected_round,
-                        "gradient from replica " + replica + " is for round " + round
-                          + ", but the store is at round " + std::to_string(round_)};
+  if (auto refused = refuse_outside_rounds(push, live_, round_, 0, "sync"))
+    return refused;
   if (pushed_.count(push.replica) > 0)
-    return push_refusal{refusal_code::duplicate_push,
-                        "replica " + replica + " pushed twice in round " + round};
+    return duplicate_push_refusal(push);
   return std::nullopt;
 }
 

@@ -48,6 +48,25 @@ std::pair<nlohmann::json, nlohmann::json> train_both_ways(size_t per_node) {
   return {distributed_final[0], local_final[0]};
 }
 
+// Trains with `remote_args` (nodes) and with `local_args` (one process) and
+// checks that both exit 0 with the same final checksum.
+void expect_same_bits(const temp_dir& dir, const std::vector<std::string>& remote_args,
+                      const std::vector<std::string>& local_args) {
+  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
+  auto local = run_mnist(dir, "local", local_args, run_timeout);
+  INFO(remote.description << "\n" << local.description);
+  REQUIRE(remote.status.exited);
+  REQUIRE(remote.status.code == 0);
+  REQUIRE(local.status.exited);
+  REQUIRE(local.status.code == 0);
+  const auto remote_final = records_of(remote.metrics, "final");
+  const auto local_final = records_of(local.metrics, "final");
+  REQUIRE(remote_final.size() == 1);
+  REQUIRE(local_final.size() == 1);
+  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
+        == local_final[0]["params_fnv1a64"].get<std::string>());
+}
+
 } // namespace
 
 TEST_CASE("sync training on two nodes with one replica each matches a local run of two "
@@ -120,25 +139,13 @@ TEST_CASE("sync training with the store on a third node matches a local run bit 
   auto remote_args = common;
   remote_args.push_back("--nodes=" + a.address + "," + b.address);
   remote_args.push_back("--store-node=" + s.address);
-  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
   auto local_args = common;
   local_args.push_back("--replicas=2");
-  auto local = run_mnist(dir, "local", local_args, run_timeout);
-  INFO(remote.description << "\n" << local.description);
-  REQUIRE(remote.status.exited);
-  REQUIRE(remote.status.code == 0);
-  REQUIRE(local.status.exited);
-  REQUIRE(local.status.code == 0);
+  expect_same_bits(dir, remote_args, local_args);
   CLUSTER_CHECK(s.proc->wait_for_line(stream::err,
                                       "variable store shard 0 of 1 (sync, adam) started",
                                       notice_timeout),
                 s.proc.get());
-  const auto remote_final = records_of(remote.metrics, "final");
-  const auto local_final = records_of(local.metrics, "final");
-  REQUIRE(remote_final.size() == 1);
-  REQUIRE(local_final.size() == 1);
-  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
-        == local_final[0]["params_fnv1a64"].get<std::string>());
   CHECK(seconds_since(start) < 60);
 }
 
@@ -157,16 +164,10 @@ TEST_CASE("sync training with 3 store shards on two store nodes matches a local 
   remote_args.push_back("--nodes=" + a.address + "," + b.address);
   remote_args.push_back("--store-nodes=" + s1.address + "," + s2.address);
   remote_args.push_back("--store-shards=3");
-  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
   auto local_args = common;
   local_args.push_back("--replicas=2");
   local_args.push_back("--store-shards=1");
-  auto local = run_mnist(dir, "local", local_args, run_timeout);
-  INFO(remote.description << "\n" << local.description);
-  REQUIRE(remote.status.exited);
-  REQUIRE(remote.status.code == 0);
-  REQUIRE(local.status.exited);
-  REQUIRE(local.status.code == 0);
+  expect_same_bits(dir, remote_args, local_args);
   // Shards 0 and 2 on the first store node, shard 1 on the second.
   CLUSTER_CHECK(s1.proc->wait_for_line(stream::err, "variable store shard 0 of 3",
                                        notice_timeout),
@@ -177,12 +178,6 @@ TEST_CASE("sync training with 3 store shards on two store nodes matches a local 
   CLUSTER_CHECK(s2.proc->wait_for_line(stream::err, "variable store shard 1 of 3",
                                        notice_timeout),
                 s2.proc.get());
-  const auto remote_final = records_of(remote.metrics, "final");
-  const auto local_final = records_of(local.metrics, "final");
-  REQUIRE(remote_final.size() == 1);
-  REQUIRE(local_final.size() == 1);
-  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
-        == local_final[0]["params_fnv1a64"].get<std::string>());
   CHECK(seconds_since(start) < 90);
 }
 
@@ -195,21 +190,9 @@ TEST_CASE("delayed training over two nodes matches a local run bit for bit",
                                         "--batch-size=32", "--seed=79"};
   auto remote_args = common;
   remote_args.push_back("--nodes=" + a.address + "," + b.address);
-  auto remote = run_mnist(dir, "coordinator", remote_args, run_timeout);
   auto local_args = common;
   local_args.push_back("--replicas=2");
-  auto local = run_mnist(dir, "local", local_args, run_timeout);
-  INFO(remote.description << "\n" << local.description);
-  REQUIRE(remote.status.exited);
-  REQUIRE(remote.status.code == 0);
-  REQUIRE(local.status.exited);
-  REQUIRE(local.status.code == 0);
-  const auto remote_final = records_of(remote.metrics, "final");
-  const auto local_final = records_of(local.metrics, "final");
-  REQUIRE(remote_final.size() == 1);
-  REQUIRE(local_final.size() == 1);
-  CHECK(remote_final[0]["params_fnv1a64"].get<std::string>()
-        == local_final[0]["params_fnv1a64"].get<std::string>());
+  expect_same_bits(dir, remote_args, local_args);
 }
 
 TEST_CASE("a node's --slow-replica slows its replica, and the coordinator's report names it",
