@@ -20,6 +20,13 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--devices=tpu:0", "--devices"},
     {"--step-timeout=0", "--step-timeout"},
     {"--checkpoint-every=5", "--checkpoint"},
+    {"--store-shards=100000", "--store-shards"},
+    {"--mode=delayed", "--staleness"},
+    {"--backup-replicas=2", "--backup-replicas"},
+    {"--slow-replica=9:2", "--slow-replica"},
+    {"--staleness-lr=inverse", "--staleness-lr"},
+    {"--progress=fancy", "--progress"},
+    {"--log-every=10", "--log-every"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;
