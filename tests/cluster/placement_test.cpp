@@ -195,6 +195,33 @@ TEST_CASE("delayed training over two nodes matches a local run bit for bit",
   expect_same_bits(dir, remote_args, local_args);
 }
 
+TEST_CASE("ssp and sync with a backup replica train across two nodes",
+          "[cluster][ssp][backup][placement]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b", {"--slow-replica=3:4"});
+  for (const std::string dial : {"--mode=ssp --staleness=2", "--mode=sync --backup-replicas=1"}) {
+    std::vector<std::string> args{"--nodes=" + a.address + "," + b.address,
+                                  "--replicas-per-node=2", "--epochs=2", "--batch-size=32"};
+    args.push_back(dial.substr(0, dial.find(' ')));
+    args.push_back(dial.substr(dial.find(' ') + 1));
+    auto run = run_mnist(dir, "coordinator", args, run_timeout);
+    INFO(dial << "\n" << run.description);
+    REQUIRE(run.status.exited);
+    REQUIRE(run.status.code == 0);
+    const auto final = records_of(run.metrics, "final");
+    REQUIRE(final.size() == 1);
+    CHECK(final[0]["test_accuracy"].get<double>() > 0.6);
+    CHECK(final[0]["straggler"] == 3);
+    const auto epochs = records_of(run.metrics, "epoch");
+    REQUIRE(epochs.size() == 2);
+    if (dial.find("backup") != std::string::npos)
+      CHECK(epochs[0]["dropped"].get<uint64_t>() > 0);
+    else
+      CHECK(epochs[0]["staleness_max"].get<uint64_t>() > 0);
+  }
+}
+
 TEST_CASE("a node's --slow-replica slows its replica, and the coordinator's report names it",
           "[cluster][straggler]") {
   temp_dir dir{"troupe-cluster"};
