@@ -89,7 +89,8 @@ bool spawn_store(coordinator_pointer self) {
       shard.initial_optimizer_state = shared_floats{
         slice_optimizer_state(init.initial_optimizer_state.data(),
                               init.initial_optimizer_state.size(), count, range)};
-    auto spawned = where.spawn_store(std::move(shard), st.writer, shared);
+    auto spawned = where.spawn_store(std::move(shard), st.writer,
+                                     caf::actor_cast<caf::actor>(self), shared);
     if (!spawned) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start store shard " + std::to_string(k)

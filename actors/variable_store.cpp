@@ -203,6 +203,7 @@ struct store_setup {
   shard_range range;
   std::shared_ptr<std::vector<float>> shared_params; // in-place sync buffer, or null
   checkpoint_writer_actor writer;
+  caf::actor owner; // the coordinator: a shard on a node ends with it
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
 };
@@ -232,8 +233,16 @@ store_actor::behavior_type variable_store(store_pointer self,
   st.settings.initial_optimizer_state = shared_floats{};
   st.policy->set_next_round(setup->options.initial_round);
   st.epoch_first_round = setup->options.initial_round;
-  self->set_down_handler([self](caf::down_msg& msg) {
+  const auto owner = setup->owner.address();
+  if (setup->owner)
+    self->monitor(setup->owner);
+  self->set_down_handler([self, owner](caf::down_msg& msg) {
     auto& st = self->state;
+    if (owner && msg.source == owner) { // nobody is left to ask for its work
+      self->quit(make_troupe_error(troupe_errc::store_lost,
+                                   "its coordinator is gone: " + describe(msg.reason)));
+      return;
+    }
     auto replica = st.replicas.find(msg.source);
     if (replica == st.replicas.end())
       return;
@@ -367,7 +376,7 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
 // What CAF's remote spawn runs on a node for --store-nodes. A shard the node
 // cannot build ends at once with the reason, which the coordinator sees.
 store_actor::behavior_type remote_store(store_pointer self, store_config config,
-                                        checkpoint_writer_actor writer) {
+                                        checkpoint_writer_actor writer, caf::actor owner) {
   auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup) {
     self->quit(to_caf_error(setup.error()));
@@ -377,6 +386,11 @@ store_actor::behavior_type remote_store(store_pointer self, store_config config,
   std::fprintf(stderr, "troupe node: variable store shard %u of %u (%s, %s) started\n",
                options.shard, options.shards, options.mode.c_str(),
                options.optimizer.name.c_str());
+  self->attach_functor([shard = options.shard](const caf::error& reason) {
+    std::fprintf(stderr, "troupe node: variable store shard %u stopped: %s\n", shard,
+                 reason ? describe(reason).c_str() : "done");
+  });
+  (*setup)->owner = std::move(owner);
   return variable_store(self, std::move(*setup));
 }
 

@@ -14,7 +14,8 @@ namespace troupe {
 
 /// Names the actor type nodes register for CAF's remote spawn of a store
 /// shard; its arguments are the store_config (messages/protocol.hpp) the shard
-/// is built from and the run's checkpoint writer (may be invalid).
+/// is built from, the run's checkpoint writer (may be invalid) and the
+/// coordinator, whose end ends the shard.
 constexpr const char* remote_store_type = "troupe.store";
 
 /// Lets other nodes spawn store shards here (--store-nodes).

@@ -22,10 +22,12 @@ using replica_spawner = std::function<caf::expected<replica_actor>(
   const replica_config&, const std::vector<store_actor>&)>;
 
 /// Spawns store shard `config.shard` where it belongs, with the run's
-/// checkpoint writer and, for shards of this process, the buffer they may
-/// share (see spawn_variable_store).
+/// checkpoint writer, its coordinator (a shard on a node ends with it) and,
+/// for shards of this process, the buffer they may share (see
+/// spawn_variable_store).
 using store_spawner = std::function<caf::expected<store_actor>(
-  store_config, const checkpoint_writer_actor&, std::shared_ptr<std::vector<float>>)>;
+  store_config, const checkpoint_writer_actor&, const caf::actor& owner,
+  std::shared_ptr<std::vector<float>>)>;
 
 /// Says how to spawn the store's shards and each replica, and where they run
 /// (for messages).

@@ -170,6 +170,33 @@ TEST_CASE("a node outlives a coordinator killed mid-run and serves the next one"
   CHECK(seconds_since(start) < 60);
 }
 
+TEST_CASE("store shards on a node stop when their coordinator is killed, and their "
+          "replicas with them",
+          "[cluster][failure][coordinator][shards]") {
+  temp_dir dir{"troupe-cluster"};
+  auto node = start_node(dir, "node");
+  auto store = start_node(dir, "node-store");
+  process coordinator{mnist_command({"--nodes=" + node.address, "--store-nodes=" + store.address,
+                                     "--store-shards=2", "--mode=sync", "--epochs=20",
+                                     "--batch-size=4", "--seed=3"}),
+                      dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/20", line_timeout),
+                  &coordinator);
+  coordinator.send(SIGKILL);
+  const auto killed_at = clock_type::now();
+  CHECK(coordinator.wait(exit_timeout).signal == SIGKILL);
+  for (const std::string shard : {"0", "1"})
+    CLUSTER_CHECK(store.proc->wait_for_line(stream::err,
+                                            "variable store shard " + shard
+                                              + " stopped: its coordinator is gone",
+                                            notice_timeout),
+                  store.proc.get());
+  CLUSTER_CHECK(node.proc->wait_for_line(stream::err, "replica 0 stopped", notice_timeout),
+                node.proc.get());
+  CHECK(seconds_since(killed_at) < 10);
+  CLUSTER_CHECK(store.proc->running(), store.proc.get());
+}
+
 TEST_CASE("a coordinator pointed at a port where nothing listens fails quickly saying it "
           "cannot reach the node",
           "[cluster][failure][connect]") {
