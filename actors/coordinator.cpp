@@ -187,10 +187,8 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.trace = !opts.trace_path.empty();
   init->run_start = std::chrono::steady_clock::now();
   if (!opts.trace_path.empty()) {
-    auto trace = trace_file::open(
-      opts.trace_path, opts.replicas, opts.store_shards,
-      std::chrono::duration_cast<std::chrono::nanoseconds>(init->run_start.time_since_epoch())
-        .count());
+    auto trace = trace_file::open(opts.trace_path, opts.replicas, opts.store_shards,
+                                  steady_nanoseconds(init->run_start));
     if (!trace)
       return trace.error();
     init->trace = std::move(*trace);

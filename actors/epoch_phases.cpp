@@ -25,10 +25,7 @@ auto fail_on_error(coordinator_pointer self) {
 // Marks a moment of the run on the trace's coordinator track, with --trace.
 void trace_instant(coordinator_state& st, const std::string& name) {
   if (st.setup.trace)
-    st.setup.trace->add_instant(
-      name, std::chrono::duration_cast<std::chrono::nanoseconds>(
-              clock_type::now().time_since_epoch())
-              .count());
+    st.setup.trace->add_instant(name, steady_nanoseconds());
 }
 
 // Sends every actor an exit and stops the coordinator.
@@ -230,6 +227,25 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
       fail_on_error(self));
 }
 
+// With --trace, writes the epoch's spans: the replicas' from their reports,
+// the shards' from their stats (and, for shard 0, the progress polls).
+void write_epoch_trace(coordinator_state& st, const std::vector<store_stats>& shards) {
+  if (!st.setup.trace)
+    return;
+  for (size_t i = 0; i < st.reports.size(); ++i)
+    if (st.reported[i])
+      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
+                                        st.setup.where.replica_clock_offsets[i]);
+  for (size_t k = 0; k < shards.size(); ++k) {
+    auto& spans = st.shard_spans[k];
+    spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
+    st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
+                                    st.setup.where.store_clock_offsets[k]);
+    spans.clear();
+  }
+  trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
+}
+
 // Phase: every live replica reported; the shards' stats make the epoch's record.
 void collect_epoch_stats(coordinator_pointer self) {
   auto& st = self->state;
@@ -243,20 +259,7 @@ void collect_epoch_stats(coordinator_pointer self) {
     },
     [self, seconds](std::vector<store_stats>& shards) {
       auto& st = self->state;
-      if (st.setup.trace) { // written once the epoch's time is taken
-        for (size_t i = 0; i < st.reports.size(); ++i)
-          if (st.reported[i])
-            st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
-                                              st.setup.where.replica_clock_offsets[i]);
-        for (size_t k = 0; k < shards.size(); ++k) {
-          auto& spans = st.shard_spans[k];
-          spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
-          st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
-                                          st.setup.where.store_clock_offsets[k]);
-          spans.clear();
-        }
-        trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
-      }
+      write_epoch_trace(st, shards); // once the epoch's time is taken
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
       st.last_stats = stats;

@@ -29,16 +29,6 @@ double seconds_between(clock_type::time_point from, clock_type::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-int64_t nanoseconds(clock_type::time_point at) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-}
-
-trace_span span(trace_kind kind, uint64_t round, clock_type::time_point from,
-                clock_type::time_point to) {
-  return trace_span{static_cast<uint8_t>(kind), round, nanoseconds(from),
-                    nanoseconds(to) - nanoseconds(from)};
-}
-
 // What a replica owns, built before it is spawned.
 struct replica_setup {
   replica_config config;
@@ -72,7 +62,6 @@ struct replica_state {
   uint64_t pushes = 0;                          // over the replica's life
   replica_report report;
   caf::typed_response_promise<replica_report> promise;
-  clock_type::time_point computed_from; // this round's compute began
   clock_type::time_point pushed_at;
 };
 
@@ -164,10 +153,10 @@ void run_round(replica_pointer self) {
     std::this_thread::sleep_for(std::chrono::duration<double>(
       (cfg.slowdown - 1.0f) * seconds_between(start, clock_type::now())));
   st.pushed_at = clock_type::now();
-  st.computed_from = start;
   st.report.compute_seconds += seconds_between(start, st.pushed_at);
   if (cfg.trace)
-    st.report.trace.push_back(span(trace_kind::compute, push.round, start, st.pushed_at));
+    st.report.trace.push_back(
+      make_trace_span(trace_kind::compute, push.round, start, st.pushed_at));
   ++st.report.pushes;
   // Each shard gets its slice of the gradient: a view of the same buffer.
   const auto& store = st.setup->store;
@@ -185,8 +174,8 @@ void run_round(replica_pointer self) {
       const auto answered = clock_type::now();
       st.report.wait_seconds += seconds_between(st.pushed_at, answered);
       if (st.setup->config.trace)
-        st.report.trace.push_back(span(trace_kind::wait, st.first_round + st.next_round,
-                                       st.pushed_at, answered));
+        st.report.trace.push_back(make_trace_span(
+          trace_kind::wait, st.first_round + st.next_round, st.pushed_at, answered));
       st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
       ++st.next_round;
       run_round(self);

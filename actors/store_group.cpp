@@ -51,6 +51,7 @@ store_stats combine_shard_stats(const std::vector<store_stats>& shards) {
   if (shards.empty())
     return all;
   all = shards.front();
+  all.trace.clear(); // spans belong to their shard's track, not to the sum
   for (size_t k = 1; k < shards.size(); ++k) {
     const auto& s = shards[k];
     all.rejected += s.rejected;

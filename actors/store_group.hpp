@@ -32,7 +32,8 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
 /// Adds the shards' stats up to the store's: pushes and samples as shard 0
 /// counts them (every push reaches every shard), rejections and staleness
 /// over all shards' gradient slices, the longest apply time (shards apply in
-/// parallel) and the fewest live replicas.
+/// parallel) and the fewest live replicas. No trace spans: those stay with
+/// their shard.
 store_stats combine_shard_stats(const std::vector<store_stats>& shards);
 
 /// Chooses the number of store shards when --store-shards is 0: one per

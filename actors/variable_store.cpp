@@ -290,14 +290,8 @@ store_actor::behavior_type variable_store(store_pointer self,
       ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
       const auto end = clock_type::now();
       st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
-      if (st.settings.trace && st.policy->next_round() != round_before) {
-        const auto ns = [](clock_type::time_point at) {
-          return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch())
-            .count();
-        };
-        st.stats.trace.push_back(trace_span{static_cast<uint8_t>(trace_kind::step),
-                                            round_before, ns(start), ns(end) - ns(start)});
-      }
+      if (st.settings.trace && st.policy->next_round() != round_before)
+        st.stats.trace.push_back(make_trace_span(trace_kind::step, round_before, start, end));
       send_due_part(self);
       return promise;
     },

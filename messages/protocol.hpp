@@ -3,6 +3,7 @@
 // fails silently across the network in CAF 0.17.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,21 @@ enum class trace_kind : uint8_t {
   wait = 1,    // a replica waits for every shard's answer
   step = 2,    // a shard's call that closed a round: reduction, optimizer step, answers
 };
+
+/// Returns a steady-clock time as the nanoseconds trace spans and handshakes
+/// carry (now, by default).
+inline int64_t steady_nanoseconds(
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now()) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+}
+
+/// Records `kind` of `round` from `from` to `to`.
+inline trace_span make_trace_span(trace_kind kind, uint64_t round,
+                                  std::chrono::steady_clock::time_point from,
+                                  std::chrono::steady_clock::time_point to) {
+  return trace_span{static_cast<uint8_t>(kind), round, steady_nanoseconds(from),
+                    steady_nanoseconds(to) - steady_nanoseconds(from)};
+}
 
 /// Carries one replica's gradient for one step to the store.
 struct push_msg {

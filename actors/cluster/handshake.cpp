@@ -50,9 +50,7 @@ handshake make_handshake(const caf::actor_system& system, const std::string& mod
   hello.numerics_libm = numerics.libm;
   hello.gemm_kernel = numerics.gemm_kernel;
   hello.gemm_family = numerics.gemm_family;
-  hello.clock_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::steady_clock::now().time_since_epoch())
-                     .count();
+  hello.clock_ns = steady_nanoseconds();
   return hello;
 }
 

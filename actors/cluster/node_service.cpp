@@ -137,16 +137,11 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
                                + " (is `node --port=" + std::to_string(address->second)
                                + "` running there, with the same TLS settings?)");
   caf::expected<connected_node> result = caf::sec::request_timeout;
-  const auto now_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-  };
-  const int64_t sent = now_ns();
+  const int64_t sent = steady_nanoseconds();
   self->request(*node, timeout, hello_atom::value, hello)
     .receive(
       [&](const handshake& theirs) {
-        const int64_t received = now_ns();
+        const int64_t received = steady_nanoseconds();
         auto mine = hello;
         if (auto err = check_handshake(mine, theirs)) {
           result = std::move(err);
