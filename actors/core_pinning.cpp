@@ -23,6 +23,14 @@ public:
 
 } // namespace
 
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 bool pin_this_thread(unsigned core) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;

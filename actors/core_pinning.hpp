@@ -9,6 +9,10 @@
 
 namespace troupe {
 
+/// Returns how many cores this process may run on (its CPU affinity, which
+/// a container or taskset may narrow), at least 1.
+unsigned usable_cores();
+
 /// Pins the calling thread to `core` modulo the number of cores; false if
 /// the system refused.
 bool pin_this_thread(unsigned core);

@@ -193,9 +193,11 @@ replica_actor::behavior_type replica(replica_pointer self,
                                      std::shared_ptr<replica_setup> setup) {
   auto& st = self->state;
   st.setup = std::move(setup);
-  if (st.setup->config.pin_core) // detached: this runs on the replica's own thread
-    pin_this_thread(st.setup->config.index);
-  schedule_as_batch_thread();
+  if (replica_needs_own_thread(st.setup->config)) { // detached: the thread is its own
+    if (st.setup->config.pin_core)
+      pin_this_thread(st.setup->config.index);
+    schedule_as_batch_thread();
+  }
   const auto& net = *st.setup->net;
   st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
   st.batch_labels.resize(net.max_batch());
@@ -342,7 +344,13 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
   auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap);
   if (!setup)
     return to_caf_error(setup.error());
-  return system.spawn<caf::detached>(replica, std::move(*setup));
+  if (replica_needs_own_thread(config))
+    return system.spawn<caf::detached>(replica, std::move(*setup));
+  return system.spawn(replica, std::move(*setup));
+}
+
+bool replica_needs_own_thread(const replica_config& config) {
+  return config.pin_core || config.device != "cpu" || config.slowdown > 1.0f;
 }
 
 caf::actor_factory remote_replica_factory() {

@@ -15,7 +15,7 @@ namespace troupe {
 /// or cut link is detected in ~1.1 s), automatic connections off (they would
 /// open an unguarded plaintext port on every interface; placement links the
 /// nodes that must talk directly), and CAF's "sharing" scheduler (workers
-/// wake at once instead of polling).
+/// wake at once instead of polling) with one thread per usable core.
 class cluster_config : public caf::actor_system_config {
 public:
   cluster_config();

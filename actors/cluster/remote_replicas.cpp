@@ -23,14 +23,16 @@ void add_replica_actor_type(caf::actor_system_config& config) {
   config.add_actor_factory(remote_replica_type,
                            [make = remote_replica_factory()](caf::actor_config& actor_cfg,
                                                              caf::message& args) {
-                             // Its own thread, as spawn_replica gives local replicas.
-                             actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
                              {
                                std::lock_guard<std::mutex> guard{remote_replicas_mutex};
                                if (slow_factor != 1.0f && args.match_element<replica_config>(0)
                                    && args.get_as<replica_config>(0).index == slow_index)
                                  args.get_mutable_as<replica_config>(0).slowdown = slow_factor;
                              }
+                             // The thread spawn_replica gives a local replica.
+                             if (args.match_element<replica_config>(0)
+                                 && replica_needs_own_thread(args.get_as<replica_config>(0)))
+                               actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
                              auto result = make(actor_cfg, args);
                              if (result.first) {
                                std::lock_guard<std::mutex> guard{remote_replicas_mutex};
