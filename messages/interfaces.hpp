@@ -17,7 +17,10 @@ using replica_actor = caf::typed_actor<
   caf::replies_to<epoch_atom, epoch_order>::with<replica_report>,
   // Answers its index once set up, or why it could not be (a remote replica
   // whose node cannot open its device, data or model).
-  caf::replies_to<ready_atom>::with<uint32_t>>;
+  caf::replies_to<ready_atom>::with<uint32_t>,
+  // Its own timer: is its push still unanswered after a step timeout? (One
+  // timer per quarter timeout while it waits, not one per push.)
+  caf::reacts_to<tick_atom>>;
 
 /// Assembles checkpoint files from the store shards' parts and writes them.
 using checkpoint_writer_actor = caf::typed_actor<

@@ -1,5 +1,5 @@
-// A real replica (its own thread) against a real store: what the replica
-// answers its epoch order with when the store refuses its push.
+// A real replica against a real store: what the replica answers its epoch
+// order with when the store refuses its push, or never answers it.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -93,4 +93,57 @@ TEST_CASE("a store's refusal reaches the replica's answer with its own code",
     CHECK(answer.error().code() == static_cast<uint8_t>(troupe_errc::bad_gradient));
     CHECK(text.find("expected 5") != std::string::npos);
   }
+}
+
+TEST_CASE("a push the store never answers fails after the step timeout, not never",
+          "[replica][errors][timeout]") {
+  // A sync round of two replicas where the second never pushes: the store
+  // holds the first one's push open. Its watchdog must end the epoch.
+  replica_test_config cfg;
+  caf::actor_system sys{cfg};
+  store_config options;
+  options.optimizer.name = "sgd";
+  options.initial_parameters = shared_floats{model_parameters()};
+  auto store = spawn_variable_store(sys, std::move(options));
+  REQUIRE(store);
+  replica_config config;
+  config.replicas = 2;
+  config.model = small_model;
+  config.global_batch = 8;
+  config.step_timeout_ms = 400;
+  auto replica = spawn_replica(sys, config, {*store}, train_slice());
+  REQUIRE(replica);
+  auto silent = sys.spawn([]() -> replica_actor::behavior_type {
+    return {
+      [](epoch_atom, const epoch_order&) { return replica_report{}; },
+      [](ready_atom) { return uint32_t{1}; },
+      [](tick_atom) {},
+    };
+  });
+  caf::scoped_actor self{sys};
+  for (uint32_t index : {0u, 1u})
+    self->request(*store, std::chrono::seconds(5), watch_atom::value, index,
+                  index == 0 ? *replica : silent)
+      .receive([](uint32_t) {}, [](caf::error& err) { FAIL(describe(err)); });
+  epoch_order order;
+  order.params.values =
+    shared_floats{std::make_shared<const std::vector<float>>(model_parameters())};
+  caf::expected<replica_report> answer = caf::sec::request_timeout;
+  const auto start = std::chrono::steady_clock::now();
+  self->request(*replica, std::chrono::seconds(20), epoch_atom::value, order)
+    .receive([&](replica_report& report) { answer = report; },
+             [&](caf::error& err) { answer = std::move(err); });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  for (const caf::actor& actor : {caf::actor_cast<caf::actor>(*replica),
+                                  caf::actor_cast<caf::actor>(silent),
+                                  caf::actor_cast<caf::actor>(*store)})
+    self->send_exit(actor, caf::exit_reason::user_shutdown);
+  REQUIRE_FALSE(answer);
+  const auto text = describe(answer.error());
+  INFO(text);
+  CHECK(answer.error().code() == static_cast<uint8_t>(troupe_errc::timeout));
+  CHECK(text.find("replica 0: push of round 0 failed: no answer from the store within 400 ms")
+        != std::string::npos);
+  CHECK(waited >= std::chrono::milliseconds(400));
+  CHECK(waited < std::chrono::seconds(10)); // a bound, not a speed: 1.25 timeouts expected
 }

@@ -49,6 +49,7 @@ replica_actor::behavior_type dummy_replica() {
   return {
     [](epoch_atom, const epoch_order&) { return replica_report{}; },
     [](ready_atom) { return uint32_t{0}; },
+    [](tick_atom) {},
   };
 }
 
