@@ -34,9 +34,9 @@ public:
   /// Applies one optimizer step with this mean gradient (the shard's parameter
   /// count floats), at the learning rate times `lr_scale`.
   virtual void apply_step(const float* gradient, float lr_scale = 1.0f) = 0;
-  /// Applies one optimizer step whose mean gradient `source` writes block by
-  /// block, fused with the step (see optimizer::apply_blocks).
-  virtual void apply_step_blocks(const gradient_block_source& source) = 0;
+  /// Applies one optimizer step with the gradient weighted_gradient_sum(terms),
+  /// fused with the step (see optimizer::apply_weighted_sum).
+  virtual void apply_weighted_step(const std::vector<weighted_gradient>& terms) = 0;
   /// Answers the push behind `ticket` with the current parameters.
   virtual void answer(uint64_t ticket) = 0;
   /// Answers the push behind `ticket` with the parameters as they were

@@ -132,9 +132,9 @@ struct store_state : store_port {
     ++version;
   }
 
-  void apply_step_blocks(const gradient_block_source& source) override {
+  void apply_weighted_step(const std::vector<weighted_gradient>& terms) override {
     make_writable();
-    optim->apply_blocks(params->data() + base, source);
+    optim->apply_weighted_sum(params->data() + base, terms);
     ++version;
   }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/backend/cpu/adam_kernel.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
 
 namespace troupe {
@@ -46,20 +47,32 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
   compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
-void adam::apply_blocks(float* weights, const gradient_block_source& source) {
-  if (!own_backend_) { // moments in a device's memory: whole arrays there
-    optimizer::apply_blocks(weights, source);
+void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
+  // Moments in a device's memory (whole arrays there), or a single term:
+  // the sum first, then the step.
+  if (!own_backend_ || terms.size() < 2) {
+    optimizer::apply_weighted_sum(weights, terms);
     return;
   }
   ++steps_;
   const auto coefficients = adam_step_coefficients(config_, steps_);
-  constexpr size_t block = 2048; // 8 KB of gradient, with the moments' 16 KB in L1
-  float gradient[block];
-  for (size_t offset = 0; offset < m_.size(); offset += block) {
-    const size_t count = std::min(block, m_.size() - offset);
-    source(offset, count, gradient);
-    compute_->adam_update(weights + offset, gradient, m_.data() + offset, v_.data() + offset,
-                          count, coefficients);
+  const size_t count = m_.size();
+  const weighted_gradient& last = terms.back();
+  if (terms.size() == 2) {
+    adam_sum2_kernel(weights, terms[0].gradient, terms[0].weight, last.gradient, last.weight,
+                     m_.data(), v_.data(), count, coefficients);
+    return;
+  }
+  // All terms but the last are summed a block at a time; the last joins the
+  // step's loop (1 x the partial sum is that sum, so the bits are the same).
+  const std::vector<weighted_gradient> head(terms.begin(), terms.end() - 1);
+  constexpr size_t block = 2048; // 8 KB: stays in L1 until the step reads it
+  float partial[block];
+  for (size_t offset = 0; offset < count; offset += block) {
+    const size_t n = std::min(block, count - offset);
+    weighted_gradient_sum(head, offset, n, partial);
+    adam_sum2_kernel(weights + offset, partial, 1.0f, last.gradient + offset, last.weight,
+                     m_.data() + offset, v_.data() + offset, n, coefficients);
   }
 }
 

@@ -37,7 +37,7 @@ public:
   adam& operator=(const adam&) = delete;
 
   void apply_scaled(float* weights, const float* gradient, float lr_scale) override;
-  void apply_blocks(float* weights, const gradient_block_source& source) override;
+  void apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) override;
   uint64_t steps() const override { return steps_; }
   std::vector<float> state() const override;
   bool restore(const std::vector<float>& state, uint64_t steps) override;

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,8 +22,17 @@ struct optimizer_config {
   bool nesterov = false;     // sgd
 };
 
-/// Writes the gradient of elements [offset, offset + count) to `out`.
-using gradient_block_source = std::function<void(size_t offset, size_t count, float* out)>;
+/// One term of a weighted gradient sum: weight x gradient.
+struct weighted_gradient {
+  float weight;
+  const float* gradient;
+};
+
+/// Writes the elements [offset, offset + count) of the sum of `terms` to
+/// `out`: weight_0 g_0 + weight_1 g_1 + ..., added in the order given, with
+/// denormals flushed. The reference every fused step gives the bits of.
+void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t offset,
+                           size_t count, float* out);
 
 /// Updates a flat weight buffer from a flat gradient, keeping its own state.
 class optimizer {
@@ -38,11 +46,10 @@ public:
   /// aware step); a scale of 1 gives apply()'s bits.
   virtual void apply_scaled(float* weights, const float* gradient, float lr_scale) = 0;
 
-  /// Applies one step whose gradient `source` writes block by block, each
-  /// block consumed while it is still in L1 (a store's reduction fused with
-  /// its step). The same bits as apply() on the whole gradient. By default
-  /// the whole gradient is written first.
-  virtual void apply_blocks(float* weights, const gradient_block_source& source);
+  /// Applies one step with the gradient weighted_gradient_sum(terms) (a
+  /// round's mean), fused with the step where the optimizer can: the same
+  /// bits as apply() on that sum, which is what the default does.
+  virtual void apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms);
 
   /// Returns how many steps were applied.
   virtual uint64_t steps() const = 0;

@@ -30,11 +30,9 @@ struct fake_store : store_port {
     events.push_back("step");
   }
 
-  void apply_step_blocks(const gradient_block_source& source) override {
+  void apply_weighted_step(const std::vector<weighted_gradient>& terms) override {
     std::vector<float> gradient(count);
-    // In uneven blocks, as an optimizer may ask for them.
-    for (size_t offset = 0; offset < count; offset += 3)
-      source(offset, std::min<size_t>(3, count - offset), gradient.data() + offset);
+    weighted_gradient_sum(terms, 0, count, gradient.data());
     steps.push_back(std::move(gradient));
     events.push_back("step");
   }
