@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <unordered_map>
 
@@ -13,6 +12,7 @@
 #include "actors/core_pinning.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
+#include "model/finite_check.hpp"
 #include "model/shard_layout.hpp"
 
 namespace troupe {
@@ -20,18 +20,6 @@ namespace troupe {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-// True if any value is NaN or +-Inf (all exponent bits set). Integer bit
-// tests vectorize, where a float comparison loop would not.
-bool has_non_finite(const float* values, size_t count) {
-  uint32_t bad = 0;
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, values + i, sizeof bits);
-    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad != 0;
-}
 
 // The Troupe error code a refused push is answered with: the refusal's namesake.
 troupe_errc error_code(refusal_code code) {
