@@ -1,6 +1,7 @@
-// Shows that replicas' compute does not block CAF's scheduler: the round trip
-// to an idle event-based actor, measured while nothing runs and while a sync
-// fit with 2 detached replicas trains in the same process.
+// How long an idle event-based actor takes to answer while replicas compute
+// on CAF's scheduler threads: the round trip measured while nothing runs and
+// while a sync fit with 2 replicas trains in the same process (a message
+// waits at most for one replica's step to end).
 //
 //   build/bench/responsiveness_bench [data-dir]
 #include <algorithm>
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300)); // into the first epoch
   auto busy = ping(system, echo, 300);
   std::printf("during sync fit:  echo round trip median %.0f us, p99 %.0f us "
-              "(2 detached replicas training on %u cores)\n",
+              "(2 replicas training on %u cores)\n",
               busy.first, busy.second, std::thread::hardware_concurrency());
   training.join();
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
