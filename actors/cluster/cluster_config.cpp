@@ -9,6 +9,7 @@
 
 #include "actors/core_pinning.hpp"
 #include "actors/cluster/handshake.hpp"
+#include "actors/cluster/spinning_scheduler.hpp"
 #include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
@@ -27,10 +28,12 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   // and that port has no frame-size guard (actors/cluster/frame_guard.hpp). Troupe
   // links the nodes it needs linked itself (placement: link_nodes).
   set("middleman.enable-automatic-connections", false);
-  // Troupe's messages are few and large, and replicas sleep while the store
-  // works: a scheduler that wakes a worker at once beats work stealing's
-  // polling (1 replica: 58k -> 99k samples/s; see docs/benchmarks.md).
-  set("scheduler.policy", caf::atom("sharing"));
+  // Troupe's messages are few and large, and replicas wait while the store
+  // works: one central queue whose idle workers poll it for 50 us before they
+  // sleep (actors/cluster/spinning_scheduler.hpp) beats work stealing's
+  // polling (1 replica: 58k -> 99k samples/s with CAF's plain "sharing"; see
+  // docs/benchmarks.md). scheduler.policy=sharing or =stealing picks CAF's own.
+  set("scheduler.policy", caf::atom(spinning_scheduler_policy));
   // CPU replicas compute on the scheduler's threads (replica_needs_own_thread):
   // one per core, where CAF's default of at least 4 would have threads of
   // replicas and shards take turns on a 2-core machine (45k against 95k).
@@ -83,6 +86,9 @@ caf::error cluster_config::prepare() {
                              "guard: Troupe keeps it off");
   if (pin_cores)
     pin_actor_system_threads(*this);
+  if (caf::get_or(content, "scheduler.policy", caf::atom("stealing"))
+      == caf::atom(spinning_scheduler_policy))
+    use_spinning_scheduler(*this);
   tls_files files{tls_cert, tls_key, tls_ca};
   if (!files.enabled())
     files = tls_files_from(*this); // CAF's own openssl.* keys, e.g. from an INI file

@@ -14,8 +14,9 @@ namespace troupe {
 /// heartbeat every 200 ms, a peer silent for 1 s is dropped (a frozen process
 /// or cut link is detected in ~1.1 s), automatic connections off (they would
 /// open an unguarded plaintext port on every interface; placement links the
-/// nodes that must talk directly), and CAF's "sharing" scheduler (workers
-/// wake at once instead of polling) with one thread per usable core.
+/// nodes that must talk directly), and a work-sharing scheduler whose idle
+/// workers poll for 50 us before they sleep ("spinning"), one thread per
+/// usable core.
 class cluster_config : public caf::actor_system_config {
 public:
   cluster_config();
