@@ -41,32 +41,50 @@ std::vector<float> model_parameters() {
 // Spawns a sync store over `store_parameters` and one replica of two that the
 // store was never told about (no watch_atom), orders one epoch, and returns
 // the replica's answer: a report or the error.
-caf::expected<replica_report> epoch_against(std::vector<float> store_parameters) {
-  replica_test_config cfg;
-  caf::actor_system sys{cfg};
+// A sync SGD store over `parameters`.
+store_actor spawn_sgd_store(caf::actor_system& sys, std::vector<float> parameters) {
   store_config options;
   options.optimizer.name = "sgd";
   options.optimizer.learning_rate = 0.1f;
-  options.initial_parameters = shared_floats{std::move(store_parameters)};
+  options.initial_parameters = shared_floats{std::move(parameters)};
   auto store = spawn_variable_store(sys, std::move(options));
   REQUIRE(store);
+  return *store;
+}
+
+// Replica 0 of two of the small model, pushing to `store`.
+replica_actor spawn_first_of_two(caf::actor_system& sys, store_actor store,
+                                 uint32_t step_timeout_ms) {
   replica_config config;
   config.replicas = 2;
   config.model = small_model;
   config.global_batch = 8;
-  config.step_timeout_ms = 5000;
-  auto replica = spawn_replica(sys, config, {*store}, train_slice());
+  config.step_timeout_ms = step_timeout_ms;
+  auto replica = spawn_replica(sys, config, {store}, train_slice());
   REQUIRE(replica);
+  return *replica;
+}
+
+epoch_order first_epoch() {
   epoch_order order;
   order.params.values =
     shared_floats{std::make_shared<const std::vector<float>>(model_parameters())};
+  return order;
+}
+
+caf::expected<replica_report> epoch_against(std::vector<float> store_parameters) {
+  replica_test_config cfg;
+  caf::actor_system sys{cfg};
+  auto store = spawn_sgd_store(sys, std::move(store_parameters));
+  auto replica = spawn_first_of_two(sys, store, 5000);
+  auto order = first_epoch();
   caf::expected<replica_report> answer = caf::sec::request_timeout;
   caf::scoped_actor self{sys};
-  self->request(*replica, std::chrono::seconds(20), epoch_atom::value, order)
+  self->request(replica, std::chrono::seconds(20), epoch_atom::value, order)
     .receive([&](replica_report& report) { answer = report; },
              [&](caf::error& err) { answer = std::move(err); });
-  self->send_exit(*replica, caf::exit_reason::user_shutdown);
-  self->send_exit(*store, caf::exit_reason::user_shutdown);
+  self->send_exit(replica, caf::exit_reason::user_shutdown);
+  self->send_exit(store, caf::exit_reason::user_shutdown);
   return answer;
 }
 
@@ -101,18 +119,8 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
   // holds the first one's push open. Its watchdog must end the epoch.
   replica_test_config cfg;
   caf::actor_system sys{cfg};
-  store_config options;
-  options.optimizer.name = "sgd";
-  options.initial_parameters = shared_floats{model_parameters()};
-  auto store = spawn_variable_store(sys, std::move(options));
-  REQUIRE(store);
-  replica_config config;
-  config.replicas = 2;
-  config.model = small_model;
-  config.global_batch = 8;
-  config.step_timeout_ms = 400;
-  auto replica = spawn_replica(sys, config, {*store}, train_slice());
-  REQUIRE(replica);
+  auto store = spawn_sgd_store(sys, model_parameters());
+  auto replica = spawn_first_of_two(sys, store, 400);
   auto silent = sys.spawn([]() -> replica_actor::behavior_type {
     return {
       [](epoch_atom, const epoch_order&) { return replica_report{}; },
@@ -122,21 +130,18 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
   });
   caf::scoped_actor self{sys};
   for (uint32_t index : {0u, 1u})
-    self->request(*store, std::chrono::seconds(5), watch_atom::value, index,
-                  index == 0 ? *replica : silent)
+    self->request(store, std::chrono::seconds(5), watch_atom::value, index,
+                  index == 0 ? replica : silent)
       .receive([](uint32_t) {}, [](caf::error& err) { FAIL(describe(err)); });
-  epoch_order order;
-  order.params.values =
-    shared_floats{std::make_shared<const std::vector<float>>(model_parameters())};
   caf::expected<replica_report> answer = caf::sec::request_timeout;
   const auto start = std::chrono::steady_clock::now();
-  self->request(*replica, std::chrono::seconds(20), epoch_atom::value, order)
+  self->request(replica, std::chrono::seconds(20), epoch_atom::value, first_epoch())
     .receive([&](replica_report& report) { answer = report; },
              [&](caf::error& err) { answer = std::move(err); });
   const auto waited = std::chrono::steady_clock::now() - start;
-  for (const caf::actor& actor : {caf::actor_cast<caf::actor>(*replica),
+  for (const caf::actor& actor : {caf::actor_cast<caf::actor>(replica),
                                   caf::actor_cast<caf::actor>(silent),
-                                  caf::actor_cast<caf::actor>(*store)})
+                                  caf::actor_cast<caf::actor>(store)})
     self->send_exit(actor, caf::exit_reason::user_shutdown);
   REQUIRE_FALSE(answer);
   const auto text = describe(answer.error());
