@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include <caf/actor_system_config.hpp>
 #include <caf/thread_hook.hpp>
@@ -23,19 +24,38 @@ public:
 
 } // namespace
 
+namespace {
+
+// The CPUs this process may run on, in order, as the first caller saw them
+// (before any thread pinned itself: a pinned thread's own mask is one CPU).
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> list;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set))
+          list.push_back(cpu);
+    if (list.empty()) // no mask to read: every CPU the system has
+      for (unsigned cpu = 0; cpu < std::max(1u, std::thread::hardware_concurrency()); ++cpu)
+        list.push_back(static_cast<int>(cpu));
+    return list;
+  }();
+  return cpus;
+}
+
+} // namespace
+
 unsigned usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-    return static_cast<unsigned>(CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(allowed_cpus().size());
 }
 
 bool pin_this_thread(unsigned core) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const auto& cpus = allowed_cpus();
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(core % cores, &set);
+  CPU_SET(cpus[core % cpus.size()], &set);
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 

@@ -13,8 +13,9 @@ namespace troupe {
 /// a container or taskset may narrow), at least 1.
 unsigned usable_cores();
 
-/// Pins the calling thread to `core` modulo the number of cores; false if
-/// the system refused.
+/// Pins the calling thread to usable core `core` modulo usable_cores(): the
+/// (core mod n)-th CPU of the process's affinity, in CPU order. False if the
+/// system refused.
 bool pin_this_thread(unsigned core);
 
 /// Marks the calling thread as CPU-bound (Linux SCHED_BATCH): when the store

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <sstream>
-#include <thread>
 
+#include "actors/core_pinning.hpp"
 #include "actors/store_group.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
@@ -113,7 +113,7 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     opts.store_node.clear();
   }
   if (opts.store_shards == 0)
-    opts.store_shards = default_store_shards(opts.replicas, std::thread::hardware_concurrency(),
+    opts.store_shards = default_store_shards(opts.replicas, usable_cores(),
                                              opts.store_nodes.size());
   if (auto ranges = split_into_shards(parameter_layout(*spec).size(), opts.store_shards);
       !ranges)

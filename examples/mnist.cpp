@@ -8,12 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <sstream>
-#include <thread>
 
 #include <caf/all.hpp>
 #include <fmt/core.h>
 
 #include "actors/cluster/cluster_config.hpp"
+#include "actors/core_pinning.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/metrics_log.hpp"
 #include "actors/progress_bar.hpp"
@@ -35,7 +35,7 @@ struct mnist_config : troupe::cluster_config {
   std::string store_nodes; // the same, into options.store_nodes
 
   mnist_config() {
-    options.replicas = std::max(1u, std::thread::hardware_concurrency());
+    options.replicas = troupe::usable_cores();
     options.data_dir = troupe::default_data_dir();
     auto& o = options;
     opt_group{custom_options_, "global"}
