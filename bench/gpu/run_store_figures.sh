@@ -14,7 +14,8 @@
 #   (a) train_bench at batch 32: one replica, no actors (the ratios' base)
 #   (b) mnist --devices=cpu: sync 14 replicas global 448 and 1792 (32 and 128
 #       per replica), async 14 replicas --batch-size=448 (32 per push), sync 8
-#       replicas global 256; each with the replicas' wait % and its ratio to (a)
+#       replicas global 256, sync 14 replicas global 448 with 4 store shards;
+#       each with the replicas' wait % and its ratio to (a)
 #   (c) mnist on cuda:0: sync 1 replica batch 32, sync 2 replicas global 64,
 #       async 2 replicas --batch-size=64 (the store's shards stay on the host)
 #   (d) PyTorch on the same GPU at batch 32: bench/gpu/torch_mlp.py eager and
@@ -283,6 +284,9 @@ mnist_figure "cpu_sync_${big}r_b$((32 * big))" --mode=sync --replicas=$big --bat
 mnist_figure "cpu_sync_${big}r_b$((128 * big))" --mode=sync --replicas=$big --batch-size=$((128 * big)) --devices=cpu
 mnist_figure "cpu_async_${big}r_b$((32 * big))" --mode=async --replicas=$big --batch-size=$((32 * big)) --devices=cpu
 mnist_figure "cpu_sync_${mid}r_b$((32 * mid))" --mode=sync --replicas=$mid --batch-size=$((32 * mid)) --devices=cpu
+# The default gives the 14 replicas 14 shards (196 pushes a round); fewer,
+# larger shards trade step time for messages: the data to pick the default.
+mnist_figure "cpu_sync_${big}r_b$((32 * big))_4shards" --mode=sync --replicas=$big --batch-size=$((32 * big)) --devices=cpu --store-shards=$((big < 4 ? big : 4))
 
 # --- (c) the actor runtime on the GPU ------------------------------------------
 section "(c) GPU, the actor runtime (mnist --devices=cuda:0; the store's shards on the host)" 75
