@@ -15,17 +15,6 @@ namespace troupe {
 
 namespace {
 
-class pin_to_core_zero final : public caf::thread_hook {
-public:
-  void init(caf::actor_system&) override {}
-  void thread_started() override { pin_this_thread(0); }
-  void thread_terminates() override {}
-};
-
-} // namespace
-
-namespace {
-
 // The CPUs this process may run on, in order, as the first caller saw them
 // (before any thread pinned itself: a pinned thread's own mask is one CPU).
 const std::vector<int>& allowed_cpus() {
@@ -44,6 +33,13 @@ const std::vector<int>& allowed_cpus() {
   }();
   return cpus;
 }
+
+class pin_to_core_zero final : public caf::thread_hook {
+public:
+  void init(caf::actor_system&) override {}
+  void thread_started() override { pin_this_thread(0); }
+  void thread_terminates() override {}
+};
 
 } // namespace
 
