@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "model/data/dataset.hpp"
@@ -50,6 +51,19 @@ inline const dataset_pair& test_slice() {
     return *loaded;
   }();
   return data;
+}
+
+/// The same slice as a shared pointer, as fit() and replicas take their data.
+inline std::shared_ptr<const dataset_pair> shared_test_slice() {
+  static const std::shared_ptr<const dataset_pair> data(&test_slice(),
+                                                        [](const dataset_pair*) {});
+  return data;
+}
+
+/// Its training half, sharing the slice (for a replica).
+inline std::shared_ptr<const dataset> shared_train_slice() {
+  const auto pair = shared_test_slice();
+  return std::shared_ptr<const dataset>(pair, &pair->train);
 }
 
 } // namespace troupe

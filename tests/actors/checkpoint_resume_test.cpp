@@ -15,6 +15,7 @@
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
 #include "tests/actors/failing_backend.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -23,11 +24,6 @@ namespace {
 struct resume_config : caf::actor_system_config {
   resume_config() { register_messages(*this); }
 };
-
-std::shared_ptr<const dataset_pair> slice() {
-  static auto data = std::make_shared<const dataset_pair>(*load_dataset(TROUPE_TEST_DATA_DIR));
-  return data;
-}
 
 fit_options small_run(const std::string& checkpoint) {
   fit_options o;
@@ -64,10 +60,10 @@ TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted
   resume_config cfg;
   caf::actor_system sys{cfg};
   const auto path = temp_path("mid.ckpt");
-  auto uninterrupted = fit(sys, small_run(""), slice());
+  auto uninterrupted = fit(sys, small_run(""), shared_test_slice());
   REQUIRE(uninterrupted);
 
-  auto interrupted = fit(sys, interrupted_run(path), slice());
+  auto interrupted = fit(sys, interrupted_run(path), shared_test_slice());
   REQUIRE_FALSE(interrupted);
   REQUIRE(std::filesystem::exists(path));
   // A periodic checkpoint: mid-epoch, so the flag is unset and the resume
@@ -82,7 +78,7 @@ TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted
   auto resumed_options = small_run(path);
   resumed_options.checkpoint_every = 40;
   resumed_options.resume_path = path;
-  auto resumed = fit(sys, resumed_options, slice());
+  auto resumed = fit(sys, resumed_options, shared_test_slice());
   REQUIRE(resumed);
   CHECK(resumed->version == uninterrupted->version);
   CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
@@ -97,10 +93,10 @@ TEST_CASE("a truncated checkpoint is refused with an error naming the file",
   const auto path = temp_path("cut.ckpt");
   auto options = small_run(path);
   options.epochs = 1;
-  REQUIRE(fit(sys, options, slice()));
+  REQUIRE(fit(sys, options, shared_test_slice()));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   options.resume_path = path;
-  auto resumed = fit(sys, options, slice());
+  auto resumed = fit(sys, options, shared_test_slice());
   REQUIRE_FALSE(resumed);
   const auto text = describe(resumed.error());
   CHECK(text.find(path) != std::string::npos);
@@ -115,19 +111,19 @@ TEST_CASE("a checkpoint of another model or other settings is refused",
   const auto path = temp_path("other.ckpt");
   auto options = small_run(path);
   options.epochs = 1;
-  REQUIRE(fit(sys, options, slice()));
+  REQUIRE(fit(sys, options, shared_test_slice()));
 
   auto other_model = options;
   other_model.model = "784-64relu-10";
   other_model.resume_path = path;
-  auto refused_model = fit(sys, other_model, slice());
+  auto refused_model = fit(sys, other_model, shared_test_slice());
   REQUIRE_FALSE(refused_model);
   CHECK(describe(refused_model.error()).find("784-128relu-10") != std::string::npos);
 
   auto other_seed = options;
   other_seed.seed = 12;
   other_seed.resume_path = path;
-  auto refused_seed = fit(sys, other_seed, slice());
+  auto refused_seed = fit(sys, other_seed, shared_test_slice());
   REQUIRE_FALSE(refused_seed);
   CHECK(describe(refused_seed.error()).find(path) != std::string::npos);
   std::filesystem::remove(path);
@@ -142,14 +138,14 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     const auto path = temp_path(mode + "_end.ckpt");
     auto two_epochs = small_run("");
     two_epochs.mode = mode;
-    auto uninterrupted = fit(sys, two_epochs, slice());
+    auto uninterrupted = fit(sys, two_epochs, shared_test_slice());
     REQUIRE(uninterrupted);
 
     // One epoch: its end-of-epoch checkpoint carries the flag.
     auto first = small_run(path);
     first.mode = mode;
     first.epochs = 1;
-    REQUIRE(fit(sys, first, slice()));
+    REQUIRE(fit(sys, first, shared_test_slice()));
     auto saved = read_checkpoint(path);
     REQUIRE(saved);
     CHECK(saved->epoch_complete);
@@ -161,7 +157,7 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     std::vector<epoch_record> records;
     fit_observer observer;
     observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
-    auto resumed = fit(sys, rest, slice(), observer);
+    auto resumed = fit(sys, rest, shared_test_slice(), observer);
     REQUIRE(resumed);
     REQUIRE(records.size() == 1); // the second epoch only
     CHECK(records[0].epoch == 2);
@@ -181,7 +177,7 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   caf::actor_system sys{cfg};
   const auto path = temp_path("flag.ckpt");
   // A mid-epoch checkpoint: epoch 1 (0-based), 40 of its 125 rounds done.
-  REQUIRE_FALSE(fit(sys, interrupted_run(path), slice()));
+  REQUIRE_FALSE(fit(sys, interrupted_run(path), shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   REQUIRE_FALSE(saved->epoch_complete);
@@ -193,7 +189,7 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   std::vector<epoch_record> records;
   fit_observer observer;
   observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
-  auto mid = fit(sys, resume, slice(), observer);
+  auto mid = fit(sys, resume, shared_test_slice(), observer);
   REQUIRE(mid);
   REQUIRE(records.size() == 1);
   CHECK(records[0].epoch == 2);
@@ -203,7 +199,7 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   saved->epoch_complete = true;
   REQUIRE(write_checkpoint(path, *saved));
   records.clear();
-  auto done = fit(sys, resume, slice(), observer);
+  auto done = fit(sys, resume, shared_test_slice(), observer);
   REQUIRE(done);
   CHECK(records.empty());
   CHECK(done->version == saved->version);

@@ -8,6 +8,7 @@
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/backend/backend.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -59,7 +60,7 @@ TEST_CASE("a fit on a cuda device that does not open fails before training, nami
     config() { register_messages(*this); }
   } cfg;
   caf::actor_system sys{cfg};
-  auto data = std::make_shared<const dataset_pair>(*load_dataset(TROUPE_TEST_DATA_DIR));
+  auto data = shared_test_slice();
   fit_options options;
   options.replicas = 2;
   options.epochs = 1;

@@ -22,6 +22,7 @@
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/model_spec.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -30,16 +31,6 @@ namespace {
 struct fit_config : caf::actor_system_config {
   fit_config() { register_messages(*this); }
 };
-
-std::shared_ptr<const dataset_pair> slice() {
-  static std::shared_ptr<const dataset_pair> data = [] {
-    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
-    if (!loaded)
-      FAIL("cannot load " TROUPE_TEST_DATA_DIR ": " << loaded.error().message);
-    return std::make_shared<const dataset_pair>(std::move(*loaded));
-  }();
-  return data;
-}
 
 // A small, quick run: a narrow model and SGD, whose update is linear in the
 // gradient. Adam's normalisation amplifies reduction round-off on small
@@ -83,7 +74,7 @@ caf::expected<fit_summary> run_fit(const fit_options& options,
                                    fit_observer observer = {}) {
   fit_config cfg;
   caf::actor_system sys{cfg};
-  return fit(sys, options, slice(), std::move(observer));
+  return fit(sys, options, shared_test_slice(), std::move(observer));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -13,6 +13,7 @@
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/parameter_layout.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -21,16 +22,6 @@ namespace {
 struct replica_test_config : caf::actor_system_config {
   replica_test_config() { register_messages(*this); }
 };
-
-std::shared_ptr<const dataset> train_slice() {
-  static auto data = [] {
-    auto loaded = load_dataset(TROUPE_TEST_DATA_DIR);
-    if (!loaded)
-      FAIL("cannot load " TROUPE_TEST_DATA_DIR ": " << loaded.error().message);
-    return std::make_shared<const dataset>(std::move(loaded->train));
-  }();
-  return data;
-}
 
 constexpr const char* small_model = "784-8relu-10";
 
@@ -60,7 +51,7 @@ replica_actor spawn_first_of_two(caf::actor_system& sys, store_actor store,
   config.model = small_model;
   config.global_batch = 8;
   config.step_timeout_ms = step_timeout_ms;
-  auto replica = spawn_replica(sys, config, {store}, train_slice());
+  auto replica = spawn_replica(sys, config, {store}, shared_train_slice());
   REQUIRE(replica);
   return *replica;
 }

@@ -17,6 +17,7 @@
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
 #include "tests/actors/failing_backend.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -25,11 +26,6 @@ namespace {
 struct shard_config : caf::actor_system_config {
   shard_config() { register_messages(*this); }
 };
-
-std::shared_ptr<const dataset_pair> slice() {
-  static auto data = std::make_shared<const dataset_pair>(*load_dataset(TROUPE_TEST_DATA_DIR));
-  return data;
-}
 
 // 3 replicas, global batch 24 over 2000 samples: 84 rounds an epoch, the last
 // one short; Adam, whose state must follow each shard's range.
@@ -60,7 +56,7 @@ TEST_CASE("sync parameters are bitwise identical for 1, 2, 3 and 4 store shards 
   caf::actor_system sys{cfg};
   std::vector<fit_summary> runs;
   for (uint32_t shards = 1; shards <= 4; ++shards) {
-    auto run = fit(sys, sharded_run("sync", shards, 4), slice());
+    auto run = fit(sys, sharded_run("sync", shards, 4), shared_test_slice());
     REQUIRE(run);
     runs.push_back(*run);
   }
@@ -78,7 +74,7 @@ TEST_CASE("async training with 3 store shards steps every shard once per push an
           "[shards][async][fit]") {
   shard_config cfg;
   caf::actor_system sys{cfg};
-  auto run = fit(sys, sharded_run("async", 3, 2), slice());
+  auto run = fit(sys, sharded_run("async", 3, 2), shared_test_slice());
   REQUIRE(run);
   // Every push is one step of each shard: 2 epochs of 2000 samples in 8s.
   CHECK(run->version == 2 * 3 * 84);
@@ -91,7 +87,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
   shard_config cfg;
   caf::actor_system sys{cfg};
   const auto path = temp_path("any-s.ckpt");
-  auto uninterrupted = fit(sys, sharded_run("sync", 2, 2), slice());
+  auto uninterrupted = fit(sys, sharded_run("sync", 2, 2), shared_test_slice());
   REQUIRE(uninterrupted);
 
   // Checkpoints every 30 rounds with 3 shards: at 30, 60, at the end of epoch
@@ -101,7 +97,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
   interrupted_options.checkpoint_path = path;
   interrupted_options.checkpoint_every = 30;
   testing::fail_replica_at_push(interrupted_options, 2, 120);
-  REQUIRE_FALSE(fit(sys, interrupted_options, slice()));
+  REQUIRE_FALSE(fit(sys, interrupted_options, shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   CHECK(saved->round == 114);
@@ -113,7 +109,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
     INFO("resumed with store shards: " << shards);
     auto resumed_options = sharded_run("sync", shards, 2);
     resumed_options.resume_path = path;
-    auto resumed = fit(sys, resumed_options, slice());
+    auto resumed = fit(sys, resumed_options, shared_test_slice());
     REQUIRE(resumed);
     CHECK(resumed->version == uninterrupted->version);
     CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);

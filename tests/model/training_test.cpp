@@ -5,13 +5,13 @@
 
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/train/local_trainer.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
 TEST_CASE("three epochs on the slice lower the loss and beat chance widely",
           "[model][training]") {
-  auto data = load_dataset(TROUPE_TEST_DATA_DIR);
-  REQUIRE(data);
+  const dataset_pair* data = &test_slice();
   auto spec = parse_model_spec("784-128relu-10");
   REQUIRE(spec);
   auto compute = make_eigen_backend();
@@ -34,8 +34,7 @@ TEST_CASE("three epochs on the slice lower the loss and beat chance widely",
 }
 
 TEST_CASE("training is bitwise reproducible for a seed", "[model][training]") {
-  auto data = load_dataset(TROUPE_TEST_DATA_DIR);
-  REQUIRE(data);
+  const dataset_pair* data = &test_slice();
   auto spec = parse_model_spec("784-32relu-10");
   REQUIRE(spec);
   auto compute = make_eigen_backend();
