@@ -72,16 +72,19 @@ bool spawn_store(coordinator_pointer self) {
       self->system(), checkpoint_target{options.checkpoint_path, options.model,
                                         run_fingerprint(options), options.optimizer.name,
                                         count, options.store_shards});
-  // Sync shards of this process step one buffer in place (see update_policy).
+  // Sync shards of this process step one host buffer in place (see
+  // update_policy); shards on a device step buffers of their own there.
   std::shared_ptr<std::vector<float>> shared;
   auto policy = make_update_policy(options.mode, 0, policy_settings_for(options));
-  if (where.store_here && policy && (*policy)->replicas_wait_for_rounds())
+  if (where.store_here && options.store_device == "cpu" && policy
+      && (*policy)->replicas_wait_for_rounds())
     shared = std::make_shared<std::vector<float>>(init.initial_parameters.to_vector());
   for (uint32_t k = 0; k < options.store_shards; ++k) {
     const shard_range range = st.store.ranges[k];
     store_config shard = init;
     shard.shard = k;
     shard.shards = options.store_shards;
+    shard.device = options.store_device;
     shard.parameter_count = count;
     shard.pin_core = options.pin_cores;
     shard.initial_parameters = init.initial_parameters.slice(range.offset, range.count);
@@ -114,7 +117,9 @@ bool spawn_actors(coordinator_pointer self) {
   const auto& where = st.setup.where;
   if (!spawn_store(self))
     return false;
-  st.setup.store_init = store_config{}; // the shards have their slices
+  // The shards have their slices: let go of the whole buffers.
+  st.setup.store_init.initial_parameters = shared_floats{};
+  st.setup.store_init.initial_optimizer_state = shared_floats{};
   for (uint32_t i = 0; i < options.replicas; ++i) {
     auto replica = where.spawn_replica(replica_config_for(options, i, st.setup.devices[i]),
                                        st.store.shards);

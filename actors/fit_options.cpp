@@ -15,6 +15,32 @@
 
 namespace troupe {
 
+namespace {
+
+// --store-device: a device make_backend knows, Adam (the one optimizer with
+// a device step), and a device that opens here when the shards run here.
+caf::expected<void> check_store_device(const fit_options& opts) {
+  const std::string& device = opts.store_device;
+  if (!names_a_device(device))
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--store-device: '" + device
+                               + "' is not a device (expected cpu or cuda:N)");
+  if (device == "cpu")
+    return {};
+  if (opts.optimizer.name != "adam")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--store-device=" + device + " steps Adam only: use "
+                               "--optimizer=adam, or --store-device=cpu for "
+                               + opts.optimizer.name);
+  if (opts.store_nodes.empty())
+    if (auto opened = make_backend(device); !opened)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--store-device=" + device + ": " + opened.error().message);
+  return {};
+}
+
+} // namespace
+
 caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data) {
   // The modes are the policy factory's: a new policy needs no change here.
   const auto& modes = update_policy_modes();
@@ -112,6 +138,8 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     opts.store_nodes.push_back(opts.store_node);
     opts.store_node.clear();
   }
+  if (auto store_device = check_store_device(opts); !store_device)
+    return store_device.error();
   if (opts.store_shards == 0)
     opts.store_shards = default_store_shards(opts.replicas, usable_cores(),
                                              opts.store_nodes.size());
@@ -177,7 +205,7 @@ caf::expected<device_choice> parse_devices(const std::string& text) {
   }
   std::stringstream list(text);
   for (std::string device; std::getline(list, device, ',');) {
-    if (device != "cpu" && device.rfind("cuda:", 0) != 0)
+    if (!names_a_device(device))
       return make_troupe_error(troupe_errc::bad_config,
                                "--devices: '" + device
                                  + "' is not a device (expected cpu, cuda:N or auto)");
@@ -213,6 +241,7 @@ replica_config replica_config_for(const fit_options& options, uint32_t index,
   cfg.replicas = options.replicas;
   cfg.model = options.model;
   cfg.device = device;
+  cfg.store_device = options.store_device;
   cfg.seed = options.seed;
   cfg.global_batch = options.batch_size;
   cfg.step_timeout_ms = options.step_timeout_ms;

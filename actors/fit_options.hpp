@@ -57,6 +57,7 @@ struct fit_options {
   uint32_t store_shards = 0;            // store shard actors; 0: default_store_shards()
   std::vector<std::string> store_nodes; // HOST:PORT of nodes for the shards; empty: here
   std::string store_node;               // one store node (--store-node, before --store-nodes)
+  std::string store_device = "cpu";     // where shards keep and step parameters: cpu | cuda:N
   // Test hook, never sent: wraps each local replica's backend (fault injection).
   backend_wrapper wrap_replica_backend;
   // Parsed from the texts above by check_fit_options; the run reads only these.

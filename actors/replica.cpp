@@ -14,6 +14,7 @@
 #include "actors/gather.hpp"
 #include "actors/store_group.hpp"
 #include "messages/errors.hpp"
+#include "model/backend/device_buffers.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
 #include "model/network.hpp"
@@ -34,8 +35,12 @@ struct replica_setup {
   replica_config config;
   store_group store; // every shard, in shard order
   std::shared_ptr<const dataset> train;
-  std::unique_ptr<backend> compute;
+  std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
   std::unique_ptr<network> net;
+  // Gradients and parameters change hands in device memory: the replica
+  // computes on the device its store's shards step on, in their process
+  // (see hands_over_on_device).
+  bool device_handover = false;
 };
 
 struct replica_state {
@@ -51,6 +56,11 @@ struct replica_state {
   // its round closes), so a few rotate, as many as are in flight: a fresh
   // 407 KB buffer per step costs page faults on every first touch.
   std::vector<std::shared_ptr<std::vector<float>>> gradients;
+  // With device hand-over: the gradient buffers on the device, and the
+  // shards' last answers (views of their device buffers), held until the
+  // next push, after the step that read them has finished.
+  std::unique_ptr<device_buffer_pool> device_gradients;
+  std::vector<params_msg> device_parts;
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
   std::vector<uint32_t> order;                  // this epoch's permutation
@@ -105,6 +115,42 @@ std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
       return buffer;
   st.gradients.push_back(std::make_shared<std::vector<float>>(st.setup->net->layout().size()));
   return st.gradients.back();
+}
+
+// Makes the network read the shards' last answers on the device: in place
+// when one shard's buffer holds them all, else copied into its own buffer
+// (device to device, or from the host for a shard that answered there).
+void use_device_parts(replica_state& st) {
+  auto& net = *st.setup->net;
+  const auto& parts = st.device_parts;
+  const size_t count = st.setup->store.parameter_count;
+  if (parts.size() == 1 && parts[0].values.on_device() && parts[0].values.size() == count) {
+    net.use_device_parameters_at(parts[0].values.data());
+    return;
+  }
+  for (const auto& part : parts)
+    net.compute().copy_to_device(net.device_parameters() + part.offset, part.values.data(),
+                                 part.values.size() * sizeof(float));
+  net.use_device_parameters();
+}
+
+// Computes this round's gradient into a device buffer the store reads in place.
+batch_stats compute_on_device(replica_state& st, size_t samples, shared_floats& gradient) {
+  auto& setup = *st.setup;
+  if (!st.device_gradients)
+    st.device_gradients =
+      std::make_unique<device_buffer_pool>(setup.compute, setup.net->layout().size());
+  auto buffer = st.device_gradients->take();
+  if (st.device_parts.empty())
+    setup.net->use_parameters(st.params.values.data()); // an epoch's start: host values
+  else
+    use_device_parts(st);
+  auto stats = setup.net->compute_gradient_in_device(st.batch_images.data(),
+                                                     st.batch_labels.data(), samples,
+                                                     buffer.get());
+  gradient = shared_floats{std::move(buffer), 0, setup.net->layout().size(),
+                           setup.config.device};
+  return stats;
 }
 
 // A re-planned round can give a replica more samples than its share at start.
@@ -164,7 +210,6 @@ void run_round(replica_pointer self) {
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
   if (!positions.empty()) {
-    auto gradient = free_gradient_buffer(st);
     if (positions.size() > st.setup->net->max_batch())
       grow_batch_buffers(st, positions.size());
     st.batch_indices.clear();
@@ -172,18 +217,25 @@ void run_round(replica_pointer self) {
       st.batch_indices.push_back(st.order[position]);
     gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                  st.batch_images.data(), st.batch_labels.data());
-    st.setup->net->use_parameters(st.params.values.data());
-    auto stats = st.setup->net->compute_gradient(st.batch_images.data(),
-                                                 st.batch_labels.data(), positions.size(),
-                                                 gradient->data());
+    batch_stats stats;
+    if (st.setup->device_handover) {
+      stats = compute_on_device(st, positions.size(), push.gradient);
+    } else {
+      auto gradient = free_gradient_buffer(st);
+      st.setup->net->use_parameters(st.params.values.data());
+      stats = st.setup->net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
+                                              positions.size(), gradient->data());
+      push.gradient = shared_floats{std::move(gradient)};
+    }
     st.report.samples += static_cast<uint64_t>(stats.samples);
     push.loss_sum = stats.loss_sum;
     st.report.loss_sum += stats.loss_sum;
     st.report.correct += static_cast<uint64_t>(stats.correct);
-    push.gradient = shared_floats{std::move(gradient)};
   }
+  push.device_answer = st.setup->device_handover;
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};
+  st.device_parts.clear();
   if (cfg.slowdown > 1.0f) // a straggler by request: (F - 1) x this step's compute
     std::this_thread::sleep_for(std::chrono::duration<double>(
       (cfg.slowdown - 1.0f) * seconds_between(start, clock_type::now())));
@@ -219,7 +271,14 @@ void run_round(replica_pointer self) {
       if (st.setup->config.trace)
         st.report.trace.push_back(make_trace_span(
           trace_kind::wait, st.first_round + st.next_round, st.pushed_at, answered));
-      st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
+      if (st.setup->device_handover) { // used on the device by the next compute
+        st.params = params_msg{parts.front().version, parts.front().round,
+                               parts.front().staleness, 0, shared_floats{},
+                               std::move(parts.front().losses)};
+        st.device_parts = std::move(parts);
+      } else {
+        st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
+      }
       ++st.next_round;
       run_round(self);
     },
@@ -268,6 +327,7 @@ replica_actor::behavior_type replica(replica_pointer self,
       const auto& cfg = st.setup->config;
       st.promise = self->make_response_promise<replica_report>();
       st.params = std::move(order.params);
+      st.device_parts.clear();
       st.first_round = st.params.round - order.start_round;
       st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
                                    order.epoch);
@@ -293,9 +353,21 @@ replica_actor::behavior_type replica(replica_pointer self,
 }
 
 
+// Tells whether a replica hands gradients and parameters over in device
+// memory: it computes on the device the store steps on (--store-device), and
+// every shard lives in its process (`here`), where device pointers hold.
+bool hands_over_on_device(const replica_config& config, const std::vector<store_actor>& shards,
+                          const caf::node_id& here) {
+  if (config.device == "cpu" || config.store_device != config.device)
+    return false;
+  return std::all_of(shards.begin(), shards.end(),
+                     [&here](const store_actor& shard) { return shard.node() == here; });
+}
+
 expected<std::shared_ptr<replica_setup>>
 make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
-                   std::shared_ptr<const dataset> train, const backend_wrapper& wrap) {
+                   std::shared_ptr<const dataset> train, const backend_wrapper& wrap,
+                   const caf::node_id& here) {
   if (config.replicas == 0 || config.index >= config.replicas)
     return fail(model_errc::invalid_argument,
                 "replica index " + std::to_string(config.index) + " is outside 0.."
@@ -322,6 +394,7 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
   if (!ranges)
     return ranges.error();
   store.ranges = std::move(*ranges);
+  const bool handover = hands_over_on_device(config, shards, here);
   store.shards = std::move(shards);
   auto compute = make_backend(config.device);
   if (!compute)
@@ -333,6 +406,7 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
   setup->store = std::move(store);
   setup->train = std::move(train);
   setup->compute = std::move(*compute);
+  setup->device_handover = handover;
   const size_t per_replica = (config.global_batch + config.replicas - 1) / config.replicas;
   setup->net = std::make_unique<network>(*spec, *setup->compute, per_replica);
   return setup;
@@ -365,7 +439,7 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
 // to the spawner, which asks every remote replica whether it is ready.
 replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
                                             std::vector<store_actor> shards) {
-  auto setup = make_replica_setup(config, shards, nullptr, {});
+  auto setup = make_replica_setup(config, shards, nullptr, {}, self->system().node());
   if (!setup) {
     auto reason = to_caf_error(setup.error());
     std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
@@ -389,7 +463,8 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            std::vector<store_actor> shards,
                                            std::shared_ptr<const dataset> train,
                                            const backend_wrapper& wrap) {
-  auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap);
+  auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap,
+                                  system.node());
   if (!setup)
     return to_caf_error(setup.error());
   if (replica_needs_own_thread(config))

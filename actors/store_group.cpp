@@ -8,15 +8,19 @@ namespace troupe {
 
 namespace {
 
-// True if the slices tile one whole buffer at their own positions.
+// True if the slices tile one whole buffer at their own positions, in order.
 bool views_of_one_buffer(const std::vector<params_msg>& parts, size_t parameter_count) {
   const auto& buffer = parts.front().values.buffer;
-  if (!buffer || buffer->size() != parameter_count)
+  if (!buffer)
     return false;
-  for (const auto& part : parts)
-    if (part.values.buffer != buffer || part.values.offset != part.offset)
+  size_t end = 0;
+  for (const auto& part : parts) {
+    if (part.values.buffer != buffer || part.values.offset != part.offset
+        || part.offset != end || part.values.device != parts.front().values.device)
       return false;
-  return true;
+    end += part.values.size();
+  }
+  return end == parameter_count;
 }
 
 } // namespace
@@ -31,7 +35,8 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
   joined.staleness = parts.front().staleness;
   joined.losses = std::move(parts.front().losses);
   if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
-    joined.values = shared_floats{parts.front().values.buffer};
+    joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count,
+                                  parts.front().values.device};
     return joined;
   }
   if (!scratch || scratch.use_count() > 1 || copy_always)

@@ -25,7 +25,9 @@ struct store_group {
 /// copy when every slice sits at its own position of one whole buffer (sync
 /// shards of one process, or one shard); else the slices are copied into
 /// `scratch`, which is reused when no one else holds it. `copy_always` copies
-/// even then, for a caller that keeps the values while shards step.
+/// even then, for a caller that keeps the values while shards step. Slices
+/// in device memory must tile one buffer: others are joined on their device
+/// (the replica does).
 params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
                        std::shared_ptr<std::vector<float>>& scratch, bool copy_always = false);
 

@@ -12,7 +12,9 @@
 #include "actors/core_pinning.hpp"
 #include "actors/update_policy.hpp"
 #include "messages/errors.hpp"
+#include "model/backend/device_buffers.hpp"
 #include "model/finite_check.hpp"
+#include "model/optim/adam.hpp"
 #include "model/shard_layout.hpp"
 
 namespace troupe {
@@ -20,6 +22,11 @@ namespace troupe {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+// Names where floats are, for errors: a device's memory or the host's.
+std::string memory_name(const std::string& device) {
+  return device.empty() ? "host memory" : device + " memory";
+}
 
 // The Troupe error code a refused push is answered with: the refusal's namesake.
 troupe_errc error_code(refusal_code code) {
@@ -51,6 +58,17 @@ struct store_state : store_port {
   // first, with their version numbers (delayed answers from them).
   std::deque<std::pair<std::shared_ptr<std::vector<float>>, uint64_t>> history;
   size_t history_depth = 0;
+  // A shard on a device (--store-device) keeps the parameters and the
+  // optimizer state in that device's memory and steps them there:
+  // `device_params` is the current version, shared with the answers that
+  // carry it like `params` above. `params` is then a host copy of version
+  // `host_version`, refreshed when someone needs the values on the host.
+  std::shared_ptr<backend> device; // outlives `optim`, which steps on it
+  std::shared_ptr<float> device_params;
+  std::shared_ptr<float> device_spare;
+  std::deque<std::pair<std::shared_ptr<float>, uint64_t>> device_history;
+  std::unique_ptr<device_buffer_pool> uploads; // host gradients, copied to the device
+  uint64_t host_version = 0;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
   uint64_t version = 0;
@@ -58,6 +76,7 @@ struct store_state : store_port {
   struct open_push {
     caf::typed_response_promise<params_msg> promise;
     uint64_t staleness = 0;
+    bool device_answer = false; // answer in device memory (push_msg::device_answer)
   };
   std::unordered_map<uint64_t, open_push> open; // by ticket
   uint64_t next_ticket = 0;
@@ -70,12 +89,24 @@ struct store_state : store_port {
   uint64_t rounds_since_checkpoint = 0;
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
 
-  const float* values() const { return params->data() + base; }
+  // The current parameters in host memory: in place, or (on a device)
+  // copied from there once per version.
+  const float* host_values() {
+    if (!device)
+      return params->data() + base;
+    if (host_version != version) {
+      if (params.use_count() > 1) // an answer still carries the older copy
+        params = std::make_shared<std::vector<float>>(range.count);
+      device->copy_to_host(params->data(), device_params.get(), range.count * sizeof(float));
+      host_version = version;
+    }
+    return params->data();
+  }
 
   // This shard's part of a checkpoint: a periodic one (mid-epoch, as far as
   // the shard knows), or the one the coordinator asks for once an epoch is
   // complete.
-  checkpoint_part part(bool epoch_complete) const {
+  checkpoint_part part(bool epoch_complete) {
     checkpoint_part c;
     c.shard = settings.shard;
     c.shards = settings.shards;
@@ -85,7 +116,8 @@ struct store_state : store_port {
     c.epoch_round = c.round - epoch_first_round;
     c.epoch_complete = epoch_complete;
     c.optimizer_steps = optim->steps();
-    c.params = shared_floats{std::vector<float>(values(), values() + range.count)};
+    const float* values = host_values();
+    c.params = shared_floats{std::vector<float>(values, values + range.count)};
     c.optimizer_state = shared_floats{optim->state()};
     return c;
   }
@@ -97,12 +129,17 @@ struct store_state : store_port {
       checkpoint_due = true;
   }
 
-  params_msg answer_value(uint64_t staleness, uint64_t steps_back = 0) {
+  params_msg answer_value(uint64_t staleness, uint64_t steps_back = 0,
+                          bool device_answer = false) {
     params_msg msg;
     msg.round = policy->next_round();
     msg.staleness = staleness;
     msg.offset = range.offset;
     msg.losses = policy->losses();
+    if (device) {
+      set_device_values(msg, steps_back, device_answer);
+      return msg;
+    }
     if (steps_back == 0 || history.empty()) {
       msg.version = version;
       msg.values = shared_floats{params, base, range.count};
@@ -114,19 +151,57 @@ struct store_state : store_port {
     return msg;
   }
 
+  // A device shard's answer: the parameters `steps_back` steps ago (0: the
+  // current ones), as a view of its device buffer or copied to the host.
+  void set_device_values(params_msg& msg, uint64_t steps_back, bool device_answer) {
+    std::shared_ptr<float> buffer = device_params;
+    msg.version = version;
+    if (steps_back > 0 && !device_history.empty()) {
+      const auto& kept =
+        device_history[device_history.size() - std::min(device_history.size(), steps_back)];
+      buffer = kept.first;
+      msg.version = kept.second;
+    }
+    if (device_answer) {
+      msg.values = shared_floats{std::move(buffer), 0, range.count, settings.device};
+    } else if (buffer == device_params) {
+      host_values();
+      msg.values = shared_floats{params, 0, range.count};
+    } else {
+      std::vector<float> values(range.count);
+      device->copy_to_host(values.data(), buffer.get(), range.count * sizeof(float));
+      msg.values = shared_floats{std::move(values)};
+    }
+  }
+
+  // The buffer the next step writes: this shard's range of the parameters.
+  float* step_target() { return device ? device_params.get() : params->data() + base; }
+
+  // After a step on a device: the step's ops finish before anyone reads its
+  // result or reuses the gradients it read (they may sit on other streams).
+  void step_done() {
+    if (device)
+      device->finish();
+    ++version;
+  }
+
   void apply_step(const float* gradient, float lr_scale) override {
     make_writable();
-    optim->apply_scaled(params->data() + base, gradient, lr_scale);
-    ++version;
+    optim->apply_scaled(step_target(), gradient, lr_scale);
+    step_done();
   }
 
   void apply_weighted_step(const std::vector<weighted_gradient>& terms) override {
     make_writable();
-    optim->apply_weighted_sum(params->data() + base, terms);
-    ++version;
+    optim->apply_weighted_sum(step_target(), terms);
+    step_done();
   }
 
   void make_writable() {
+    if (device) {
+      make_device_writable();
+      return;
+    }
     if (history_depth > 0) { // the version about to be stepped is kept: step a copy
       history.emplace_back(params, version);
       if (history.size() > history_depth)
@@ -143,13 +218,38 @@ struct store_state : store_port {
     }
   }
 
+  // make_writable for a device shard: the same rules, device buffers.
+  void make_device_writable() {
+    if (history_depth > 0) {
+      device_history.emplace_back(device_params, version);
+      if (device_history.size() > history_depth)
+        device_history.pop_front();
+    }
+    if (device_params.use_count() > 1) {
+      auto copy = device_spare.use_count() == 1 ? std::move(device_spare)
+                                                : make_device_buffer(device, range.count);
+      device->copy_to_device(copy.get(), device_params.get(), range.count * sizeof(float));
+      device_spare = std::move(device_params);
+      device_params = std::move(copy);
+    }
+  }
+
+  // A host gradient for a device shard: copied into a device buffer first,
+  // so the policy sees device gradients only.
+  shared_floats upload(const shared_floats& gradient) {
+    auto buffer = uploads->take();
+    device->copy_to_device(buffer.get(), gradient.data(), gradient.size() * sizeof(float));
+    return shared_floats{std::move(buffer), 0, gradient.size(), settings.device};
+  }
+
   void answer(uint64_t ticket) override { answer_from(ticket, 0); }
 
   void answer_from(uint64_t ticket, uint64_t steps_back) override {
     auto push = open.find(ticket);
     if (push == open.end())
       return;
-    push->second.promise.deliver(answer_value(push->second.staleness, steps_back));
+    push->second.promise.deliver(
+      answer_value(push->second.staleness, steps_back, push->second.device_answer));
     open.erase(push);
   }
 
@@ -163,7 +263,19 @@ struct store_state : store_port {
                                  + " has " + std::to_string(size) + " values for store shard "
                                  + std::to_string(settings.shard) + ", expected "
                                  + std::to_string(range.count));
-    if (size > 0 && has_non_finite(push.gradient.data(), size))
+    if (size == 0)
+      return caf::none;
+    // A host gradient suits every shard (a device shard copies it over); one
+    // in device memory only a shard on that device.
+    const std::string here = device ? settings.device : std::string{};
+    if (push.gradient.on_device() && push.gradient.device != here)
+      return make_troupe_error(troupe_errc::bad_gradient,
+                               "gradient from replica " + std::to_string(push.replica) + " is in "
+                                 + memory_name(push.gradient.device) + ", but store shard "
+                                 + std::to_string(settings.shard) + " steps in "
+                                 + memory_name(here));
+    if (push.gradient.on_device() ? device->has_non_finite(push.gradient.data(), size)
+                                  : has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " contains NaN or Inf");
@@ -192,6 +304,7 @@ struct store_setup {
   std::shared_ptr<std::vector<float>> shared_params; // in-place sync buffer, or null
   checkpoint_writer_actor writer;
   caf::actor owner; // the coordinator: a shard on a node ends with it
+  std::shared_ptr<backend> device; // with a store device: where the shard steps
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
 };
@@ -212,6 +325,14 @@ store_actor::behavior_type variable_store(store_pointer self,
   if (setup->options.pin_core) // then detached: this runs on the shard's own thread
     pin_this_thread(setup->options.shard);
   st.version = setup->options.initial_version;
+  if (setup->device) {
+    st.device = setup->device;
+    st.device_params = make_device_buffer(st.device, st.range.count);
+    st.device->copy_to_device(st.device_params.get(), st.params->data(),
+                              st.range.count * sizeof(float));
+    st.host_version = st.version;
+    st.uploads = std::make_unique<device_buffer_pool>(st.device, st.range.count);
+  }
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
   st.history_depth = st.policy->history_depth();
@@ -256,7 +377,9 @@ store_actor::behavior_type variable_store(store_pointer self,
       const uint32_t samples = push.batch_size;
       // Open before the policy sees the push: it may answer it at once.
       auto promise = self->make_response_promise<params_msg>();
-      st.open.emplace(ticket, store_state::open_push{promise, staleness});
+      st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer});
+      if (st.device && push.gradient.size() > 0 && !push.gradient.on_device())
+        push.gradient = st.upload(push.gradient);
       auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
                                                       std::move(push.gradient), ticket,
                                                       staleness},
@@ -313,6 +436,26 @@ store_actor::behavior_type variable_store(store_pointer self,
   };
 }
 
+// The shard's optimizer: on the host, or with a store device in that
+// device's memory (`device` is then set to its backend). Adam is the one
+// optimizer with a device step.
+expected<std::unique_ptr<optimizer>> make_shard_optimizer(const store_config& options,
+                                                          size_t count,
+                                                          std::shared_ptr<backend>& device) {
+  if (options.device == "cpu")
+    return make_optimizer(options.optimizer, count);
+  if (options.optimizer.name != "adam")
+    return fail(model_errc::invalid_argument,
+                "a store shard on " + options.device + " steps Adam only, not "
+                  + options.optimizer.name);
+  auto opened = make_backend(options.device);
+  if (!opened)
+    return fail(opened.error().code, "store shard " + std::to_string(options.shard) + " on "
+                                       + options.device + ": " + opened.error().message);
+  device = std::move(*opened);
+  return std::unique_ptr<optimizer>(new adam(options.optimizer, count, *device));
+}
+
 expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
                                                         checkpoint_writer_actor writer) {
   if (options.parameter_count == 0)
@@ -333,7 +476,7 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
                   + std::to_string(options.initial_parameters.size())
                   + " initial parameters, expected " + std::to_string(range.count));
   auto setup = std::make_shared<store_setup>();
-  auto optim = make_optimizer(options.optimizer, range.count);
+  auto optim = make_shard_optimizer(options, range.count, setup->device);
   if (!optim)
     return optim.error();
   auto policy = make_update_policy(options.mode, range.count,
@@ -365,9 +508,10 @@ store_actor::behavior_type remote_store(store_pointer self, store_config config,
     return store_actor::behavior_type{store_actor::behavior_type::unsafe_init{}, caf::behavior{}};
   }
   const auto& options = (*setup)->options;
-  std::fprintf(stderr, "troupe node: variable store shard %u of %u (%s, %s) started\n",
+  const std::string on_device = options.device == "cpu" ? "" : ", on " + options.device;
+  std::fprintf(stderr, "troupe node: variable store shard %u of %u (%s, %s%s) started\n",
                options.shard, options.shards, options.mode.c_str(),
-               options.optimizer.name.c_str());
+               options.optimizer.name.c_str(), on_device.c_str());
   self->attach_functor([shard = options.shard](const caf::error& reason) {
     std::fprintf(stderr, "troupe node: variable store shard %u stopped: %s\n", shard,
                  reason ? describe(reason).c_str() : "done");
@@ -403,6 +547,10 @@ caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store
                                "the shared parameter buffer has " + std::to_string(shared->size())
                                  + " floats, expected "
                                  + std::to_string((*setup)->options.parameter_count));
+    if ((*setup)->device)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "a store shard on " + (*setup)->options.device
+                                 + " cannot step a shared host buffer in place");
     (*setup)->shared_params = std::move(shared);
   }
   // Pinned shards need a thread of their own to pin; others share CAF's

@@ -83,7 +83,10 @@ struct mnist_config : troupe::cluster_config {
            "replica, at most one per core; with --store-nodes one per node)")
       .add(store_nodes, "store-nodes", "HOST:PORT,HOST:PORT of nodes to run the store shards "
                                        "on, round-robin")
-      .add(o.store_node, "store-node", "HOST:PORT of one node to run the variable store on");
+      .add(o.store_node, "store-node", "HOST:PORT of one node to run the variable store on")
+      .add(o.store_device, "store-device",
+           "cpu (default) or cuda:N: where the store shards keep and step the parameters "
+           "(replicas on the same device hand gradients over in device memory)");
   }
 };
 
@@ -141,10 +144,12 @@ int run(caf::actor_system& system, const mnist_config& cfg) {
                        ? options.devices
                        : fmt::format("{} nodes x {}", options.nodes.size(),
                                      options.replicas_per_node);
-  const auto store = options.store_nodes.empty()
-                       ? fmt::format("{} store shards", options.store_shards)
-                       : fmt::format("{} store shards on {} nodes", options.store_shards,
-                                     options.store_nodes.size());
+  auto store = options.store_nodes.empty()
+                 ? fmt::format("{} store shards", options.store_shards)
+                 : fmt::format("{} store shards on {} nodes", options.store_shards,
+                               options.store_nodes.size());
+  if (options.store_device != "cpu")
+    store += " in " + options.store_device + " memory";
   fmt::print("Troupe mnist: {} mode, {} replicas on {}, {}, model {}, batch {} (global), "
              "{} epochs, {} lr {}, {} train / {} test samples from {}\n",
              options.mode, options.replicas, where, store, options.model,

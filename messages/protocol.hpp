@@ -55,6 +55,8 @@ struct push_msg {
   double loss_sum = 0;       // the batch's summed training loss (for progress)
   shared_floats gradient;    // mean-loss gradient, the receiving shard's slice of it;
                              // may be empty when batch_size is 0
+  bool device_answer = false; // answer with parameters in the store's device memory:
+                              // the pusher is on that device, in the shard's process
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all
@@ -130,6 +132,7 @@ struct replica_config {
   uint32_t replicas = 1;
   std::string model = "784-128relu-10";
   std::string device = "cpu";
+  std::string store_device = "cpu"; // where the store's shards step (--store-device)
   std::string data_dir;
   uint64_t seed = 0;
   uint32_t global_batch = 32;
@@ -145,6 +148,9 @@ struct replica_config {
 struct store_config {
   std::string mode = "sync"; // the update policy; its factory knows the names
   optimizer_config optimizer;
+  // Where the shard keeps its parameters and optimizer state and steps them:
+  // "cpu" (host memory) or a GPU, "cuda:N" (--store-device).
+  std::string device = "cpu";
   // Shard `shard` of `shards` owns split_into_shards(parameter_count,
   // shards)[shard] (model/shard_layout.hpp); 0 of 1 owns everything.
   uint32_t shard = 0;
@@ -235,7 +241,7 @@ typename Inspector::result_type inspect(Inspector& f, trace_span& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
-           x.batch_size, x.loss_sum, x.gradient);
+           x.batch_size, x.loss_sum, x.device_answer, x.gradient);
 }
 
 template <class Inspector>
@@ -272,13 +278,13 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
-           x.device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
+           x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
            x.slowdown, x.trace);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
-  return f(caf::meta::type_name("store_config"), x.mode, x.optimizer.name,
+  return f(caf::meta::type_name("store_config"), x.mode, x.device, x.optimizer.name,
            x.optimizer.learning_rate, x.optimizer.beta1, x.optimizer.beta2,
            x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
            x.parameter_count, x.initial_parameters, x.initial_version,

@@ -13,6 +13,10 @@ constexpr size_t max_floats = size_t{1} << 30;
 } // namespace
 
 caf::error inspect(caf::serializer& sink, shared_floats& x) {
+  if (x.on_device())
+    return caf::make_error(caf::sec::invalid_argument,
+                           "a buffer of " + std::to_string(x.size()) + " floats in " + x.device
+                             + " memory cannot leave its process");
   size_t size = x.size();
   if (auto err = sink.begin_sequence(size))
     return err;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -23,34 +24,65 @@ namespace troupe {
 /// shard's part of a gradient. Inside one process a slice is never a copy;
 /// across processes only the slice is written, and read back as a whole
 /// buffer of its own.
+///
+/// The buffer may also sit in a device's memory (`device`, e.g. "cuda:0"),
+/// where a replica and a store shard of one process hand it over without a
+/// copy to the host. Such a view holds device pointers: only code on that
+/// device reads it, every write to it has finished before it is sent, and it
+/// never leaves its process (serializing it is an error).
 struct shared_floats {
-  std::shared_ptr<const std::vector<float>> buffer;
-  size_t offset = 0; // where the view starts in `buffer`
-  size_t count = 0;  // floats in the view
+  // The first float of the whole buffer; the pointer also owns what holds
+  // the buffer (a std::vector, or device memory with its release).
+  std::shared_ptr<const float> buffer;
+  size_t offset = 0;  // where the view starts in `buffer`
+  size_t count = 0;   // floats in the view
+  std::string device; // empty: host memory; else the device whose memory holds it
 
   shared_floats() = default;
   /// Views all of `v`.
   explicit shared_floats(std::shared_ptr<const std::vector<float>> v)
-    : buffer(std::move(v)), count(buffer ? buffer->size() : 0) {}
+    : count(v ? v->size() : 0) {
+    own(std::move(v));
+  }
   /// Views `view_count` floats of `v` from `view_offset` on.
   shared_floats(std::shared_ptr<const std::vector<float>> v, size_t view_offset,
                 size_t view_count)
-    : buffer(std::move(v)), offset(view_offset), count(view_count) {}
+    : offset(view_offset), count(view_count) {
+    own(std::move(v));
+  }
+  /// Views `view_count` floats from `view_offset` on of the buffer that
+  /// starts at `first`, in `where`'s memory (empty: the host's).
+  shared_floats(std::shared_ptr<const float> first, size_t view_offset, size_t view_count,
+                std::string where = {})
+    : buffer(std::move(first)), offset(view_offset), count(view_count),
+      device(std::move(where)) {}
   /// Takes ownership of `v` as the shared buffer.
   explicit shared_floats(std::vector<float> v)
     : shared_floats(std::make_shared<const std::vector<float>>(std::move(v))) {}
 
   size_t size() const { return count; }
-  const float* data() const { return buffer ? buffer->data() + offset : nullptr; }
+  /// Tells whether the floats sit in a device's memory rather than the host's.
+  bool on_device() const { return !device.empty(); }
+  /// Returns where the view starts: a device pointer when on_device().
+  const float* data() const { return buffer ? buffer.get() + offset : nullptr; }
   /// Returns the view of `slice_count` floats from `slice_offset` on, within this view.
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
-    return shared_floats{buffer, offset + slice_offset, slice_count};
+    return shared_floats{buffer, offset + slice_offset, slice_count, device};
   }
-  /// Copies the viewed floats out.
+  /// Copies the viewed floats out (host memory only).
   std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }
+
+private:
+  // Takes `v` over as the buffer. The reference is dropped here, not when
+  // the caller's argument ends (a policy test counts the holders).
+  void own(std::shared_ptr<const std::vector<float>> v) {
+    buffer = std::shared_ptr<const float>(v, v ? v->data() : nullptr);
+    v.reset();
+  }
 };
 
-/// Writes the buffer as a length and one raw block.
+/// Writes the buffer as a length and one raw block; a buffer in device
+/// memory is an error (it cannot leave its process).
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
 /// Reads what inspect(serializer&) wrote into a fresh buffer.

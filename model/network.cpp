@@ -147,6 +147,12 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
   return take_stats();
 }
 
+batch_stats network::compute_gradient_in_device(const float* images, const int32_t* labels,
+                                                size_t batch, float* device_gradient) {
+  gradient_into(images, labels, batch, device_gradient);
+  return take_stats(); // waits for the ops queued before: the gradient is done
+}
+
 batch_stats network::evaluate(const float* images, const int32_t* labels,
                               size_t count) {
   flush_denormals_scope flush;

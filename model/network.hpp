@@ -62,6 +62,15 @@ public:
   const float* device_parameters() const { return own_params_.data(); }
   /// Makes the steps read device_parameters() (upload into it first).
   void use_device_parameters() { params_ = own_params_.data(); }
+  /// Makes the steps read `params` (layout().size() floats in the backend's
+  /// memory, such as a store shard's buffer on this device) in place; they
+  /// must stay unchanged until the next use_* call.
+  void use_device_parameters_at(const float* params) { params_ = params; }
+  /// Like compute_gradient, but the gradient goes to `device_gradient`
+  /// (layout().size() floats in the backend's memory); when it returns, the
+  /// gradient is complete.
+  batch_stats compute_gradient_in_device(const float* images, const int32_t* labels,
+                                         size_t batch, float* device_gradient);
   /// Returns the gradient buffer that compute_gradient_on_device() fills.
   float* device_gradient() { return gradient_.data(); }
   /// Like compute_gradient, but the gradient stays on the device and the stats

@@ -18,7 +18,10 @@ namespace troupe {
 /// whether the policy reports staleness, and counts unwritten checkpoints.
 /// 4: the sharded store: gradient and parameter slices (params_msg.offset),
 /// store_config per shard, checkpoint parts, replicas spawned with every shard.
-constexpr uint32_t troupe_protocol_version = 5;
+/// 5: replicas take a tick_atom (their push watchdog).
+/// 6: the device-aware store: store_config.device, replica_config.store_device,
+/// push_msg.device_answer.
+constexpr uint32_t troupe_protocol_version = 6;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

@@ -6,12 +6,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/expected.hpp"
 #include "model/model_spec.hpp"
 #include "model/optim/adam_coefficients.hpp"
+#include "model/optim/optimizer.hpp"
 
 namespace troupe {
 
@@ -38,6 +41,10 @@ public:
   /// Copies to the host once every op queued before has finished.
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
+  /// Waits until every op queued before has finished, so that another
+  /// backend on the same device may read what they wrote. The CPU computes
+  /// on the calling thread: nothing to wait for.
+  virtual void finish() {}
 
   // --- ops ------------------------------------------------------------------
   /// c = alpha * op(a) * op(b) + beta * c, with op(a): (m, k), op(b): (k, n),
@@ -72,6 +79,17 @@ public:
   virtual void adam_update(float* weights, const float* gradient, float* m,
                            float* v, size_t count, const adam_coefficients& c) = 0;
 
+  // --- the store's step (a shard on this device) ---------------------------
+  /// out = weight_0 g_0 + weight_1 g_1 + ... over `count` floats, added in
+  /// the order given with denormals flushed: weighted_gradient_sum's bits
+  /// (optim/optimizer.hpp). The gradients and out are in this backend's memory.
+  virtual void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
+                            float* out) = 0;
+
+  /// Tells whether any of `count` floats is NaN or infinite; waits for the
+  /// ops queued before.
+  virtual bool has_non_finite(const float* values, size_t count) = 0;
+
   // --- the device-resident loop -------------------------------------------
   /// Returns the ops that device_trainer's loop needs besides the ones above
   /// (model/backend/resident_ops.hpp), or null where this backend cannot run
@@ -82,6 +100,17 @@ public:
 /// Creates a backend from a device name: "cpu" or "cuda:N". A device that is
 /// missing (no GPU, index out of range, CUDA not built) is an error value.
 expected<std::unique_ptr<backend>> make_backend(const std::string& device);
+
+/// Builds the backend of device N of a kind.
+using device_factory = std::function<expected<std::unique_ptr<backend>>(int index)>;
+
+/// Test seam: makes make_backend build "kind:N" devices with `factory`, so
+/// that a test can run the device paths (host_memory() false) without a GPU.
+void register_device_kind(const std::string& kind, device_factory factory);
+
+/// Tells whether `device` names a device make_backend knows: "cpu", "cuda:N"
+/// (whether or not it opens) or "kind:N" of a registered kind.
+bool names_a_device(const std::string& device);
 
 /// Owns an array in a backend's memory and frees it there.
 template <class T>

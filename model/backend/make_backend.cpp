@@ -1,4 +1,6 @@
 // The backend factory: the one place that knows which backends were built.
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "model/backend/backend.hpp"
@@ -9,9 +11,49 @@
 
 namespace troupe {
 
+namespace {
+
+struct device_kinds {
+  std::mutex mutex;
+  std::map<std::string, device_factory> factories;
+};
+
+device_kinds& extra_kinds() {
+  static device_kinds kinds;
+  return kinds;
+}
+
+// The factory of a registered kind that `device` ("kind:N") names, and N.
+std::pair<device_factory, int> registered_kind(const std::string& device) {
+  const auto colon = device.find(':');
+  if (colon == std::string::npos || colon + 1 == device.size() || device.size() - colon > 5
+      || device.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    return {};
+  auto& kinds = extra_kinds();
+  std::lock_guard<std::mutex> guard(kinds.mutex);
+  auto found = kinds.factories.find(device.substr(0, colon));
+  if (found == kinds.factories.end())
+    return {};
+  return {found->second, std::stoi(device.substr(colon + 1))};
+}
+
+} // namespace
+
+void register_device_kind(const std::string& kind, device_factory factory) {
+  auto& kinds = extra_kinds();
+  std::lock_guard<std::mutex> guard(kinds.mutex);
+  kinds.factories[kind] = std::move(factory);
+}
+
+bool names_a_device(const std::string& device) {
+  return device == "cpu" || device.rfind("cuda:", 0) == 0 || registered_kind(device).first;
+}
+
 expected<std::unique_ptr<backend>> make_backend(const std::string& device) {
   if (device == "cpu")
     return make_eigen_backend();
+  if (auto [factory, index] = registered_kind(device); factory)
+    return factory(index);
   const std::string cuda_prefix = "cuda:";
   if (device.compare(0, cuda_prefix.size(), cuda_prefix) == 0) {
     const std::string index_text = device.substr(cuda_prefix.size());

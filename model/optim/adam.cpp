@@ -48,9 +48,14 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
 }
 
 void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
-  // Moments in a device's memory (whole arrays there), or a single term:
-  // the sum first, then the step.
-  if (!own_backend_ || terms.size() < 2) {
+  if (!own_backend_) { // everything in the backend's memory: its sum, then its step
+    if (sum_.size() == 0)
+      sum_ = device_array<float>(*compute_, m_.size());
+    compute_->weighted_sum(terms, m_.size(), sum_.data());
+    apply(weights, sum_.data());
+    return;
+  }
+  if (terms.size() < 2) {
     optimizer::apply_weighted_sum(weights, terms);
     return;
   }

@@ -100,6 +100,7 @@ push_msg sample_push() {
   x.batch_size = 4294967295u;
   x.loss_sum = 1234.5;
   x.gradient = tricky_floats();
+  x.device_answer = true;
   return x;
 }
 
@@ -145,8 +146,27 @@ TEST_CASE("a slice of a shared buffer travels as its own floats only",
   const auto back = roundtrip(sys, push);
   CHECK(back.gradient.size() == 2);
   CHECK(back.gradient.offset == 0);
-  CHECK(back.gradient.buffer->size() == 2);
+  CHECK(back.gradient.buffer != whole.buffer); // read back into a buffer of its own
   CHECK(back.gradient.to_vector() == std::vector<float>{3.0f, 4.0f});
+}
+
+TEST_CASE("a buffer in device memory refuses to leave its process, with a clear error",
+          "[messages][serialization][device]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  push_msg push = sample_push();
+  const auto whole = floats({1.0f, 2.0f, 3.0f, 4.0f});
+  // A view marked as device memory: its pointer must never be read on the host.
+  push.gradient = shared_floats{whole.buffer, 1, 3, "cuda:0"};
+  CHECK(push.gradient.slice(1, 2).device == "cuda:0"); // a slice stays where it is
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  auto err = sink(push);
+  REQUIRE(err);
+  CHECK_THAT(sys.render(err), Catch::Contains("3 floats in cuda:0 memory cannot leave"));
+  // The same floats on the host travel.
+  push.gradient = shared_floats{whole.buffer, 1, 3};
+  CHECK(roundtrip(sys, push).gradient.to_vector() == std::vector<float>{2.0f, 3.0f, 4.0f});
 }
 
 TEST_CASE("push_msg survives a binary round trip field by field and byte for byte",
@@ -161,6 +181,7 @@ TEST_CASE("push_msg survives a binary round trip field by field and byte for byt
   CHECK(std::signbit(back.gradient.data()[1]));
   // A fresh buffer, not the sender's: deserializing never aliases.
   CHECK(back.gradient.data() != original.gradient.data());
+  CHECK(back.device_answer);
 }
 
 TEST_CASE("replica_loss survives a binary round trip field by field",
@@ -275,6 +296,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   config.replicas = 4;
   config.model = "784-64relu-32relu-10";
   config.device = "cuda:1";
+  config.store_device = "cuda:1";
   config.data_dir = "/some/where/with spaces/ünïcode";
   config.seed = 0xdeadbeefcafef00dull;
   config.global_batch = 256;
@@ -285,6 +307,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(c.replicas == 4);
   CHECK(c.model == config.model);
   CHECK(c.device == "cuda:1");
+  CHECK(c.store_device == "cuda:1");
   CHECK(c.data_dir == config.data_dir);
   CHECK(c.seed == config.seed);
   CHECK(c.global_batch == 256);
@@ -329,6 +352,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   hello.same_bits_required = true;
   store_config store;
   store.mode = "async";
+  store.device = "cuda:3";
   store.optimizer.name = "sgd";
   store.optimizer.learning_rate = 0.5f;
   store.optimizer.nesterov = true;
@@ -342,6 +366,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.pin_core = true;
   auto sc = roundtrip_in_message(sys, store);
   CHECK(sc.mode == "async");
+  CHECK(sc.device == "cuda:3");
   CHECK(sc.optimizer.name == "sgd");
   CHECK(sc.optimizer.learning_rate == 0.5f);
   CHECK(sc.optimizer.nesterov);

@@ -12,6 +12,7 @@
 
 #include "model/backend/cpu/gemm/gemm.hpp"
 #include "model/backend/cpu/adam_kernel.hpp"
+#include "model/finite_check.hpp"
 #include "model/backend/resident_ops.hpp"
 
 namespace troupe {
@@ -43,6 +44,15 @@ public:
     std::memcpy(dst, src, bytes);
   }
   void fill_zero(void* dst, size_t bytes) override { std::memset(dst, 0, bytes); }
+
+  void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
+                    float* out) override {
+    weighted_gradient_sum(terms, 0, count, out);
+  }
+
+  bool has_non_finite(const float* values, size_t count) override {
+    return troupe::has_non_finite(values, count);
+  }
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {

@@ -23,7 +23,10 @@ constexpr size_t blas_workspace_bytes = size_t{32} << 20;
 using cuda_detail::launch_adam_update;
 using cuda_detail::launch_adam_update_counted;
 using cuda_detail::launch_advance_step;
+using cuda_detail::launch_find_non_finite;
 using cuda_detail::launch_gather_rows;
+using cuda_detail::launch_weighted_sum;
+using cuda_detail::weighted_sum_terms_per_launch;
 using cuda_detail::launch_bias_activation;
 using cuda_detail::launch_bias_gradient;
 using cuda_detail::launch_relu_backward;
@@ -79,6 +82,8 @@ public:
 
   ~cuda_backend() override {
     make_current();
+    if (flag_ != nullptr)
+      TROUPE_CUDA_CHECK(cudaFree(flag_));
     TROUPE_CUBLAS_CHECK(cublasDestroy(blas_));
     TROUPE_CUDA_CHECK(cudaFree(blas_workspace_));
     TROUPE_CUDA_CHECK(cudaStreamDestroy(stream_));
@@ -132,6 +137,41 @@ public:
       return;
     make_current();
     TROUPE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+  }
+
+  void finish() override {
+    make_current();
+    TROUPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Launches of up to weighted_sum_terms_per_launch terms; each further one
+  // adds to the partial sum, which keeps the terms' order.
+  void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
+                    float* out) override {
+    make_current();
+    const float* gradients[weighted_sum_terms_per_launch];
+    float weights[weighted_sum_terms_per_launch];
+    for (size_t first = 0; first < terms.size(); first += weighted_sum_terms_per_launch) {
+      const size_t n = std::min(weighted_sum_terms_per_launch, terms.size() - first);
+      for (size_t t = 0; t < n; ++t) {
+        gradients[t] = terms[first + t].gradient;
+        weights[t] = terms[first + t].weight;
+      }
+      launch_weighted_sum(stream_, gradients, weights, n, count, first > 0, out);
+    }
+  }
+
+  bool has_non_finite(const float* values, size_t count) override {
+    make_current();
+    if (flag_ == nullptr)
+      TROUPE_CUDA_CHECK(cudaMalloc(&flag_, sizeof(int)));
+    TROUPE_CUDA_CHECK(cudaMemsetAsync(flag_, 0, sizeof(int), stream_));
+    launch_find_non_finite(stream_, values, count, flag_);
+    int found = 0;
+    TROUPE_CUDA_CHECK(cudaMemcpyAsync(&found, flag_, sizeof(int), cudaMemcpyDeviceToHost,
+                                      stream_));
+    TROUPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return found != 0;
   }
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
@@ -240,6 +280,7 @@ private:
   cudaStream_t stream_;
   cublasHandle_t blas_;
   void* blas_workspace_;
+  int* flag_ = nullptr; // has_non_finite's answer, allocated on first use
 };
 
 } // namespace

@@ -188,6 +188,29 @@ __global__ void gather_rows_kernel(const float* images, const int32_t* labels,
   }
 }
 
+struct weighted_terms {
+  const float* gradients[weighted_sum_terms_per_launch];
+  float weights[weighted_sum_terms_per_launch];
+};
+
+__global__ void weighted_sum_kernel(weighted_terms terms, int count_terms, size_t count,
+                                    bool accumulate, float* out) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    float sum = accumulate ? out[i] : __fmul_rn(terms.weights[0], terms.gradients[0][i]);
+    for (int t = accumulate ? 0 : 1; t < count_terms; ++t)
+      sum = __fadd_rn(sum, __fmul_rn(terms.weights[t], terms.gradients[t][i]));
+    out[i] = sum;
+  }
+}
+
+__global__ void find_non_finite_kernel(const float* values, size_t count, int* flag) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x)
+    if (!isfinite(values[i]))
+      *flag = 1; // every writer stores the same value
+}
+
 __global__ void advance_step_kernel(step_counters* counters, int rows) {
   counters->cursor += rows;
   counters->steps += 1;
@@ -258,6 +281,30 @@ void launch_adam_update_counted(cudaStream_t stream, float* weights,
   adam_counted_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
     weights, gradient, m, v, count, h, counters);
   TROUPE_CUDA_CHECK_LAUNCH("adam_counted_kernel");
+}
+
+void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
+                         const float* weights, size_t terms, size_t count, bool accumulate,
+                         float* out) {
+  if (count == 0 || terms == 0 || terms > weighted_sum_terms_per_launch)
+    return;
+  weighted_terms packed{};
+  for (size_t t = 0; t < terms; ++t) {
+    packed.gradients[t] = gradients[t];
+    packed.weights[t] = weights[t];
+  }
+  weighted_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+    packed, static_cast<int>(terms), count, accumulate, out);
+  TROUPE_CUDA_CHECK_LAUNCH("weighted_sum_kernel");
+}
+
+void launch_find_non_finite(cudaStream_t stream, const float* values, size_t count,
+                            int* flag) {
+  if (count == 0)
+    return;
+  find_non_finite_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+    values, count, flag);
+  TROUPE_CUDA_CHECK_LAUNCH("find_non_finite_kernel");
 }
 
 void launch_gather_rows(cudaStream_t stream, const float* images,

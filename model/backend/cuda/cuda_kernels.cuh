@@ -35,6 +35,21 @@ void launch_adam_update(cudaStream_t stream, float* weights,
                         const float* gradient, float* m, float* v, size_t count,
                         const adam_coefficients& c);
 
+/// The terms one weighted_sum launch adds; more are added by further
+/// launches that start from the partial sum (1 x it is exact).
+constexpr size_t weighted_sum_terms_per_launch = 8;
+
+/// out[i] = sum over t < terms of weights[t] * gradients[t][i], in order,
+/// each product and sum rounded on its own (never fused): the CPU's bits
+/// except for denormals. With `accumulate` the sum starts from out[i].
+void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
+                         const float* weights, size_t terms, size_t count, bool accumulate,
+                         float* out);
+
+/// Sets *flag to 1 if any of `count` values is NaN or infinite (else leaves it).
+void launch_find_non_finite(cudaStream_t stream, const float* values, size_t count,
+                            int* flag);
+
 /// Copies rows order[counters->cursor + r], r < rows, of images (n, features)
 /// and labels (n) into images_out and labels_out.
 void launch_gather_rows(cudaStream_t stream, const float* images,

@@ -1,0 +1,254 @@
+// The store on a device (--store-device) end to end, on the simulated device
+// "sim:0" (tests/actors/simulated_device.hpp): host memory the CPU backend
+// computes on, which Troupe must treat as a device's. Shards keep and step the
+// parameters there; replicas on the same device hand gradients and
+// parameters over in device memory; the bits are the host store's.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include <unistd.h>
+
+#include <caf/all.hpp>
+
+#include "actors/coordinator.hpp"
+#include "actors/variable_store.hpp"
+#include "messages/errors.hpp"
+#include "messages/register.hpp"
+#include "model/backend/device_buffers.hpp"
+#include "model/checkpoint.hpp"
+#include "model/parameter_layout.hpp"
+#include "tests/actors/failing_backend.hpp"
+#include "tests/actors/simulated_device.hpp"
+#include "tests/test_slice.hpp"
+
+using namespace troupe;
+
+namespace {
+
+struct device_config : caf::actor_system_config {
+  device_config() {
+    register_messages(*this);
+    testing::register_simulated_device();
+  }
+};
+
+// 2 replicas, global batch 32 over 2000 samples: 63 rounds an epoch.
+fit_options device_run(const std::string& mode, const std::string& replicas_on,
+                       const std::string& store_on, uint32_t shards) {
+  fit_options o;
+  o.mode = mode;
+  o.replicas = 2;
+  o.epochs = 1;
+  o.batch_size = 32;
+  o.seed = 11;
+  o.devices = replicas_on;
+  o.store_device = store_on;
+  o.store_shards = shards;
+  o.step_timeout_ms = 20000;
+  return o;
+}
+
+constexpr uint64_t rounds = 63;
+const size_t gradient_bytes = parameter_layout(*parse_model_spec("784-128relu-10")).size()
+                              * sizeof(float);
+
+void reset_bus() {
+  testing::sim_bus().to_device = 0;
+  testing::sim_bus().to_host = 0;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path()
+          / ("troupe_device_store_" + std::to_string(::getpid()) + "_" + name))
+    .string();
+}
+
+} // namespace
+
+TEST_CASE("replicas and store shards on one device hand gradients over in device memory "
+          "and get the host store's bits, for 1 and 2 shards",
+          "[device-store][sync][fit]") {
+  device_config cfg;
+  caf::actor_system sys{cfg};
+  auto host = fit(sys, device_run("sync", "cpu", "cpu", 2), shared_test_slice());
+  REQUIRE(host);
+  CHECK(host->version == rounds);
+  for (uint32_t shards : {1u, 2u}) {
+    INFO("store shards: " << shards);
+    reset_bus();
+    auto on_device = fit(sys, device_run("sync", "sim:0", "sim:0", shards), shared_test_slice());
+    REQUIRE(on_device);
+    CHECK(on_device->version == host->version);
+    CHECK(on_device->params_fnv1a64 == host->params_fnv1a64);
+    CHECK(on_device->test_accuracy == host->test_accuracy);
+    // No gradient or parameter crossed to the host inside a round: only the
+    // batches went down, and the parameters came up for evaluation.
+    CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
+  }
+  // The same replicas with the store on the host: every gradient comes up.
+  reset_bus();
+  auto store_on_host = fit(sys, device_run("sync", "sim:0", "cpu", 2), shared_test_slice());
+  REQUIRE(store_on_host);
+  CHECK(store_on_host->params_fnv1a64 == host->params_fnv1a64);
+  CHECK(testing::sim_bus().to_host >= 2 * rounds * gradient_bytes);
+}
+
+TEST_CASE("a store on a device takes host gradients from replicas elsewhere and answers "
+          "them on the host",
+          "[device-store][fit]") {
+  device_config cfg;
+  caf::actor_system sys{cfg};
+  for (const std::string mode : {"sync", "delayed"}) {
+    INFO(mode);
+    auto host_options = device_run(mode, "cpu", "cpu", 2);
+    host_options.staleness = mode == "delayed" ? 2 : 0;
+    auto host = fit(sys, host_options, shared_test_slice());
+    REQUIRE(host);
+    auto device_options = host_options;
+    device_options.store_device = "sim:0";
+    reset_bus();
+    auto uploaded = fit(sys, device_options, shared_test_slice());
+    REQUIRE(uploaded);
+    CHECK(uploaded->params_fnv1a64 == host->params_fnv1a64);
+    CHECK(testing::sim_bus().to_device >= 2 * rounds * gradient_bytes); // every gradient
+    // Delayed answers from the versions the shards keep on the device.
+    device_options.devices = "sim:0";
+    auto handed_over = fit(sys, device_options, shared_test_slice());
+    REQUIRE(handed_over);
+    CHECK(handed_over->params_fnv1a64 == host->params_fnv1a64);
+  }
+  auto async = fit(sys, device_run("async", "cpu,sim:0", "sim:0", 2), shared_test_slice());
+  REQUIRE(async);
+  CHECK(async->version == 2 * rounds);
+  CHECK(async->test_accuracy > 0.6);
+}
+
+TEST_CASE("a run with the store on a device saves checkpoints that resume to the "
+          "uninterrupted run's bits",
+          "[device-store][checkpoint][fit]") {
+  device_config cfg;
+  caf::actor_system sys{cfg};
+  const auto path = temp_path("resume.ckpt");
+  auto uninterrupted_options = device_run("sync", "cpu", "cpu", 2);
+  uninterrupted_options.epochs = 2;
+  auto uninterrupted = fit(sys, uninterrupted_options, shared_test_slice());
+  REQUIRE(uninterrupted);
+
+  // Checkpoints at rounds 25, 50, 63 (epoch 1's end, which restarts the
+  // count) and 88; replica 1 dies at its 100th push (round 99).
+  auto interrupted_options = device_run("sync", "sim:0", "sim:0", 2);
+  interrupted_options.epochs = 2;
+  interrupted_options.checkpoint_path = path;
+  interrupted_options.checkpoint_every = 25;
+  testing::fail_replica_at_push(interrupted_options, 1, 100);
+  REQUIRE_FALSE(fit(sys, interrupted_options, shared_test_slice()));
+  auto saved = read_checkpoint(path);
+  REQUIRE(saved);
+  CHECK(saved->round == 88);
+  CHECK_FALSE(saved->epoch_complete);
+
+  for (const std::string store_on : {"sim:0", "cpu"}) {
+    INFO("resumed with the store on " << store_on);
+    auto resumed_options = device_run("sync", "sim:0", store_on, 1);
+    resumed_options.epochs = 2;
+    resumed_options.resume_path = path;
+    auto resumed = fit(sys, resumed_options, shared_test_slice());
+    REQUIRE(resumed);
+    CHECK(resumed->version == uninterrupted->version);
+    CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a store shard on a device refuses a non-finite device gradient and one in "
+          "another device's memory, and answers where it is asked to",
+          "[device-store][store]") {
+  device_config cfg;
+  caf::actor_system sys{cfg};
+  constexpr size_t count = 8;
+  store_config options;
+  options.mode = "async";
+  options.device = "sim:0";
+  options.initial_parameters = shared_floats{std::vector<float>(count, 0.5f)};
+  auto store = spawn_variable_store(sys, options);
+  REQUIRE(store);
+  caf::scoped_actor self{sys};
+
+  std::shared_ptr<backend> sim0(new testing::simulated_device(0));
+  auto gradient_on = [&](const std::string& device, float value) {
+    auto buffer = make_device_buffer(sim0, count); // host-readable: the device is simulated
+    std::fill(buffer.get(), buffer.get() + count, value);
+    push_msg push;
+    push.batch_size = 4;
+    push.gradient = shared_floats{std::move(buffer), 0, count, device};
+    return push;
+  };
+  auto push_and_wait = [&](push_msg push) {
+    caf::expected<params_msg> answer{params_msg{}};
+    self->request(*store, std::chrono::seconds(10), push_atom::value, std::move(push))
+      .receive([&](params_msg& params) { answer = std::move(params); },
+               [&](caf::error& err) { answer = std::move(err); });
+    return answer;
+  };
+
+  auto nan = push_and_wait(gradient_on("sim:0", std::numeric_limits<float>::quiet_NaN()));
+  REQUIRE_FALSE(nan);
+  CHECK(nan.error().code() == static_cast<uint8_t>(troupe_errc::bad_gradient));
+  CHECK_THAT(describe(nan.error()), Catch::Contains("contains NaN or Inf"));
+
+  auto elsewhere = push_and_wait(gradient_on("sim:1", 1.0f));
+  REQUIRE_FALSE(elsewhere);
+  CHECK_THAT(describe(elsewhere.error()),
+             Catch::Contains("is in sim:1 memory, but store shard 0 steps in sim:0 memory"));
+
+  auto on_device = gradient_on("sim:0", 1.0f);
+  on_device.device_answer = true;
+  auto device_answer = push_and_wait(std::move(on_device));
+  REQUIRE(device_answer);
+  CHECK(device_answer->version == 1);
+  CHECK(device_answer->values.device == "sim:0");
+
+  push_msg host_push;
+  host_push.batch_size = 4;
+  host_push.gradient = shared_floats{std::vector<float>(count, 1.0f)};
+  auto host_answer = push_and_wait(std::move(host_push));
+  REQUIRE(host_answer);
+  CHECK(host_answer->version == 2);
+  REQUIRE_FALSE(host_answer->values.on_device());
+  // Two Adam steps on a constant gradient move every weight down alike.
+  for (float value : host_answer->values.to_vector())
+    CHECK(value == host_answer->values.data()[0]);
+  CHECK(host_answer->values.data()[0] < 0.5f);
+  self->send_exit(*store, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the store device option names a device that opens here and needs Adam",
+          "[device-store][options]") {
+  device_config cfg; // registers sim
+  auto options = device_run("sync", "cpu", "tpu:0", 2);
+  auto bogus = check_fit_options(options, &test_slice());
+  REQUIRE_FALSE(bogus);
+  CHECK_THAT(describe(bogus.error()), Catch::Contains("--store-device: 'tpu:0' is not a device"));
+
+  options.store_device = "sim:0";
+  options.optimizer.name = "sgd";
+  auto sgd = check_fit_options(options, &test_slice());
+  REQUIRE_FALSE(sgd);
+  CHECK_THAT(describe(sgd.error()), Catch::Contains("--store-device=sim:0 steps Adam only"));
+
+  options.optimizer.name = "adam";
+  CHECK(check_fit_options(options, &test_slice()));
+
+  options.store_device = "cuda:0";
+  if (make_backend("cuda:0"))
+    return; // a GPU machine: it opens
+  auto missing = check_fit_options(options, &test_slice());
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(describe(missing.error()), Catch::Contains("--store-device=cuda:0: "));
+}

@@ -1,0 +1,151 @@
+// Test-only: "sim:N", a device whose memory is host memory the CPU backend
+// computes on, but which Troupe must treat as a device's (host_memory() is
+// false): replicas and store shards on it take the device paths without a
+// GPU. Every op checks that its pointers lie in memory a simulated device
+// allocated, so a host buffer handed to a device op (a missing copy) throws;
+// the transfers across the simulated bus are counted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/backend/backend.hpp"
+#include "model/backend/cpu/eigen_backend.hpp"
+#include "tests/actors/forwarding_backend.hpp"
+
+namespace troupe::testing {
+
+/// Counts what crossed between host and simulated devices, in bytes.
+struct simulated_bus {
+  std::atomic<uint64_t> to_device{0};
+  std::atomic<uint64_t> to_host{0};
+};
+
+inline simulated_bus& sim_bus() {
+  static simulated_bus bus;
+  return bus;
+}
+
+/// The allocations of every simulated device: start -> bytes.
+class simulated_memory {
+public:
+  static simulated_memory& instance() {
+    static simulated_memory memory;
+    return memory;
+  }
+  void add(const void* ptr, size_t bytes) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    blocks_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+  }
+  void remove(const void* ptr) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    blocks_.erase(reinterpret_cast<uintptr_t>(ptr));
+  }
+  bool holds(const void* ptr) const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    const auto address = reinterpret_cast<uintptr_t>(ptr);
+    auto after = blocks_.upper_bound(address);
+    if (after == blocks_.begin())
+      return false;
+    --after;
+    return address < after->first + after->second;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::map<uintptr_t, size_t> blocks_;
+};
+
+/// Computes like the CPU backend, in memory it registers as a device's.
+class simulated_device final : public forwarding_backend {
+public:
+  explicit simulated_device(int index)
+    : forwarding_backend(make_eigen_backend()), name_("sim:" + std::to_string(index)) {}
+
+  std::string name() const override { return name_; }
+  bool host_memory() const override { return false; }
+
+  void* allocate(size_t bytes) override {
+    void* ptr = forwarding_backend::allocate(bytes);
+    simulated_memory::instance().add(ptr, bytes);
+    return ptr;
+  }
+  void release(void* ptr) noexcept override {
+    simulated_memory::instance().remove(ptr);
+    forwarding_backend::release(ptr);
+  }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    on_device(dst, "copy_to_device's destination");
+    if (!simulated_memory::instance().holds(src))
+      sim_bus().to_device += bytes;
+    forwarding_backend::copy_to_device(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    on_device(src, "copy_to_host's source");
+    sim_bus().to_host += bytes;
+    forwarding_backend::copy_to_host(dst, src, bytes);
+  }
+  void fill_zero(void* dst, size_t bytes) override {
+    on_device(dst, "fill_zero");
+    forwarding_backend::fill_zero(dst, bytes);
+  }
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+            const float* a, const float* b, float beta, float* c) override {
+    on_device(a, "gemm's a");
+    on_device(b, "gemm's b");
+    on_device(c, "gemm's c");
+    forwarding_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+  }
+  void bias_activation(float* y, const float* bias, int rows, int cols,
+                       activation act) override {
+    on_device(y, "bias_activation's y");
+    on_device(bias, "bias_activation's bias");
+    forwarding_backend::bias_activation(y, bias, rows, cols, act);
+  }
+  void bias_gradient(const float* dy, int rows, int cols, float* db) override {
+    on_device(dy, "bias_gradient's dy");
+    on_device(db, "bias_gradient's db");
+    forwarding_backend::bias_gradient(dy, rows, cols, db);
+  }
+  void adam_update(float* weights, const float* gradient, float* m, float* v, size_t count,
+                   const adam_coefficients& c) override {
+    on_device(weights, "adam_update's weights");
+    on_device(gradient, "adam_update's gradient");
+    on_device(m, "adam_update's m");
+    forwarding_backend::adam_update(weights, gradient, m, v, count, c);
+  }
+  void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
+                    float* out) override {
+    for (const auto& term : terms)
+      on_device(term.gradient, "weighted_sum's gradient");
+    on_device(out, "weighted_sum's out");
+    forwarding_backend::weighted_sum(terms, count, out);
+  }
+  bool has_non_finite(const float* values, size_t count) override {
+    on_device(values, "has_non_finite's values");
+    return forwarding_backend::has_non_finite(values, count);
+  }
+
+private:
+  void on_device(const void* ptr, const char* what) const {
+    if (!simulated_memory::instance().holds(ptr))
+      throw std::logic_error(std::string(what) + " is not in " + name_ + " memory");
+  }
+
+  std::string name_;
+};
+
+/// Makes "sim:N" a device for make_backend (once per process).
+inline void register_simulated_device() {
+  register_device_kind("sim", [](int index) -> expected<std::unique_ptr<backend>> {
+    return std::unique_ptr<backend>(new simulated_device(index));
+  });
+}
+
+} // namespace troupe::testing
