@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include <functional>
+#include <memory>
+
 #include <caf/all.hpp>
 
 #include "actors/gather.hpp"
@@ -412,16 +415,43 @@ void fail_run(coordinator_pointer self, caf::error err) {
     shutdown(self);
     return;
   }
-  // Periodic checkpoint parts the shards sent before the failure are in the
-  // writer's mailbox ahead of this request: once it answers they are on
-  // disk, and a resume finds the newest of them.
-  auto finish = [self, err]() mutable {
-    self->state.promise.deliver(std::move(err));
-    shutdown(self);
+  // The run stops first: the surviving replicas and the shards get their
+  // exits now, or they would go on closing rounds (a shard closes a round
+  // over the live replicas) and a shard's periodic part could reach the
+  // writer after fit() returned, replacing the file a resume is reading.
+  for (auto& replica : st.replicas)
+    self->send_exit(replica, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.store.shards)
+    self->send_exit(shard, caf::exit_reason::user_shutdown);
+  // Once the writer answers, every part sent before is on disk: ask it
+  // after each shard has answered, or bounced, a request sent behind its
+  // exit, so that whatever the shard sent before it stopped is ahead of the
+  // question in the writer's mailbox.
+  auto finish = std::make_shared<std::function<void()>>([self, err]() mutable {
+    self->request(self->state.writer, step_timeout(self->state), stats_atom::value)
+      .then(
+        [self, err](checkpoint_stats&) mutable {
+          self->state.promise.deliver(std::move(err));
+          shutdown(self);
+        },
+        [self, err](caf::error&) mutable {
+          self->state.promise.deliver(std::move(err));
+          shutdown(self);
+        });
+  });
+  auto shards_left = std::make_shared<size_t>(st.store.shards.size());
+  auto one_stopped = [finish, shards_left]() {
+    if (--*shards_left == 0)
+      (*finish)();
   };
-  self->request(st.writer, step_timeout(st), stats_atom::value)
-    .then([finish](checkpoint_stats&) mutable { finish(); },
-          [finish](caf::error&) mutable { finish(); });
+  if (*shards_left == 0) {
+    (*finish)();
+    return;
+  }
+  for (auto& shard : st.store.shards)
+    self->request(shard, step_timeout(st), stats_atom::value)
+      .then([one_stopped](store_stats&) { one_stopped(); },
+            [one_stopped](caf::error&) { one_stopped(); });
 }
 
 } // namespace troupe
