@@ -118,13 +118,15 @@ std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
 }
 
 // Makes the network read the shards' last answers on the device: in place
-// when one shard's buffer holds them all, else copied into its own buffer
-// (device to device, or from the host for a shard that answered there).
+// when one shard's buffer on this device holds them all, else copied into
+// its own buffer (device to device, from another device, or from the host
+// for a shard that answered there).
 void use_device_parts(replica_state& st) {
   auto& net = *st.setup->net;
   const auto& parts = st.device_parts;
   const size_t count = st.setup->store.parameter_count;
-  if (parts.size() == 1 && parts[0].values.on_device() && parts[0].values.size() == count) {
+  if (parts.size() == 1 && parts[0].values.device == st.setup->config.device
+      && parts[0].values.size() == count) {
     net.use_device_parameters_at(parts[0].values.data());
     return;
   }
@@ -354,11 +356,13 @@ replica_actor::behavior_type replica(replica_pointer self,
 
 
 // Tells whether a replica hands gradients and parameters over in device
-// memory: it computes on the device the store steps on (--store-device), and
-// every shard lives in its process (`here`), where device pointers hold.
+// memory: it computes on a device of the kind the store steps on
+// (--store-device; the same device, or another GPU the shard copies from),
+// and every shard lives in its process (`here`), where device pointers hold.
 bool hands_over_on_device(const replica_config& config, const std::vector<store_actor>& shards,
                           const caf::node_id& here) {
-  if (config.device == "cpu" || config.store_device != config.device)
+  if (config.device == "cpu" || config.store_device == "cpu"
+      || device_kind(config.device) != device_kind(config.store_device))
     return false;
   return std::all_of(shards.begin(), shards.end(),
                      [&here](const store_actor& shard) { return shard.node() == here; });

@@ -234,11 +234,16 @@ struct store_state : store_port {
     }
   }
 
-  // A host gradient for a device shard: copied into a device buffer first,
-  // so the policy sees device gradients only.
-  shared_floats upload(const shared_floats& gradient) {
+  // A gradient in host memory or on another device, copied to this
+  // shard's device, so that the policy sees gradients here only. A copy from
+  // another device finishes before the pusher gets its buffer back (it is
+  // free once the returned view replaces the original); a host source is
+  // read before copy_to_device returns.
+  shared_floats copy_here(const shared_floats& gradient) {
     auto buffer = uploads->take();
     device->copy_to_device(buffer.get(), gradient.data(), gradient.size() * sizeof(float));
+    if (gradient.on_device())
+      device->finish();
     return shared_floats{std::move(buffer), 0, gradient.size(), settings.device};
   }
 
@@ -253,9 +258,12 @@ struct store_state : store_port {
     open.erase(push);
   }
 
-  // The shard's own checks of a push: the size of its slice and finite
-  // values. Whether its replica and round fit is the policy's call (on_push).
-  caf::error validate(const push_msg& push) const {
+  // The shard's own checks of a push, which leave it ready for the policy:
+  // the size of its slice, memory the shard can read (a device shard first
+  // copies a host gradient, or one on another device of its kind, to its
+  // own), and finite values. Whether its replica and round fit is the
+  // policy's call (on_push).
+  caf::error take_gradient(push_msg& push) {
     const size_t size = push.gradient.size();
     if (!(size == range.count || (size == 0 && push.batch_size == 0)))
       return make_troupe_error(troupe_errc::bad_gradient,
@@ -265,17 +273,18 @@ struct store_state : store_port {
                                  + std::to_string(range.count));
     if (size == 0)
       return caf::none;
-    // A host gradient suits every shard (a device shard copies it over); one
-    // in device memory only a shard on that device.
     const std::string here = device ? settings.device : std::string{};
-    if (push.gradient.on_device() && push.gradient.device != here)
-      return make_troupe_error(troupe_errc::bad_gradient,
-                               "gradient from replica " + std::to_string(push.replica) + " is in "
-                                 + memory_name(push.gradient.device) + ", but store shard "
-                                 + std::to_string(settings.shard) + " steps in "
-                                 + memory_name(here));
-    if (push.gradient.on_device() ? device->has_non_finite(push.gradient.data(), size)
-                                  : has_non_finite(push.gradient.data(), size))
+    if (push.gradient.device != here) {
+      if (push.gradient.on_device() && device_kind(push.gradient.device) != device_kind(here))
+        return make_troupe_error(troupe_errc::bad_gradient,
+                                 "gradient from replica " + std::to_string(push.replica)
+                                   + " is in " + memory_name(push.gradient.device)
+                                   + ", which store shard " + std::to_string(settings.shard)
+                                   + " in " + memory_name(here) + " cannot read");
+      push.gradient = copy_here(push.gradient);
+    }
+    if (device ? device->has_non_finite(push.gradient.data(), size)
+               : has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " contains NaN or Inf");
@@ -363,7 +372,7 @@ store_actor::behavior_type variable_store(store_pointer self,
   return {
     [self](push_atom, push_msg& push) -> caf::result<params_msg> {
       auto& st = self->state;
-      auto err = st.validate(push);
+      auto err = st.take_gradient(push);
       if (err) {
         ++st.stats.rejected;
         return err;
@@ -378,8 +387,6 @@ store_actor::behavior_type variable_store(store_pointer self,
       // Open before the policy sees the push: it may answer it at once.
       auto promise = self->make_response_promise<params_msg>();
       st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer});
-      if (st.device && push.gradient.size() > 0 && !push.gradient.on_device())
-        push.gradient = st.upload(push.gradient);
       auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
                                                       std::move(push.gradient), ticket,
                                                       staleness},

@@ -108,6 +108,10 @@ using device_factory = std::function<expected<std::unique_ptr<backend>>(int inde
 /// that a test can run the device paths (host_memory() false) without a GPU.
 void register_device_kind(const std::string& kind, device_factory factory);
 
+/// Names a device's kind: "cuda" for "cuda:1", "cpu" for "cpu". Devices of
+/// one kind in one process can copy each other's memory.
+std::string device_kind(const std::string& device);
+
 /// Tells whether `device` names a device make_backend knows: "cpu", "cuda:N"
 /// (whether or not it opens) or "kind:N" of a registered kind.
 bool names_a_device(const std::string& device);

@@ -45,6 +45,10 @@ void register_device_kind(const std::string& kind, device_factory factory) {
   kinds.factories[kind] = std::move(factory);
 }
 
+std::string device_kind(const std::string& device) {
+  return device.substr(0, device.find(':'));
+}
+
 bool names_a_device(const std::string& device) {
   return device == "cpu" || device.rfind("cuda:", 0) == 0 || registered_kind(device).first;
 }

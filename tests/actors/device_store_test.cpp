@@ -61,6 +61,7 @@ const size_t gradient_bytes = parameter_layout(*parse_model_spec("784-128relu-10
 void reset_bus() {
   testing::sim_bus().to_device = 0;
   testing::sim_bus().to_host = 0;
+  testing::sim_bus().between_devices = 0;
 }
 
 std::string temp_path(const std::string& name) {
@@ -71,8 +72,8 @@ std::string temp_path(const std::string& name) {
 
 } // namespace
 
-TEST_CASE("replicas and store shards on one device hand gradients over in device memory "
-          "and get the host store's bits, for 1 and 2 shards",
+TEST_CASE("replicas and store shards on devices of one kind hand gradients over in device "
+          "memory and get the host store's bits, for 1 and 2 shards",
           "[device-store][sync][fit]") {
   device_config cfg;
   caf::actor_system sys{cfg};
@@ -91,6 +92,16 @@ TEST_CASE("replicas and store shards on one device hand gradients over in device
     // batches went down, and the parameters came up for evaluation.
     CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
   }
+  // A replica on another device of the kind hands over too: the shard
+  // copies its gradient across, and it copies the answers back.
+  reset_bus();
+  auto two_devices = fit(sys, device_run("sync", "sim:0,sim:1", "sim:0", 2), shared_test_slice());
+  REQUIRE(two_devices);
+  CHECK(two_devices->params_fnv1a64 == host->params_fnv1a64);
+  CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
+  // Its 63 gradients over, and 62 answers back (the first round's parameters
+  // come from the host, at the epoch's start).
+  CHECK(testing::sim_bus().between_devices == (2 * rounds - 1) * gradient_bytes);
   // The same replicas with the store on the host: every gradient comes up.
   reset_bus();
   auto store_on_host = fit(sys, device_run("sync", "sim:0", "cpu", 2), shared_test_slice());
@@ -166,8 +177,8 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
   std::filesystem::remove(path);
 }
 
-TEST_CASE("a store shard on a device refuses a non-finite device gradient and one in "
-          "another device's memory, and answers where it is asked to",
+TEST_CASE("a store shard on a device refuses a non-finite gradient and one in memory it "
+          "cannot read, copies one from another device, and answers where it is asked to",
           "[device-store][store]") {
   device_config cfg;
   caf::actor_system sys{cfg};
@@ -181,8 +192,11 @@ TEST_CASE("a store shard on a device refuses a non-finite device gradient and on
   caf::scoped_actor self{sys};
 
   std::shared_ptr<backend> sim0(new testing::simulated_device(0));
+  std::shared_ptr<backend> sim1(new testing::simulated_device(1));
+  // A gradient in sim:1 memory when `device` says so, else in sim:0's
+  // (labelled `device`); host-readable, as the devices are simulated.
   auto gradient_on = [&](const std::string& device, float value) {
-    auto buffer = make_device_buffer(sim0, count); // host-readable: the device is simulated
+    auto buffer = make_device_buffer(device == "sim:1" ? sim1 : sim0, count);
     std::fill(buffer.get(), buffer.get() + count, value);
     push_msg push;
     push.batch_size = 4;
@@ -202,10 +216,11 @@ TEST_CASE("a store shard on a device refuses a non-finite device gradient and on
   CHECK(nan.error().code() == static_cast<uint8_t>(troupe_errc::bad_gradient));
   CHECK_THAT(describe(nan.error()), Catch::Contains("contains NaN or Inf"));
 
-  auto elsewhere = push_and_wait(gradient_on("sim:1", 1.0f));
-  REQUIRE_FALSE(elsewhere);
-  CHECK_THAT(describe(elsewhere.error()),
-             Catch::Contains("is in sim:1 memory, but store shard 0 steps in sim:0 memory"));
+  auto unreadable = push_and_wait(gradient_on("cuda:0", 1.0f));
+  REQUIRE_FALSE(unreadable);
+  CHECK_THAT(describe(unreadable.error()),
+             Catch::Contains("is in cuda:0 memory, which store shard 0 in sim:0 memory "
+                             "cannot read"));
 
   auto on_device = gradient_on("sim:0", 1.0f);
   on_device.device_answer = true;
@@ -214,14 +229,20 @@ TEST_CASE("a store shard on a device refuses a non-finite device gradient and on
   CHECK(device_answer->version == 1);
   CHECK(device_answer->values.device == "sim:0");
 
+  testing::sim_bus().between_devices = 0;
+  auto across = push_and_wait(gradient_on("sim:1", 1.0f));
+  REQUIRE(across);
+  CHECK(across->version == 2);
+  CHECK(testing::sim_bus().between_devices == count * sizeof(float));
+
   push_msg host_push;
   host_push.batch_size = 4;
   host_push.gradient = shared_floats{std::vector<float>(count, 1.0f)};
   auto host_answer = push_and_wait(std::move(host_push));
   REQUIRE(host_answer);
-  CHECK(host_answer->version == 2);
+  CHECK(host_answer->version == 3);
   REQUIRE_FALSE(host_answer->values.on_device());
-  // Two Adam steps on a constant gradient move every weight down alike.
+  // Three Adam steps on a constant gradient move every weight down alike.
   for (float value : host_answer->values.to_vector())
     CHECK(value == host_answer->values.data()[0]);
   CHECK(host_answer->values.data()[0] < 0.5f);

@@ -1,9 +1,9 @@
 // Test-only: "sim:N", a device whose memory is host memory the CPU backend
 // computes on, but which Troupe must treat as a device's (host_memory() is
 // false): replicas and store shards on it take the device paths without a
-// GPU. Every op checks that its pointers lie in memory a simulated device
-// allocated, so a host buffer handed to a device op (a missing copy) throws;
-// the transfers across the simulated bus are counted.
+// GPU. Every op checks that its pointers lie in memory this simulated device
+// allocated, so a host buffer, or another device's, handed to a device op (a
+// missing copy) throws; the transfers across the simulated bus are counted.
 #pragma once
 
 #include <atomic>
@@ -21,10 +21,12 @@
 
 namespace troupe::testing {
 
-/// Counts what crossed between host and simulated devices, in bytes.
+/// Counts what crossed between host and simulated devices, and between
+/// simulated devices, in bytes.
 struct simulated_bus {
   std::atomic<uint64_t> to_device{0};
   std::atomic<uint64_t> to_host{0};
+  std::atomic<uint64_t> between_devices{0};
 };
 
 inline simulated_bus& sim_bus() {
@@ -32,34 +34,39 @@ inline simulated_bus& sim_bus() {
   return bus;
 }
 
-/// The allocations of every simulated device: start -> bytes.
+/// The allocations of every simulated device: start -> bytes and device.
 class simulated_memory {
 public:
   static simulated_memory& instance() {
     static simulated_memory memory;
     return memory;
   }
-  void add(const void* ptr, size_t bytes) {
+  void add(const void* ptr, size_t bytes, const std::string& device) {
     std::lock_guard<std::mutex> guard(mutex_);
-    blocks_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+    blocks_[reinterpret_cast<uintptr_t>(ptr)] = block{bytes, device};
   }
   void remove(const void* ptr) {
     std::lock_guard<std::mutex> guard(mutex_);
     blocks_.erase(reinterpret_cast<uintptr_t>(ptr));
   }
-  bool holds(const void* ptr) const {
+  /// Returns the device whose memory holds `ptr`; empty for host memory.
+  std::string owner(const void* ptr) const {
     std::lock_guard<std::mutex> guard(mutex_);
     const auto address = reinterpret_cast<uintptr_t>(ptr);
     auto after = blocks_.upper_bound(address);
     if (after == blocks_.begin())
-      return false;
+      return {};
     --after;
-    return address < after->first + after->second;
+    return address < after->first + after->second.bytes ? after->second.device : std::string{};
   }
 
 private:
+  struct block {
+    size_t bytes;
+    std::string device;
+  };
   mutable std::mutex mutex_;
-  std::map<uintptr_t, size_t> blocks_;
+  std::map<uintptr_t, block> blocks_;
 };
 
 /// Computes like the CPU backend, in memory it registers as a device's.
@@ -73,7 +80,7 @@ public:
 
   void* allocate(size_t bytes) override {
     void* ptr = forwarding_backend::allocate(bytes);
-    simulated_memory::instance().add(ptr, bytes);
+    simulated_memory::instance().add(ptr, bytes, name_);
     return ptr;
   }
   void release(void* ptr) noexcept override {
@@ -82,8 +89,11 @@ public:
   }
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
     on_device(dst, "copy_to_device's destination");
-    if (!simulated_memory::instance().holds(src))
+    const std::string from = simulated_memory::instance().owner(src);
+    if (from.empty())
       sim_bus().to_device += bytes;
+    else if (from != name_)
+      sim_bus().between_devices += bytes;
     forwarding_backend::copy_to_device(dst, src, bytes);
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
@@ -134,8 +144,11 @@ public:
 
 private:
   void on_device(const void* ptr, const char* what) const {
-    if (!simulated_memory::instance().holds(ptr))
-      throw std::logic_error(std::string(what) + " is not in " + name_ + " memory");
+    const std::string owner = simulated_memory::instance().owner(ptr);
+    if (owner != name_)
+      throw std::logic_error(std::string(what) + " is in "
+                             + (owner.empty() ? "host" : owner) + " memory, not in " + name_
+                             + " memory");
   }
 
   std::string name_;
