@@ -125,6 +125,9 @@ void use_device_parts(replica_state& st) {
   auto& net = *st.setup->net;
   const auto& parts = st.device_parts;
   const size_t count = st.setup->store.parameter_count;
+  for (const auto& part : parts) // the shards' steps may still run: queue behind them
+    if (part.values.ready)
+      net.compute().wait_for(*part.values.ready);
   if (parts.size() == 1 && parts[0].values.device == st.setup->config.device
       && parts[0].values.size() == count) {
     net.use_device_parameters_at(parts[0].values.data());
@@ -136,7 +139,8 @@ void use_device_parts(replica_state& st) {
   net.use_device_parameters();
 }
 
-// Computes this round's gradient into a device buffer the store reads in place.
+// Computes this round's gradient into a device buffer the store reads in
+// place, and checks it there (the store trusts a device gradient's values).
 batch_stats compute_on_device(replica_state& st, size_t samples, shared_floats& gradient) {
   auto& setup = *st.setup;
   if (!st.device_gradients)
@@ -222,6 +226,12 @@ void run_round(replica_pointer self) {
     batch_stats stats;
     if (st.setup->device_handover) {
       stats = compute_on_device(st, positions.size(), push.gradient);
+      if (stats.non_finite) {
+        st.promise.deliver(make_troupe_error(
+          troupe_errc::bad_gradient, "replica " + std::to_string(cfg.index) + ": its gradient of round "
+                                       + std::to_string(push.round) + " contains NaN or Inf"));
+        return;
+      }
     } else {
       auto gradient = free_gradient_buffer(st);
       st.setup->net->use_parameters(st.params.values.data());

@@ -68,6 +68,7 @@ struct store_state : store_port {
   std::shared_ptr<float> device_spare;
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> device_history;
   std::unique_ptr<device_buffer_pool> uploads; // host gradients, copied to the device
+  std::shared_ptr<const device_event> stepped; // fires once the last step is done
   uint64_t host_version = 0;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
@@ -164,6 +165,7 @@ struct store_state : store_port {
     }
     if (device_answer) {
       msg.values = shared_floats{std::move(buffer), 0, range.count, settings.device};
+      msg.values.ready = stepped;
     } else if (buffer == device_params) {
       host_values();
       msg.values = shared_floats{params, 0, range.count};
@@ -177,11 +179,18 @@ struct store_state : store_port {
   // The buffer the next step writes: this shard's range of the parameters.
   float* step_target() { return device ? device_params.get() : params->data() + base; }
 
-  // After a step on a device: the step's ops finish before anyone reads its
-  // result or reuses the gradients it read (they may sit on other streams).
+  // After a step on a device, the answers carry an event that fires once it
+  // is done: their readers queue behind it, and so does the pusher's next
+  // gradient, into a buffer this step may still be reading. That holds for
+  // every policy that steps a push before it answers it. One that answers
+  // first (delayed, which keeps history) waits for the step instead.
   void step_done() {
-    if (device)
-      device->finish();
+    if (device) {
+      if (history_depth > 0)
+        device->finish();
+      else
+        stepped = device->record_event();
+    }
     ++version;
   }
 
@@ -241,6 +250,8 @@ struct store_state : store_port {
   // read before copy_to_device returns.
   shared_floats copy_here(const shared_floats& gradient) {
     auto buffer = uploads->take();
+    if (gradient.ready)
+      device->wait_for(*gradient.ready);
     device->copy_to_device(buffer.get(), gradient.data(), gradient.size() * sizeof(float));
     if (gradient.on_device())
       device->finish();
@@ -261,8 +272,9 @@ struct store_state : store_port {
   // The shard's own checks of a push, which leave it ready for the policy:
   // the size of its slice, memory the shard can read (a device shard first
   // copies a host gradient, or one on another device of its kind, to its
-  // own), and finite values. Whether its replica and round fit is the
-  // policy's call (on_push).
+  // own), and finite values (a gradient in device memory comes checked by
+  // the replica that computed it: see shared_floats). Whether its replica
+  // and round fit is the policy's call (on_push).
   caf::error take_gradient(push_msg& push) {
     const size_t size = push.gradient.size();
     if (!(size == range.count || (size == 0 && push.batch_size == 0)))
@@ -274,6 +286,7 @@ struct store_state : store_port {
     if (size == 0)
       return caf::none;
     const std::string here = device ? settings.device : std::string{};
+    const bool checked = push.gradient.on_device();
     if (push.gradient.device != here) {
       if (push.gradient.on_device() && device_kind(push.gradient.device) != device_kind(here))
         return make_troupe_error(troupe_errc::bad_gradient,
@@ -283,8 +296,8 @@ struct store_state : store_port {
                                    + " in " + memory_name(here) + " cannot read");
       push.gradient = copy_here(push.gradient);
     }
-    if (device ? device->has_non_finite(push.gradient.data(), size)
-               : has_non_finite(push.gradient.data(), size))
+    if (!checked && (device ? device->has_non_finite(push.gradient.data(), size)
+                            : has_non_finite(push.gradient.data(), size)))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " contains NaN or Inf");

@@ -19,6 +19,8 @@
 
 namespace troupe {
 
+class device_event; // model/backend/backend.hpp
+
 /// Holds a view of an immutable float buffer shared by every copy of the
 /// value: a whole buffer, or a slice of it (offset + count) such as one store
 /// shard's part of a gradient. Inside one process a slice is never a copy;
@@ -27,9 +29,11 @@ namespace troupe {
 ///
 /// The buffer may also sit in a device's memory (`device`, e.g. "cuda:0"),
 /// where a replica and a store shard of one process hand it over without a
-/// copy to the host. Such a view holds device pointers: only code on that
-/// device reads it, every write to it has finished before it is sent, and it
-/// never leaves its process (serializing it is an error).
+/// copy to the host. Such a view holds device pointers: only code on a device
+/// of that kind reads it, and it never leaves its process (serializing it is
+/// an error). Its writes have finished when it is sent, or finish when
+/// `ready` fires: a reader queues its ops behind that event. Its producer
+/// has checked that its floats are finite (a replica, before it pushes).
 struct shared_floats {
   // The first float of the whole buffer; the pointer also owns what holds
   // the buffer (a std::vector, or device memory with its release).
@@ -37,6 +41,7 @@ struct shared_floats {
   size_t offset = 0;  // where the view starts in `buffer`
   size_t count = 0;   // floats in the view
   std::string device; // empty: host memory; else the device whose memory holds it
+  std::shared_ptr<const device_event> ready; // device memory: its writes are done then
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -67,7 +72,9 @@ struct shared_floats {
   const float* data() const { return buffer ? buffer.get() + offset : nullptr; }
   /// Returns the view of `slice_count` floats from `slice_offset` on, within this view.
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
-    return shared_floats{buffer, offset + slice_offset, slice_count, device};
+    shared_floats view{buffer, offset + slice_offset, slice_count, device};
+    view.ready = ready;
+    return view;
   }
   /// Copies the viewed floats out (host memory only).
   std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }

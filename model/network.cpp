@@ -17,13 +17,13 @@ network::network(const model_spec& spec, backend& compute, size_t max_batch)
     gradient_(compute, layout_.size()),
     input_(compute, max_batch_ * static_cast<size_t>(spec.inputs)),
     labels_(compute, max_batch_),
-    stats_(compute, 2) {
+    stats_(compute, 3) {
   for (const auto& layer : spec_.layers) {
     activations_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
     deltas_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
   }
   compute.fill_zero(own_params_.data(), layout_.size() * sizeof(float));
-  compute.fill_zero(stats_.data(), 2 * sizeof(float));
+  compute.fill_zero(stats_.data(), 3 * sizeof(float));
   params_ = own_params_.data();
 }
 
@@ -125,12 +125,13 @@ void network::queue_gradient(size_t batch, float* gradient) {
 }
 
 batch_stats network::take_stats() {
-  float stats[2];
-  stats_.download(stats, 2);
-  backend_->fill_zero(stats_.data(), 2 * sizeof(float));
+  float stats[3];
+  stats_.download(stats, 3);
+  backend_->fill_zero(stats_.data(), 3 * sizeof(float));
   batch_stats result;
   result.loss_sum = stats[0];
   result.correct = static_cast<int64_t>(stats[1]);
+  result.non_finite = stats[2] != 0.0f;
   result.samples = pending_samples_;
   pending_samples_ = 0;
   return result;
@@ -150,6 +151,7 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
 batch_stats network::compute_gradient_in_device(const float* images, const int32_t* labels,
                                                 size_t batch, float* device_gradient) {
   gradient_into(images, labels, batch, device_gradient);
+  backend_->flag_non_finite(device_gradient, layout_.size(), stats_.data() + 2);
   return take_stats(); // waits for the ops queued before: the gradient is done
 }
 

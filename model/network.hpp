@@ -17,6 +17,7 @@ struct batch_stats {
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t samples = 0;
+  bool non_finite = false; // a gradient held NaN or Inf (compute_gradient_in_device)
 
   double mean_loss() const { return samples > 0 ? loss_sum / samples : 0.0; }
   double accuracy() const {
@@ -26,6 +27,7 @@ struct batch_stats {
     loss_sum += other.loss_sum;
     correct += other.correct;
     samples += other.samples;
+    non_finite = non_finite || other.non_finite;
     return *this;
   }
 };
@@ -67,8 +69,8 @@ public:
   /// must stay unchanged until the next use_* call.
   void use_device_parameters_at(const float* params) { params_ = params; }
   /// Like compute_gradient, but the gradient goes to `device_gradient`
-  /// (layout().size() floats in the backend's memory); when it returns, the
-  /// gradient is complete.
+  /// (layout().size() floats in the backend's memory) and is checked there
+  /// (batch_stats::non_finite); when it returns, the gradient is complete.
   batch_stats compute_gradient_in_device(const float* images, const int32_t* labels,
                                          size_t batch, float* device_gradient);
   /// Returns the gradient buffer that compute_gradient_on_device() fills.
@@ -112,7 +114,7 @@ private:
   const int32_t* labels_ptr_ = nullptr;
   std::vector<device_array<float>> activations_; // per layer: (max_batch, units)
   std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
-  device_array<float> stats_;         // [loss_sum, correct]
+  device_array<float> stats_;         // [loss_sum, correct, non_finite]
   int64_t pending_samples_ = 0;
 };
 

@@ -20,6 +20,14 @@ namespace troupe {
 
 class resident_loop_ops;
 
+/// Marks a point in one backend's queue of ops: another backend on a device
+/// of the same kind can queue its ops behind it (backend::wait_for) without
+/// the host waiting.
+class device_event {
+public:
+  virtual ~device_event() = default;
+};
+
 /// Computes the ops of a training step on one device. All pointers passed to
 /// ops point into memory from this backend's allocate(). Matrices are
 /// row-major. Ops may run asynchronously; copy_to_host waits for them.
@@ -45,6 +53,12 @@ public:
   /// backend on the same device may read what they wrote. The CPU computes
   /// on the calling thread: nothing to wait for.
   virtual void finish() {}
+  /// Returns an event that fires once every op queued so far has finished;
+  /// null where ops have finished when they return (the CPU).
+  virtual std::shared_ptr<const device_event> record_event() { return nullptr; }
+  /// Makes the ops queued from now on wait for `event`, recorded by any
+  /// backend of this kind, without the host waiting.
+  virtual void wait_for(const device_event& event) { (void) event; }
 
   // --- ops ------------------------------------------------------------------
   /// c = alpha * op(a) * op(b) + beta * c, with op(a): (m, k), op(b): (k, n),
@@ -89,6 +103,10 @@ public:
   /// Tells whether any of `count` floats is NaN or infinite; waits for the
   /// ops queued before.
   virtual bool has_non_finite(const float* values, size_t count) = 0;
+
+  /// Sets *flag (this backend's memory) to 1 if any of `count` floats is NaN
+  /// or infinite, else leaves it: has_non_finite without the wait.
+  virtual void flag_non_finite(const float* values, size_t count, float* flag) = 0;
 
   // --- the device-resident loop -------------------------------------------
   /// Returns the ops that device_trainer's loop needs besides the ones above

@@ -62,6 +62,7 @@ void reset_bus() {
   testing::sim_bus().to_device = 0;
   testing::sim_bus().to_host = 0;
   testing::sim_bus().between_devices = 0;
+  testing::sim_bus().events_waited = 0;
 }
 
 std::string temp_path(const std::string& name) {
@@ -91,6 +92,8 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     // No gradient or parameter crossed to the host inside a round: only the
     // batches went down, and the parameters came up for evaluation.
     CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
+    // Each replica queued behind each shard's step before it read the answer.
+    CHECK(testing::sim_bus().events_waited == 2 * (rounds - 1) * shards);
   }
   // A replica on another device of the kind hands over too: the shard
   // copies its gradient across, and it copies the answers back.
@@ -177,8 +180,8 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
   std::filesystem::remove(path);
 }
 
-TEST_CASE("a store shard on a device refuses a non-finite gradient and one in memory it "
-          "cannot read, copies one from another device, and answers where it is asked to",
+TEST_CASE("a store shard on a device refuses a non-finite host gradient and one in memory "
+          "it cannot read, copies one from another device, and answers where it is asked to",
           "[device-store][store]") {
   device_config cfg;
   caf::actor_system sys{cfg};
@@ -211,7 +214,12 @@ TEST_CASE("a store shard on a device refuses a non-finite gradient and one in me
     return answer;
   };
 
-  auto nan = push_and_wait(gradient_on("sim:0", std::numeric_limits<float>::quiet_NaN()));
+  // A host gradient is checked here (a device one by the replica that made it).
+  push_msg nan_push;
+  nan_push.batch_size = 4;
+  nan_push.gradient =
+    shared_floats{std::vector<float>(count, std::numeric_limits<float>::quiet_NaN())};
+  auto nan = push_and_wait(std::move(nan_push));
   REQUIRE_FALSE(nan);
   CHECK(nan.error().code() == static_cast<uint8_t>(troupe_errc::bad_gradient));
   CHECK_THAT(describe(nan.error()), Catch::Contains("contains NaN or Inf"));
@@ -247,6 +255,51 @@ TEST_CASE("a store shard on a device refuses a non-finite gradient and one in me
     CHECK(value == host_answer->values.data()[0]);
   CHECK(host_answer->values.data()[0] < 0.5f);
   self->send_exit(*store, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// Computes like `inner` but writes NaN into the bias gradient of its
+// gradient `poison_at` (1-based), as a diverging model would.
+class poisoning_backend final : public testing::forwarding_backend {
+public:
+  poisoning_backend(std::unique_ptr<backend> inner, uint64_t poison_at)
+    : forwarding_backend(std::move(inner)), poison_at_(poison_at) {}
+  void softmax_cross_entropy(const float* logits, const int32_t* labels, int rows, int classes,
+                             float scale, float* dlogits, float* stats) override {
+    if (dlogits != nullptr)
+      ++gradients_;
+    forwarding_backend::softmax_cross_entropy(logits, labels, rows, classes, scale, dlogits,
+                                              stats);
+  }
+  void bias_gradient(const float* dy, int rows, int cols, float* db) override {
+    forwarding_backend::bias_gradient(dy, rows, cols, db);
+    if (gradients_ == poison_at_) // simulated device memory: the host may write it
+      db[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+
+private:
+  uint64_t poison_at_;
+  uint64_t gradients_ = 0;
+};
+
+} // namespace
+
+TEST_CASE("a replica that hands over on a device checks its gradient there and stops the "
+          "run on NaN, naming the round",
+          "[device-store][fit]") {
+  device_config cfg;
+  caf::actor_system sys{cfg};
+  auto options = device_run("sync", "sim:0", "sim:0", 2);
+  options.wrap_replica_backend = [](uint32_t index, std::unique_ptr<backend> compute) {
+    if (index != 1)
+      return compute;
+    return std::unique_ptr<backend>(new poisoning_backend(std::move(compute), 10));
+  };
+  auto run = fit(sys, options, shared_test_slice());
+  REQUIRE_FALSE(run);
+  CHECK_THAT(describe(run.error()),
+             Catch::Contains("replica 1: its gradient of round 9 contains NaN or Inf"));
 }
 
 TEST_CASE("the store device option names a device that opens here and needs Adam",

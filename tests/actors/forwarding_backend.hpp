@@ -29,6 +29,8 @@ public:
   }
   void fill_zero(void* dst, size_t bytes) override { inner_->fill_zero(dst, bytes); }
   void finish() override { inner_->finish(); }
+  std::shared_ptr<const device_event> record_event() override { return inner_->record_event(); }
+  void wait_for(const device_event& event) override { inner_->wait_for(event); }
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {
     inner_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
@@ -59,6 +61,9 @@ public:
   }
   bool has_non_finite(const float* values, size_t count) override {
     return inner_->has_non_finite(values, count);
+  }
+  void flag_non_finite(const float* values, size_t count, float* flag) override {
+    inner_->flag_non_finite(values, count, flag);
   }
 
 private:

@@ -27,7 +27,12 @@ struct simulated_bus {
   std::atomic<uint64_t> to_device{0};
   std::atomic<uint64_t> to_host{0};
   std::atomic<uint64_t> between_devices{0};
+  std::atomic<uint64_t> events_waited{0}; // wait_for calls
 };
+
+/// A simulated device's event: its ops are done when they return, so it
+/// has fired when it is made; it only lets a test see who waits for it.
+class simulated_event final : public device_event {};
 
 inline simulated_bus& sim_bus() {
   static simulated_bus bus;
@@ -140,6 +145,19 @@ public:
   bool has_non_finite(const float* values, size_t count) override {
     on_device(values, "has_non_finite's values");
     return forwarding_backend::has_non_finite(values, count);
+  }
+  void flag_non_finite(const float* values, size_t count, float* flag) override {
+    on_device(values, "flag_non_finite's values");
+    on_device(flag, "flag_non_finite's flag");
+    forwarding_backend::flag_non_finite(values, count, flag);
+  }
+  std::shared_ptr<const device_event> record_event() override {
+    return std::make_shared<const simulated_event>();
+  }
+  void wait_for(const device_event& event) override {
+    if (dynamic_cast<const simulated_event*>(&event) == nullptr)
+      throw std::logic_error(name_ + " cannot wait for an event of another kind of device");
+    ++sim_bus().events_waited;
   }
 
 private:

@@ -54,6 +54,11 @@ public:
     return troupe::has_non_finite(values, count);
   }
 
+  void flag_non_finite(const float* values, size_t count, float* flag) override {
+    if (troupe::has_non_finite(values, count))
+      *flag = 1.0f;
+  }
+
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {
     troupe::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -23,7 +24,7 @@ constexpr size_t blas_workspace_bytes = size_t{32} << 20;
 using cuda_detail::launch_adam_update;
 using cuda_detail::launch_adam_update_counted;
 using cuda_detail::launch_advance_step;
-using cuda_detail::launch_find_non_finite;
+using cuda_detail::launch_flag_non_finite;
 using cuda_detail::launch_gather_rows;
 using cuda_detail::launch_weighted_sum;
 using cuda_detail::weighted_sum_terms_per_launch;
@@ -73,6 +74,19 @@ private:
   int device_;
   cudaStream_t stream_;
   cudaGraphExec_t exec_;
+};
+
+// A CUDA event of any device; the stream that waits for it may be another's.
+class cuda_event final : public device_event {
+public:
+  explicit cuda_event(cudaEvent_t event) : event_(event) {}
+  ~cuda_event() override { (void) cudaEventDestroy(event_); }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+private:
+  cudaEvent_t event_;
 };
 
 class cuda_backend final : public backend, public resident_loop_ops {
@@ -164,14 +178,37 @@ public:
   bool has_non_finite(const float* values, size_t count) override {
     make_current();
     if (flag_ == nullptr)
-      TROUPE_CUDA_CHECK(cudaMalloc(&flag_, sizeof(int)));
-    TROUPE_CUDA_CHECK(cudaMemsetAsync(flag_, 0, sizeof(int), stream_));
-    launch_find_non_finite(stream_, values, count, flag_);
-    int found = 0;
-    TROUPE_CUDA_CHECK(cudaMemcpyAsync(&found, flag_, sizeof(int), cudaMemcpyDeviceToHost,
+      TROUPE_CUDA_CHECK(cudaMalloc(&flag_, sizeof(float)));
+    TROUPE_CUDA_CHECK(cudaMemsetAsync(flag_, 0, sizeof(float), stream_));
+    launch_flag_non_finite(stream_, values, count, flag_);
+    float found = 0.0f;
+    TROUPE_CUDA_CHECK(cudaMemcpyAsync(&found, flag_, sizeof(float), cudaMemcpyDeviceToHost,
                                       stream_));
     TROUPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return found != 0;
+    return found != 0.0f;
+  }
+
+  void flag_non_finite(const float* values, size_t count, float* flag) override {
+    make_current();
+    launch_flag_non_finite(stream_, values, count, flag);
+  }
+
+  // An event per hand-over: cheap to create, and destroyed once its last
+  // holder lets go (CUDA frees it after it fires if it is still pending).
+  std::shared_ptr<const device_event> record_event() override {
+    make_current();
+    cudaEvent_t event = nullptr;
+    TROUPE_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    TROUPE_CUDA_CHECK(cudaEventRecord(event, stream_));
+    return std::make_shared<const cuda_event>(event);
+  }
+
+  void wait_for(const device_event& event) override {
+    const auto* recorded = dynamic_cast<const cuda_event*>(&event);
+    if (recorded == nullptr)
+      throw std::logic_error(name() + " cannot wait for an event of another kind of device");
+    make_current();
+    TROUPE_CUDA_CHECK(cudaStreamWaitEvent(stream_, recorded->get(), 0));
   }
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
@@ -280,7 +317,7 @@ private:
   cudaStream_t stream_;
   cublasHandle_t blas_;
   void* blas_workspace_;
-  int* flag_ = nullptr; // has_non_finite's answer, allocated on first use
+  float* flag_ = nullptr; // has_non_finite's answer, allocated on first use
 };
 
 } // namespace

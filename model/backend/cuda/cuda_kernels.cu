@@ -204,11 +204,11 @@ __global__ void weighted_sum_kernel(weighted_terms terms, int count_terms, size_
   }
 }
 
-__global__ void find_non_finite_kernel(const float* values, size_t count, int* flag) {
+__global__ void flag_non_finite_kernel(const float* values, size_t count, float* flag) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x)
     if (!isfinite(values[i]))
-      *flag = 1; // every writer stores the same value
+      *flag = 1.0f; // every writer stores the same value
 }
 
 __global__ void advance_step_kernel(step_counters* counters, int rows) {
@@ -298,13 +298,13 @@ void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
   TROUPE_CUDA_CHECK_LAUNCH("weighted_sum_kernel");
 }
 
-void launch_find_non_finite(cudaStream_t stream, const float* values, size_t count,
-                            int* flag) {
+void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t count,
+                            float* flag) {
   if (count == 0)
     return;
-  find_non_finite_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+  flag_non_finite_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
     values, count, flag);
-  TROUPE_CUDA_CHECK_LAUNCH("find_non_finite_kernel");
+  TROUPE_CUDA_CHECK_LAUNCH("flag_non_finite_kernel");
 }
 
 void launch_gather_rows(cudaStream_t stream, const float* images,

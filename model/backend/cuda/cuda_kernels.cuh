@@ -47,8 +47,8 @@ void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
                          float* out);
 
 /// Sets *flag to 1 if any of `count` values is NaN or infinite (else leaves it).
-void launch_find_non_finite(cudaStream_t stream, const float* values, size_t count,
-                            int* flag);
+void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t count,
+                            float* flag);
 
 /// Copies rows order[counters->cursor + r], r < rows, of images (n, features)
 /// and labels (n) into images_out and labels_out.
