@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <unistd.h>
 
 #include <caf/all.hpp>
 
@@ -14,6 +13,7 @@
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
+#include "tests/actors/checkpoint_checks.hpp"
 #include "tests/actors/failing_backend.hpp"
 #include "tests/test_slice.hpp"
 
@@ -37,9 +37,7 @@ fit_options small_run(const std::string& checkpoint) {
 }
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path()
-          / ("troupe_resume_" + std::to_string(::getpid()) + "_" + name))
-    .string();
+  return testing::temp_checkpoint_path("resume", name);
 }
 
 // A run that checkpoints every 40 rounds and dies in its second epoch. With
@@ -77,12 +75,7 @@ TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted
 
   auto resumed_options = small_run(path);
   resumed_options.checkpoint_every = 40;
-  resumed_options.resume_path = path;
-  auto resumed = fit(sys, resumed_options, shared_test_slice());
-  REQUIRE(resumed);
-  CHECK(resumed->version == uninterrupted->version);
-  CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
-  CHECK(resumed->test_accuracy == uninterrupted->test_accuracy);
+  testing::check_resumes_to(sys, resumed_options, path, *uninterrupted);
   std::filesystem::remove(path);
 }
 

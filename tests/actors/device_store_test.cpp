@@ -12,8 +12,6 @@
 #include <memory>
 #include <string>
 
-#include <unistd.h>
-
 #include <caf/all.hpp>
 
 #include "actors/coordinator.hpp"
@@ -23,6 +21,7 @@
 #include "model/backend/device_buffers.hpp"
 #include "model/checkpoint.hpp"
 #include "model/parameter_layout.hpp"
+#include "tests/actors/checkpoint_checks.hpp"
 #include "tests/actors/failing_backend.hpp"
 #include "tests/actors/simulated_device.hpp"
 #include "tests/test_slice.hpp"
@@ -63,12 +62,6 @@ void reset_bus() {
   testing::sim_bus().to_host = 0;
   testing::sim_bus().between_devices = 0;
   testing::sim_bus().events_waited = 0;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path()
-          / ("troupe_device_store_" + std::to_string(::getpid()) + "_" + name))
-    .string();
 }
 
 } // namespace
@@ -148,7 +141,7 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
           "[device-store][checkpoint][fit]") {
   device_config cfg;
   caf::actor_system sys{cfg};
-  const auto path = temp_path("resume.ckpt");
+  const auto path = testing::temp_checkpoint_path("device_store", "resume.ckpt");
   auto uninterrupted_options = device_run("sync", "cpu", "cpu", 2);
   uninterrupted_options.epochs = 2;
   auto uninterrupted = fit(sys, uninterrupted_options, shared_test_slice());
@@ -171,11 +164,7 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
     INFO("resumed with the store on " << store_on);
     auto resumed_options = device_run("sync", "sim:0", store_on, 1);
     resumed_options.epochs = 2;
-    resumed_options.resume_path = path;
-    auto resumed = fit(sys, resumed_options, shared_test_slice());
-    REQUIRE(resumed);
-    CHECK(resumed->version == uninterrupted->version);
-    CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
+    testing::check_resumes_to(sys, resumed_options, path, *uninterrupted);
   }
   std::filesystem::remove(path);
 }

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 #include <caf/all.hpp>
 
@@ -16,6 +15,7 @@
 #include "actors/coordinator.hpp"
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
+#include "tests/actors/checkpoint_checks.hpp"
 #include "tests/actors/failing_backend.hpp"
 #include "tests/test_slice.hpp"
 
@@ -39,12 +39,6 @@ fit_options sharded_run(const std::string& mode, uint32_t shards, uint32_t epoch
   o.store_shards = shards;
   o.step_timeout_ms = 20000;
   return o;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path()
-          / ("troupe_shards_" + std::to_string(::getpid()) + "_" + name))
-    .string();
 }
 
 } // namespace
@@ -86,7 +80,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
           "[shards][checkpoint][fit]") {
   shard_config cfg;
   caf::actor_system sys{cfg};
-  const auto path = temp_path("any-s.ckpt");
+  const auto path = testing::temp_checkpoint_path("shards", "any-s.ckpt");
   auto uninterrupted = fit(sys, sharded_run("sync", 2, 2), shared_test_slice());
   REQUIRE(uninterrupted);
 
@@ -107,12 +101,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
 
   for (uint32_t shards : {1u, 2u}) {
     INFO("resumed with store shards: " << shards);
-    auto resumed_options = sharded_run("sync", shards, 2);
-    resumed_options.resume_path = path;
-    auto resumed = fit(sys, resumed_options, shared_test_slice());
-    REQUIRE(resumed);
-    CHECK(resumed->version == uninterrupted->version);
-    CHECK(resumed->params_fnv1a64 == uninterrupted->params_fnv1a64);
+    testing::check_resumes_to(sys, sharded_run("sync", shards, 2), path, *uninterrupted);
   }
   std::filesystem::remove(path);
 }
