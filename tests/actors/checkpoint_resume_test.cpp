@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-
 #include <caf/all.hpp>
 
 #include "actors/coordinator.hpp"

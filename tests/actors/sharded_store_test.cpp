@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 #include <caf/all.hpp>
 
 #include "actors/checkpoint_writer.hpp"
