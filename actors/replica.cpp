@@ -51,11 +51,11 @@ struct replica_state {
   // Where the shards' slices of the parameters are joined when they are not
   // views of one buffer already (shards in other processes, async shards).
   std::shared_ptr<std::vector<float>> joined;
-  // Gradient buffers, reused once the store lets go of them. The store may
-  // still hold the last one for a moment after answering (or, delayed, until
-  // its round closes), so a few rotate, as many as are in flight: a fresh
-  // 407 KB buffer per step costs page faults on every first touch.
-  std::vector<std::shared_ptr<std::vector<float>>> gradients;
+  // Gradient buffers in host memory the backend copies fastest (page-locked
+  // for a GPU), reused once the store lets go of them. The store may still
+  // hold the last one for a moment after answering (or, delayed, until its
+  // round closes), so a few rotate, as many as are in flight.
+  std::unique_ptr<device_buffer_pool> host_gradients;
   // With device hand-over: the gradient buffers on the device, and the
   // shards' last answers (views of their device buffers), held until the
   // next push, after the step that read them has finished.
@@ -109,12 +109,20 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
   return err;
 }
 
-std::shared_ptr<std::vector<float>> free_gradient_buffer(replica_state& st) {
-  for (auto& buffer : st.gradients)
-    if (buffer.use_count() == 1)
-      return buffer;
-  st.gradients.push_back(std::make_shared<std::vector<float>>(st.setup->net->layout().size()));
-  return st.gradients.back();
+// Computes this round's gradient into a host buffer (the network copies it
+// there from a device).
+batch_stats compute_on_host(replica_state& st, size_t samples, shared_floats& gradient) {
+  auto& setup = *st.setup;
+  const size_t count = setup.net->layout().size();
+  if (!st.host_gradients)
+    st.host_gradients =
+      std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
+  auto buffer = st.host_gradients->take();
+  setup.net->use_parameters(st.params.values.data());
+  auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
+                                           samples, buffer.get());
+  gradient = shared_floats{std::move(buffer), 0, count};
+  return stats;
 }
 
 // Makes the network read the shards' last answers on the device: in place
@@ -233,11 +241,7 @@ void run_round(replica_pointer self) {
         return;
       }
     } else {
-      auto gradient = free_gradient_buffer(st);
-      st.setup->net->use_parameters(st.params.values.data());
-      stats = st.setup->net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
-                                              positions.size(), gradient->data());
-      push.gradient = shared_floats{std::move(gradient)};
+      stats = compute_on_host(st, positions.size(), push.gradient);
     }
     st.report.samples += static_cast<uint64_t>(stats.samples);
     push.loss_sum = stats.loss_sum;

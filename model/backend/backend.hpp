@@ -49,6 +49,11 @@ public:
   /// Copies to the host once every op queued before has finished.
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
+  /// Allocates host memory this backend copies to and from fastest
+  /// (page-locked on a GPU), freed by release_host. By default plain host
+  /// memory, 64-byte aligned.
+  virtual void* allocate_host(size_t bytes);
+  virtual void release_host(void* ptr) noexcept;
   /// Waits until every op queued before has finished, so that another
   /// backend on the same device may read what they wrote. The CPU computes
   /// on the calling thread: nothing to wait for.

@@ -62,6 +62,7 @@ void reset_bus() {
   testing::sim_bus().to_host = 0;
   testing::sim_bus().between_devices = 0;
   testing::sim_bus().events_waited = 0;
+  testing::sim_bus().host_buffers = 0;
 }
 
 } // namespace
@@ -104,6 +105,10 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
   REQUIRE(store_on_host);
   CHECK(store_on_host->params_fnv1a64 == host->params_fnv1a64);
   CHECK(testing::sim_bus().to_host >= 2 * rounds * gradient_bytes);
+  // ... into host buffers of the device's own kind (page-locked on a GPU),
+  // a few per replica, reused round after round.
+  CHECK(testing::sim_bus().host_buffers >= 2);
+  CHECK(testing::sim_bus().host_buffers <= 6);
 }
 
 TEST_CASE("a store on a device takes host gradients from replicas elsewhere and answers "

@@ -28,6 +28,8 @@ public:
     inner_->copy_to_host(dst, src, bytes);
   }
   void fill_zero(void* dst, size_t bytes) override { inner_->fill_zero(dst, bytes); }
+  void* allocate_host(size_t bytes) override { return inner_->allocate_host(bytes); }
+  void release_host(void* ptr) noexcept override { inner_->release_host(ptr); }
   void finish() override { inner_->finish(); }
   std::shared_ptr<const device_event> record_event() override { return inner_->record_event(); }
   void wait_for(const device_event& event) override { inner_->wait_for(event); }

@@ -28,6 +28,7 @@ struct simulated_bus {
   std::atomic<uint64_t> to_host{0};
   std::atomic<uint64_t> between_devices{0};
   std::atomic<uint64_t> events_waited{0}; // wait_for calls
+  std::atomic<uint64_t> host_buffers{0};  // allocate_host calls (staging buffers)
 };
 
 /// A simulated device's event: its ops are done when they return, so it
@@ -87,6 +88,10 @@ public:
     void* ptr = forwarding_backend::allocate(bytes);
     simulated_memory::instance().add(ptr, bytes, name_);
     return ptr;
+  }
+  void* allocate_host(size_t bytes) override {
+    ++sim_bus().host_buffers;
+    return forwarding_backend::allocate_host(bytes);
   }
   void release(void* ptr) noexcept override {
     simulated_memory::instance().remove(ptr);
