@@ -142,7 +142,8 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return store_device.error();
   if (opts.store_shards == 0)
     opts.store_shards = default_store_shards(opts.replicas, usable_cores(),
-                                             opts.store_nodes.size());
+                                             opts.store_nodes.size(),
+                                             opts.store_device != "cpu");
   if (auto ranges = split_into_shards(parameter_layout(*spec).size(), opts.store_shards);
       !ranges)
     return make_troupe_error(troupe_errc::bad_config, "--store-shards: " + ranges.error().message);

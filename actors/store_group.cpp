@@ -70,9 +70,12 @@ store_stats combine_shard_stats(const std::vector<store_stats>& shards) {
   return all;
 }
 
-uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes) {
+uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,
+                              bool on_device) {
   if (store_nodes > 0)
     return static_cast<uint32_t>(store_nodes);
+  if (on_device)
+    return 1;
   return std::max(1u, std::min(replicas, std::max(1u, cores)));
 }
 

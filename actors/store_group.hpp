@@ -39,9 +39,12 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
 store_stats combine_shard_stats(const std::vector<store_stats>& shards);
 
 /// Chooses the number of store shards when --store-shards is 0: one per
-/// store node when shards run on nodes; otherwise one per replica, at most
-/// one per core of this machine (`cores`) — replicas wait while the store
-/// works, so its shards take the replicas' cores in that time.
-uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes);
+/// store node when shards run on nodes; one when they step on a GPU
+/// (`on_device`: one launch steps the whole buffer, and replicas on that GPU
+/// read its buffer in place); otherwise one per replica, at most one per core
+/// of this machine (`cores`) — replicas wait while the store works, so its
+/// shards take the replicas' cores in that time.
+uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,
+                              bool on_device = false);
 
 } // namespace troupe

@@ -15,6 +15,7 @@
 #include <caf/all.hpp>
 
 #include "actors/coordinator.hpp"
+#include "actors/store_group.hpp"
 #include "actors/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
@@ -296,7 +297,8 @@ TEST_CASE("a replica that hands over on a device checks its gradient there and s
              Catch::Contains("replica 1: its gradient of round 9 contains NaN or Inf"));
 }
 
-TEST_CASE("the store device option names a device that opens here and needs Adam",
+TEST_CASE("the store device option names a device that opens here, needs Adam and defaults "
+          "to one shard",
           "[device-store][options]") {
   device_config cfg; // registers sim
   auto options = device_run("sync", "cpu", "tpu:0", 2);
@@ -311,7 +313,18 @@ TEST_CASE("the store device option names a device that opens here and needs Adam
   CHECK_THAT(describe(sgd.error()), Catch::Contains("--store-device=sim:0 steps Adam only"));
 
   options.optimizer.name = "adam";
-  CHECK(check_fit_options(options, &test_slice()));
+  auto checked = check_fit_options(options, &test_slice());
+  REQUIRE(checked);
+  CHECK(checked->store_shards == 2); // as asked
+  options.store_shards = 0; // the default on a device: one shard, one launch per step
+  options.replicas = 4;
+  options.batch_size = 64;
+  checked = check_fit_options(options, &test_slice());
+  REQUIRE(checked);
+  CHECK(checked->store_shards == 1);
+  CHECK(default_store_shards(4, 16, 0) == 4);
+  CHECK(default_store_shards(4, 2, 0) == 2);
+  CHECK(default_store_shards(4, 16, 3) == 3);
 
   options.store_device = "cuda:0";
   if (make_backend("cuda:0"))
