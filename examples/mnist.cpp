@@ -80,7 +80,8 @@ struct mnist_config : troupe::cluster_config {
       .add(o.resume_path, "resume", "continue the run saved in this checkpoint")
       .add(o.store_shards, "store-shards",
            "store shard actors, each owning a range of the parameters (default: one per "
-           "replica, at most one per core; with --store-nodes one per node)")
+           "replica, at most one per core; with --store-nodes one per node; with "
+           "--store-device=cuda:N one)")
       .add(store_nodes, "store-nodes", "HOST:PORT,HOST:PORT of nodes to run the store shards "
                                        "on, round-robin")
       .add(o.store_node, "store-node", "HOST:PORT of one node to run the variable store on")
