@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include <functional>
 #include <memory>
 
 #include <caf/all.hpp>
@@ -427,25 +426,22 @@ void fail_run(coordinator_pointer self, caf::error err) {
   // after each shard has answered, or bounced, a request sent behind its
   // exit, so that whatever the shard sent before it stopped is ahead of the
   // question in the writer's mailbox.
-  auto finish = std::make_shared<std::function<void()>>([self, err]() mutable {
+  auto report = [self, err]() mutable {
+    self->state.promise.deliver(std::move(err));
+    shutdown(self);
+  };
+  auto ask_writer = [self, report]() {
     self->request(self->state.writer, step_timeout(self->state), stats_atom::value)
-      .then(
-        [self, err](checkpoint_stats&) mutable {
-          self->state.promise.deliver(std::move(err));
-          shutdown(self);
-        },
-        [self, err](caf::error&) mutable {
-          self->state.promise.deliver(std::move(err));
-          shutdown(self);
-        });
-  });
+      .then([report](checkpoint_stats&) mutable { report(); },
+            [report](caf::error&) mutable { report(); });
+  };
   auto shards_left = std::make_shared<size_t>(st.store.shards.size());
-  auto one_stopped = [finish, shards_left]() {
+  auto one_stopped = [ask_writer, shards_left]() {
     if (--*shards_left == 0)
-      (*finish)();
+      ask_writer();
   };
   if (*shards_left == 0) {
-    (*finish)();
+    ask_writer();
     return;
   }
   for (auto& shard : st.store.shards)

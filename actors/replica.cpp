@@ -58,7 +58,8 @@ struct replica_state {
   std::unique_ptr<device_buffer_pool> host_gradients;
   // With device hand-over: the gradient buffers on the device, and the
   // shards' last answers (views of their device buffers), held until the
-  // next push, after the step that read them has finished.
+  // next push: the replica's reads of them have finished by then (it waits
+  // for its step's loss), and a shard steps in place only once none holds them.
   std::unique_ptr<device_buffer_pool> device_gradients;
   std::vector<params_msg> device_parts;
   std::vector<float> batch_images;
@@ -235,9 +236,11 @@ void run_round(replica_pointer self) {
     if (st.setup->device_handover) {
       stats = compute_on_device(st, positions.size(), push.gradient);
       if (stats.non_finite) {
-        st.promise.deliver(make_troupe_error(
-          troupe_errc::bad_gradient, "replica " + std::to_string(cfg.index) + ": its gradient of round "
-                                       + std::to_string(push.round) + " contains NaN or Inf"));
+        st.promise.deliver(make_troupe_error(troupe_errc::bad_gradient,
+                                             "replica " + std::to_string(cfg.index)
+                                               + ": its gradient of round "
+                                               + std::to_string(push.round)
+                                               + " contains NaN or Inf"));
         return;
       }
     } else {
