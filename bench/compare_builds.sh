@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Two builds' mnist side by side: one-epoch runs alternating between them (so
+# that a busy spell of the host hits both alike), and each build's median
+# samples/s with every run's figure.
+#   bench/compare_builds.sh OLD_MNIST NEW_MNIST REPEATS [MNIST OPTIONS...]
+# e.g. bench/compare_builds.sh /tmp/old/build/examples/mnist build/examples/mnist 9 \
+#        --mode=sync --replicas=2 --batch-size=32
+# Data: $TROUPE_DATA_DIR, else /usr/share/datasets/fashion-mnist.
+set -euo pipefail
+[ $# -ge 3 ] || { sed -n '2,8p' "$0" >&2; exit 2; }
+old=$1 new=$2 repeats=$3
+shift 3
+data="${TROUPE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+for program in "$old" "$new"; do
+  [ -x "$program" ] || { echo "error: $program is not an executable" >&2; exit 2; }
+done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+rate() { # rate PROGRAM: one run's samples/s from its final metrics record
+  "$1" --data-dir="$data" --epochs=1 --progress=off --metrics="$work/run.jsonl" "${@:2}" \
+    > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
+  sed -n 's/.*"record":"final".*"samples_per_second":\([0-9.]*\).*/\1/p' "$work/run.jsonl"
+}
+old_runs=() new_runs=()
+for _ in $(seq "$repeats"); do
+  old_runs+=("$(rate "$old" "$@")")
+  new_runs+=("$(rate "$new" "$@")")
+done
+printf 'options: %s\n' "$*"
+printf '%-4s median %8.0f samples/s  (runs: %s)\n' old \
+  "$(printf '%s\n' "${old_runs[@]}" | median)" "$(printf '%.0f ' "${old_runs[@]}")"
+printf '%-4s median %8.0f samples/s  (runs: %s)\n' new \
+  "$(printf '%s\n' "${new_runs[@]}" | median)" "$(printf '%.0f ' "${new_runs[@]}")"
