@@ -11,6 +11,7 @@
 
 #include "actors/core_pinning.hpp"
 #include "actors/data_cache.hpp"
+#include "actors/device_step.hpp"
 #include "actors/gather.hpp"
 #include "actors/store_group.hpp"
 #include "messages/errors.hpp"
@@ -56,11 +57,11 @@ struct replica_state {
   // hold the last one for a moment after answering (or, delayed, until its
   // round closes), so a few rotate, as many as are in flight.
   std::unique_ptr<device_buffer_pool> host_gradients;
-  // With device hand-over: the gradient buffers on the device, and the
-  // shards' last answers (views of their device buffers), held until the
-  // next push: the replica's reads of them have finished by then (it waits
-  // for its step's loss), and a shard steps in place only once none holds them.
-  std::unique_ptr<device_buffer_pool> device_gradients;
+  // With device hand-over: its steps, and the shards' last answers (views
+  // of their device buffers), held until the next push: the replica's reads
+  // of them have finished by then (it waits for its step's loss), and a
+  // shard steps in place only once none holds them.
+  std::unique_ptr<device_step> on_device;
   std::vector<params_msg> device_parts;
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
@@ -126,52 +127,12 @@ batch_stats compute_on_host(replica_state& st, size_t samples, shared_floats& gr
   return stats;
 }
 
-// Makes the network read the shards' last answers on the device: in place
-// when one shard's buffer on this device holds them all, else copied into
-// its own buffer (device to device, from another device, or from the host
-// for a shard that answered there).
-void use_device_parts(replica_state& st) {
-  auto& net = *st.setup->net;
-  const auto& parts = st.device_parts;
-  const size_t count = st.setup->store.parameter_count;
-  for (const auto& part : parts) // the shards' steps may still run: queue behind them
-    if (part.values.ready)
-      net.compute().wait_for(*part.values.ready);
-  if (parts.size() == 1 && parts[0].values.device == st.setup->config.device
-      && parts[0].values.size() == count) {
-    net.use_device_parameters_at(parts[0].values.data());
-    return;
-  }
-  for (const auto& part : parts)
-    net.compute().copy_to_device(net.device_parameters() + part.offset, part.values.data(),
-                                 part.values.size() * sizeof(float));
-  net.use_device_parameters();
-}
-
-// Computes this round's gradient into a device buffer the store reads in
-// place, and checks it there (the store trusts a device gradient's values).
-batch_stats compute_on_device(replica_state& st, size_t samples, shared_floats& gradient) {
-  auto& setup = *st.setup;
-  if (!st.device_gradients)
-    st.device_gradients =
-      std::make_unique<device_buffer_pool>(setup.compute, setup.net->layout().size());
-  auto buffer = st.device_gradients->take();
-  if (st.device_parts.empty())
-    setup.net->use_parameters(st.params.values.data()); // an epoch's start: host values
-  else
-    use_device_parts(st);
-  auto stats = setup.net->compute_gradient_in_device(st.batch_images.data(),
-                                                     st.batch_labels.data(), samples,
-                                                     buffer.get());
-  gradient = shared_floats{std::move(buffer), 0, setup.net->layout().size(),
-                           setup.config.device};
-  return stats;
-}
-
 // A re-planned round can give a replica more samples than its share at start.
 void grow_batch_buffers(replica_state& st, size_t samples) {
   auto& setup = *st.setup;
   setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
+  if (st.on_device)
+    st.on_device->reset();
   st.batch_images.resize(samples * static_cast<size_t>(setup.net->spec().inputs));
   st.batch_labels.resize(samples);
 }
@@ -234,7 +195,11 @@ void run_round(replica_pointer self) {
                  st.batch_images.data(), st.batch_labels.data());
     batch_stats stats;
     if (st.setup->device_handover) {
-      stats = compute_on_device(st, positions.size(), push.gradient);
+      if (!st.on_device)
+        st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
+      stats = st.on_device->run(*st.setup->net, st.device_parts, st.params.values.data(),
+                                st.batch_images.data(), st.batch_labels.data(),
+                                positions.size(), push.gradient);
       if (stats.non_finite) {
         st.promise.deliver(make_troupe_error(troupe_errc::bad_gradient,
                                              "replica " + std::to_string(cfg.index)

@@ -40,8 +40,8 @@ store_stats combine_shard_stats(const std::vector<store_stats>& shards);
 
 /// Chooses the number of store shards when --store-shards is 0: one per
 /// store node when shards run on nodes; one when they step on a GPU
-/// (`on_device`: one launch steps the whole buffer, and replicas on that GPU
-/// read its buffer in place); otherwise one per replica, at most one per core
+/// (`on_device`: one launch steps the whole buffer, and a replica copies one
+/// slice a step); otherwise one per replica, at most one per core
 /// of this machine (`cores`) — replicas wait while the store works, so its
 /// shards take the replicas' cores in that time.
 uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,

@@ -113,6 +113,11 @@ void network::queue_staged_gradient(size_t batch) {
   queue_gradient(batch, gradient_.data());
 }
 
+void network::queue_staged_checked_gradient(size_t batch) {
+  queue_staged_gradient(batch);
+  backend_->flag_non_finite(gradient_.data(), layout_.size(), stats_.data() + 2);
+}
+
 // The step's ops on the batch at input_ptr_ / labels_ptr_: forward, loss and
 // its gradient, backward.
 void network::queue_gradient(size_t batch, float* gradient) {
@@ -146,13 +151,6 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
     gradient_.download(gradient_out, layout_.size());
   }
   return take_stats();
-}
-
-batch_stats network::compute_gradient_in_device(const float* images, const int32_t* labels,
-                                                size_t batch, float* device_gradient) {
-  gradient_into(images, labels, batch, device_gradient);
-  backend_->flag_non_finite(device_gradient, layout_.size(), stats_.data() + 2);
-  return take_stats(); // waits for the ops queued before: the gradient is done
 }
 
 batch_stats network::evaluate(const float* images, const int32_t* labels,

@@ -17,7 +17,7 @@ struct batch_stats {
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t samples = 0;
-  bool non_finite = false; // a gradient held NaN or Inf (compute_gradient_in_device)
+  bool non_finite = false; // a gradient held NaN or Inf (queue_staged_checked_gradient)
 
   double mean_loss() const { return samples > 0 ? loss_sum / samples : 0.0; }
   double accuracy() const {
@@ -64,15 +64,7 @@ public:
   const float* device_parameters() const { return own_params_.data(); }
   /// Makes the steps read device_parameters() (upload into it first).
   void use_device_parameters() { params_ = own_params_.data(); }
-  /// Makes the steps read `params` (layout().size() floats in the backend's
-  /// memory, such as a store shard's buffer on this device) in place; they
-  /// must stay unchanged until the next use_* call.
-  void use_device_parameters_at(const float* params) { params_ = params; }
-  /// Like compute_gradient, but the gradient goes to `device_gradient`
-  /// (layout().size() floats in the backend's memory) and is checked there
-  /// (batch_stats::non_finite); when it returns, the gradient is complete.
-  batch_stats compute_gradient_in_device(const float* images, const int32_t* labels,
-                                         size_t batch, float* device_gradient);
+
   /// Returns the gradient buffer that compute_gradient_on_device() fills.
   float* device_gradient() { return gradient_.data(); }
   /// Like compute_gradient, but the gradient stays on the device and the stats
@@ -92,6 +84,9 @@ public:
   /// queues ops (no copy, no wait), so a backend can record it; it counts no
   /// samples: take_stats() then reports 0 samples for these steps.
   void queue_staged_gradient(size_t batch);
+  /// queue_staged_gradient, then flags the gradient if it holds NaN or Inf;
+  /// take_stats() reports the flag (batch_stats::non_finite).
+  void queue_staged_checked_gradient(size_t batch);
 
 private:
   void forward(size_t batch);

@@ -64,6 +64,7 @@ void reset_bus() {
   testing::sim_bus().between_devices = 0;
   testing::sim_bus().events_waited = 0;
   testing::sim_bus().host_buffers = 0;
+  testing::sim_bus().recorded = 0;
 }
 
 } // namespace
@@ -89,6 +90,9 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
     // Each replica queued behind each shard's step before it read the answer.
     CHECK(testing::sim_bus().events_waited == 2 * (rounds - 1) * shards);
+    // ... and recorded its step once per batch size (16 samples, and 8 in
+    // the short last round), replaying it since.
+    CHECK(testing::sim_bus().recorded == 2 * 2);
   }
   // A replica on another device of the kind hands over too: the shard
   // copies its gradient across, and it copies the answers back.

@@ -64,6 +64,7 @@ public:
   bool has_non_finite(const float* values, size_t count) override {
     return inner_->has_non_finite(values, count);
   }
+  resident_loop_ops* resident_ops() override { return inner_->resident_ops(); }
   void flag_non_finite(const float* values, size_t count, float* flag) override {
     inner_->flag_non_finite(values, count, flag);
   }

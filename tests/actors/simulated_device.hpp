@@ -17,6 +17,7 @@
 
 #include "model/backend/backend.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
+#include "model/backend/resident_ops.hpp"
 #include "tests/actors/forwarding_backend.hpp"
 
 namespace troupe::testing {
@@ -29,7 +30,9 @@ struct simulated_bus {
   std::atomic<uint64_t> between_devices{0};
   std::atomic<uint64_t> events_waited{0}; // wait_for calls
   std::atomic<uint64_t> host_buffers{0};  // allocate_host calls (staging buffers)
+  std::atomic<uint64_t> recorded{0};      // steps recorded (resident_loop_ops::record)
 };
+
 
 /// A simulated device's event: its ops are done when they return, so it
 /// has fired when it is made; it only lets a test see who waits for it.
@@ -39,6 +42,32 @@ inline simulated_bus& sim_bus() {
   static simulated_bus bus;
   return bus;
 }
+
+/// The CPU's recording (it keeps the ops' function to call again), counted.
+class counting_recorder final : public resident_loop_ops {
+public:
+  explicit counting_recorder(resident_loop_ops& inner) : inner_(inner) {}
+  void gather_rows(const float* images, const int32_t* labels, int features,
+                   const uint32_t* order, const step_counters* counters, int rows,
+                   float* images_out, int32_t* labels_out) override {
+    inner_.gather_rows(images, labels, features, order, counters, rows, images_out, labels_out);
+  }
+  void advance_step(step_counters* counters, int rows) override {
+    inner_.advance_step(counters, rows);
+  }
+  void adam_update_counted(float* weights, const float* gradient, float* m, float* v,
+                           size_t count, const adam_hyperparameters& h,
+                           const step_counters* counters) override {
+    inner_.adam_update_counted(weights, gradient, m, v, count, h, counters);
+  }
+  expected<std::unique_ptr<recorded_ops>> record(std::function<void()> queue_ops) override {
+    ++sim_bus().recorded;
+    return inner_.record(std::move(queue_ops));
+  }
+
+private:
+  resident_loop_ops& inner_;
+};
 
 /// The allocations of every simulated device: start -> bytes and device.
 class simulated_memory {
@@ -79,7 +108,8 @@ private:
 class simulated_device final : public forwarding_backend {
 public:
   explicit simulated_device(int index)
-    : forwarding_backend(make_eigen_backend()), name_("sim:" + std::to_string(index)) {}
+    : forwarding_backend(make_eigen_backend()), name_("sim:" + std::to_string(index)),
+      recorder_(*forwarding_backend::resident_ops()) {}
 
   std::string name() const override { return name_; }
   bool host_memory() const override { return false; }
@@ -156,6 +186,7 @@ public:
     on_device(flag, "flag_non_finite's flag");
     forwarding_backend::flag_non_finite(values, count, flag);
   }
+  resident_loop_ops* resident_ops() override { return &recorder_; }
   std::shared_ptr<const device_event> record_event() override {
     return std::make_shared<const simulated_event>();
   }
@@ -175,6 +206,7 @@ private:
   }
 
   std::string name_;
+  counting_recorder recorder_;
 };
 
 /// Makes "sim:N" a device for make_backend (once per process).
