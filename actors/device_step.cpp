@@ -44,9 +44,27 @@ void device_step::queue_gradient(network& net, size_t samples) {
   found->second->replay();
 }
 
-batch_stats device_step::run(network& net, const std::vector<params_msg>& parts,
-                             const float* host_params, const float* images,
-                             const int32_t* labels, size_t samples, shared_floats& gradient) {
+void device_step::stage_batch(network& net, const dataset& data,
+                              const std::vector<uint32_t>& indices) {
+  const size_t rows = indices.size();
+  const size_t inputs = static_cast<size_t>(net.spec().inputs);
+  if (rows > staged_rows_) {
+    staged_images_ = make_host_buffer(compute_, rows * inputs);
+    staged_labels_ = make_host_buffer(compute_, rows); // sizeof(int32_t) == sizeof(float)
+    staged_rows_ = rows;
+  }
+  auto* labels = reinterpret_cast<int32_t*>(staged_labels_.get());
+  gather_batch(data, indices.data(), rows, staged_images_.get(), labels);
+  compute_->copy_to_device(net.staged_images(), staged_images_.get(),
+                           rows * inputs * sizeof(float));
+  compute_->copy_to_device(net.staged_labels(), labels, rows * sizeof(int32_t));
+}
+
+batch_stats device_step::run(network& net, const dataset& data,
+                             const std::vector<uint32_t>& indices,
+                             const std::vector<params_msg>& parts, const float* host_params,
+                             shared_floats& gradient) {
+  const size_t samples = indices.size();
   const size_t count = net.layout().size();
   if (!gradients_)
     gradients_ = std::make_unique<device_buffer_pool>(compute_, count);
@@ -55,9 +73,7 @@ batch_stats device_step::run(network& net, const std::vector<params_msg>& parts,
     net.use_parameters(host_params); // uploads into the network's own buffer
   else
     use_parts(net, parts);
-  const size_t inputs = static_cast<size_t>(net.spec().inputs);
-  compute_->copy_to_device(net.staged_images(), images, samples * inputs * sizeof(float));
-  compute_->copy_to_device(net.staged_labels(), labels, samples * sizeof(int32_t));
+  stage_batch(net, data, indices);
   queue_gradient(net, samples);
   // The store holds the gradient until its step has read it: it goes to a
   // buffer of the pool, and the network's own is free for the next step.

@@ -191,15 +191,12 @@ void run_round(replica_pointer self) {
     st.batch_indices.clear();
     for (auto position : positions)
       st.batch_indices.push_back(st.order[position]);
-    gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
-                 st.batch_images.data(), st.batch_labels.data());
     batch_stats stats;
     if (st.setup->device_handover) {
       if (!st.on_device)
         st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
-      stats = st.on_device->run(*st.setup->net, st.device_parts, st.params.values.data(),
-                                st.batch_images.data(), st.batch_labels.data(),
-                                positions.size(), push.gradient);
+      stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
+                                st.device_parts, st.params.values.data(), push.gradient);
       if (stats.non_finite) {
         st.promise.deliver(make_troupe_error(troupe_errc::bad_gradient,
                                              "replica " + std::to_string(cfg.index)
@@ -209,6 +206,8 @@ void run_round(replica_pointer self) {
         return;
       }
     } else {
+      gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
+                   st.batch_images.data(), st.batch_labels.data());
       stats = compute_on_host(st, positions.size(), push.gradient);
     }
     st.report.samples += static_cast<uint64_t>(stats.samples);

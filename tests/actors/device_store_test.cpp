@@ -93,6 +93,9 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     // ... and recorded its step once per batch size (16 samples, and 8 in
     // the short last round), replaying it since.
     CHECK(testing::sim_bus().recorded == 2 * 2);
+    // The batches went down from page-locked host buffers, images and labels
+    // for each replica, reused round after round.
+    CHECK(testing::sim_bus().host_buffers == 2 * 2);
   }
   // A replica on another device of the kind hands over too: the shard
   // copies its gradient across, and it copies the answers back.
