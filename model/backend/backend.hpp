@@ -105,6 +105,13 @@ public:
   virtual void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
                             float* out) = 0;
 
+  /// One Adam step (adam_update) on the gradient weighted_sum(terms), with
+  /// the sum fused into the step's pass where the backend can: on the CPU the
+  /// same bits as the sum first, then the step.
+  virtual void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms,
+                               float* m, float* v, size_t count,
+                               const adam_coefficients& c) = 0;
+
   /// Tells whether any of `count` floats is NaN or infinite; waits for the
   /// ops queued before.
   virtual bool has_non_finite(const float* values, size_t count) = 0;

@@ -1,10 +1,8 @@
-// Adam's bookkeeping; each step is the backend's adam_update (on the CPU
-// backend: model/backend/cpu/adam_kernel.cpp).
+// Adam's bookkeeping; each step is the backend's adam_update or, on a
+// round's weighted sum, adam_update_sum (on the CPU backend:
+// model/backend/cpu/adam_kernel.cpp).
 #include "model/optim/adam.hpp"
 
-#include <algorithm>
-
-#include "model/backend/cpu/adam_kernel.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
 
 namespace troupe {
@@ -48,37 +46,9 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
 }
 
 void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
-  if (!own_backend_) { // everything in the backend's memory: its sum, then its step
-    if (sum_.size() == 0)
-      sum_ = device_array<float>(*compute_, m_.size());
-    compute_->weighted_sum(terms, m_.size(), sum_.data());
-    apply(weights, sum_.data());
-    return;
-  }
-  if (terms.size() < 2) {
-    optimizer::apply_weighted_sum(weights, terms);
-    return;
-  }
   ++steps_;
-  const auto coefficients = adam_step_coefficients(config_, steps_);
-  const size_t count = m_.size();
-  const weighted_gradient& last = terms.back();
-  if (terms.size() == 2) {
-    adam_sum2_kernel(weights, terms[0].gradient, terms[0].weight, last.gradient, last.weight,
-                     m_.data(), v_.data(), count, coefficients);
-    return;
-  }
-  // All terms but the last are summed a block at a time; the last joins the
-  // step's loop (1 x the partial sum is that sum, so the bits are the same).
-  const std::vector<weighted_gradient> head(terms.begin(), terms.end() - 1);
-  constexpr size_t block = 2048; // 8 KB: stays in L1 until the step reads it
-  float partial[block];
-  for (size_t offset = 0; offset < count; offset += block) {
-    const size_t n = std::min(block, count - offset);
-    weighted_gradient_sum(head, offset, n, partial);
-    adam_sum2_kernel(weights + offset, partial, 1.0f, last.gradient + offset, last.weight,
-                     m_.data() + offset, v_.data() + offset, n, coefficients);
-  }
+  compute_->adam_update_sum(weights, terms, m_.data(), v_.data(), m_.size(),
+                            adam_step_coefficients(config_, steps_));
 }
 
 std::vector<float> adam::state() const {

@@ -51,7 +51,6 @@ private:
   optimizer_config config_;
   device_array<float> m_; // (size): first moment
   device_array<float> v_; // (size): second moment
-  device_array<float> sum_; // (size): a round's weighted sum, on a device backend
   uint64_t steps_ = 0;
 };
 

@@ -61,6 +61,10 @@ public:
                     float* out) override {
     inner_->weighted_sum(terms, count, out);
   }
+  void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
+                       float* v, size_t count, const adam_coefficients& c) override {
+    inner_->adam_update_sum(weights, terms, m, v, count, c);
+  }
   bool has_non_finite(const float* values, size_t count) override {
     return inner_->has_non_finite(values, count);
   }

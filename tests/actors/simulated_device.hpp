@@ -170,6 +170,15 @@ public:
     on_device(m, "adam_update's m");
     forwarding_backend::adam_update(weights, gradient, m, v, count, c);
   }
+  void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
+                       float* v, size_t count, const adam_coefficients& c) override {
+    on_device(weights, "adam_update_sum's weights");
+    for (const auto& term : terms)
+      on_device(term.gradient, "adam_update_sum's gradient");
+    on_device(m, "adam_update_sum's m");
+    on_device(v, "adam_update_sum's v");
+    forwarding_backend::adam_update_sum(weights, terms, m, v, count, c);
+  }
   void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
                     float* out) override {
     for (const auto& term : terms)

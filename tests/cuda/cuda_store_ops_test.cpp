@@ -1,12 +1,15 @@
 // The ops a store shard on the GPU steps with (--store-device): the weighted
-// sum of a round's gradients and the finiteness check, against the CPU.
+// sum of a round's gradients, Adam on that sum in one pass, and the
+// finiteness check, against the CPU.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#include "model/optim/adam.hpp"
 #include "model/optim/optimizer.hpp"
+#include "tests/cuda/adam_drift_bound.hpp"
 #include "tests/cuda/cuda_test_support.hpp"
 
 using namespace troupe;
@@ -50,4 +53,38 @@ TEST_CASE("has_non_finite finds a NaN or an infinity anywhere and nothing in fin
       INFO(bad << " at " << at);
       CHECK(gpu().has_non_finite(to_gpu(values).data(), count));
     }
+}
+
+TEST_CASE("adam_update_sum tracks the cpu's sum-then-step for 2, 3 and 9 terms",
+          "[cuda][store][adam]") {
+  constexpr size_t count = 50885;
+  const optimizer_config config;
+  for (size_t terms : {2u, 3u, 9u}) { // 9: the first 8 summed apart, then one pass
+    INFO(terms << " terms");
+    auto cpu_w = random_floats(count, 170);
+    auto cpu_m = random_floats(count, 171, -0.01f, 0.01f);
+    auto cpu_v = random_floats(count, 172, 0.0f, 1e-4f);
+    auto gpu_w = to_gpu(cpu_w), gpu_m = to_gpu(cpu_m), gpu_v = to_gpu(cpu_v);
+    adam_drift_bound bound(count); // the GPU may fuse a product of each moment update
+    for (uint64_t step = 1; step <= 3; ++step) {
+      std::vector<std::vector<float>> host(terms);
+      std::vector<device_array<float>> on_gpu;
+      std::vector<weighted_gradient> cpu_terms, gpu_terms;
+      for (size_t t = 0; t < terms; ++t) {
+        host[t] = random_floats(count, 200 + 10 * step + t, -0.1f, 0.1f);
+        on_gpu.push_back(to_gpu(host[t]));
+        cpu_terms.push_back({1.0f / static_cast<float>(terms), host[t].data()});
+        gpu_terms.push_back({1.0f / static_cast<float>(terms), on_gpu.back().data()});
+      }
+      std::vector<float> sum(count);
+      weighted_gradient_sum(cpu_terms, 0, count, sum.data());
+      const adam_coefficients c = adam_step_coefficients(config, step);
+      bound.step(cpu_w, sum, cpu_m, cpu_v, c);
+      cpu().adam_update_sum(cpu_w.data(), cpu_terms, cpu_m.data(), cpu_v.data(), count, c);
+      gpu().adam_update_sum(gpu_w.data(), gpu_terms, gpu_m.data(), gpu_v.data(), count, c);
+    }
+    CHECK_WITHIN(to_host(gpu_m), cpu_m, bound.m());
+    CHECK_WITHIN(to_host(gpu_v), cpu_v, bound.v());
+    CHECK_WITHIN(to_host(gpu_w), cpu_w, bound.w());
+  }
 }

@@ -126,6 +126,34 @@ public:
     adam_kernel(weights, gradient, m, v, count, c);
   }
 
+  // Two terms are summed inside the step's loop; with more, all but the last
+  // are summed a block at a time and the last joins the loop (1 x the
+  // partial sum is that sum, so the bits are the same); one is summed first.
+  void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
+                       float* v, size_t count, const adam_coefficients& c) override {
+    if (terms.size() < 2) {
+      std::vector<float> gradient(count);
+      weighted_gradient_sum(terms, 0, count, gradient.data());
+      adam_kernel(weights, gradient.data(), m, v, count, c);
+      return;
+    }
+    const weighted_gradient& last = terms.back();
+    if (terms.size() == 2) {
+      adam_sum2_kernel(weights, terms[0].gradient, terms[0].weight, last.gradient, last.weight,
+                       m, v, count, c);
+      return;
+    }
+    const std::vector<weighted_gradient> head(terms.begin(), terms.end() - 1);
+    constexpr size_t block = 2048; // 8 KB: stays in L1 until the step reads it
+    float partial[block];
+    for (size_t offset = 0; offset < count; offset += block) {
+      const size_t n = std::min(block, count - offset);
+      weighted_gradient_sum(head, offset, n, partial);
+      adam_sum2_kernel(weights + offset, partial, 1.0f, last.gradient + offset, last.weight,
+                       m + offset, v + offset, n, c);
+    }
+  }
+
   resident_loop_ops* resident_ops() override { return this; }
 
   void gather_rows(const float* images, const int32_t* labels, int features,

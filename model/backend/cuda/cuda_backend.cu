@@ -22,6 +22,7 @@ namespace {
 constexpr size_t blas_workspace_bytes = size_t{32} << 20;
 
 using cuda_detail::launch_adam_update;
+using cuda_detail::launch_adam_update_sum;
 using cuda_detail::launch_adam_update_counted;
 using cuda_detail::launch_advance_step;
 using cuda_detail::launch_flag_non_finite;
@@ -98,6 +99,8 @@ public:
     make_current();
     if (flag_ != nullptr)
       TROUPE_CUDA_CHECK(cudaFree(flag_));
+    if (sum_ != nullptr)
+      TROUPE_CUDA_CHECK(cudaFree(sum_));
     TROUPE_CUBLAS_CHECK(cublasDestroy(blas_));
     TROUPE_CUDA_CHECK(cudaFree(blas_workspace_));
     TROUPE_CUDA_CHECK(cudaStreamDestroy(stream_));
@@ -192,6 +195,36 @@ public:
       }
       launch_weighted_sum(stream_, gradients, weights, n, count, first > 0, out);
     }
+  }
+
+  // One pass when the terms fit one launch (a round of up to 8 replicas);
+  // beyond that, all but the last are summed first into a scratch buffer.
+  void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
+                       float* v, size_t count, const adam_coefficients& c) override {
+    make_current();
+    const float* gradients[weighted_sum_terms_per_launch];
+    float gradient_weights[weighted_sum_terms_per_launch];
+    size_t n = terms.size();
+    if (n > weighted_sum_terms_per_launch) {
+      if (sum_count_ < count) {
+        if (sum_ != nullptr)
+          TROUPE_CUDA_CHECK(cudaFree(sum_));
+        TROUPE_CUDA_CHECK(cudaMalloc(&sum_, count * sizeof(float)));
+        sum_count_ = count;
+      }
+      weighted_sum(std::vector<weighted_gradient>(terms.begin(), terms.end() - 1), count, sum_);
+      gradients[0] = sum_;
+      gradient_weights[0] = 1.0f;
+      gradients[1] = terms.back().gradient;
+      gradient_weights[1] = terms.back().weight;
+      n = 2;
+    } else {
+      for (size_t t = 0; t < n; ++t) {
+        gradients[t] = terms[t].gradient;
+        gradient_weights[t] = terms[t].weight;
+      }
+    }
+    launch_adam_update_sum(stream_, weights, gradients, gradient_weights, n, m, v, count, c);
   }
 
   bool has_non_finite(const float* values, size_t count) override {
@@ -337,6 +370,8 @@ private:
   cublasHandle_t blas_;
   void* blas_workspace_;
   float* flag_ = nullptr; // has_non_finite's answer, allocated on first use
+  float* sum_ = nullptr;  // adam_update_sum's partial sum of many terms
+  size_t sum_count_ = 0;
 };
 
 } // namespace

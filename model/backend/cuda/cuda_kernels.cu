@@ -204,6 +204,24 @@ __global__ void weighted_sum_kernel(weighted_terms terms, int count_terms, size_
   }
 }
 
+// adam_loop's step on the sum weighted_sum_kernel computes, in one pass. The
+// sum's operations are rounded one by one; the moments read as adam_loop's.
+__global__ void adam_sum_kernel(float* weights, weighted_terms terms, int count_terms,
+                                float* m, float* v, size_t count, float alpha, float beta1,
+                                float beta2, float epsilon) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    float g = __fmul_rn(terms.weights[0], terms.gradients[0][i]);
+    for (int t = 1; t < count_terms; ++t)
+      g = __fadd_rn(g, __fmul_rn(terms.weights[t], terms.gradients[t][i]));
+    float mi = beta1 * m[i] + (1.0f - beta1) * g;
+    float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    weights[i] -= alpha * mi / (sqrtf(vi) + epsilon);
+  }
+}
+
 __global__ void flag_non_finite_kernel(const float* values, size_t count, float* flag) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x)
@@ -296,6 +314,23 @@ void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
   weighted_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
     packed, static_cast<int>(terms), count, accumulate, out);
   TROUPE_CUDA_CHECK_LAUNCH("weighted_sum_kernel");
+}
+
+void launch_adam_update_sum(cudaStream_t stream, float* weights,
+                            const float* const* gradients, const float* gradient_weights,
+                            size_t terms, float* m, float* v, size_t count,
+                            const adam_coefficients& c) {
+  if (count == 0 || terms == 0 || terms > weighted_sum_terms_per_launch)
+    return;
+  weighted_terms packed{};
+  for (size_t t = 0; t < terms; ++t) {
+    packed.gradients[t] = gradients[t];
+    packed.weights[t] = gradient_weights[t];
+  }
+  adam_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
+    weights, packed, static_cast<int>(terms), m, v, count, c.alpha, c.beta1, c.beta2,
+    c.epsilon);
+  TROUPE_CUDA_CHECK_LAUNCH("adam_sum_kernel");
 }
 
 void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t count,

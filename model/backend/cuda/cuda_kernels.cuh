@@ -46,6 +46,13 @@ void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
                          const float* weights, size_t terms, size_t count, bool accumulate,
                          float* out);
 
+/// One Adam step whose gradient is launch_weighted_sum's, summed inside the
+/// step's loop (at most weighted_sum_terms_per_launch terms).
+void launch_adam_update_sum(cudaStream_t stream, float* weights,
+                            const float* const* gradients, const float* gradient_weights,
+                            size_t terms, float* m, float* v, size_t count,
+                            const adam_coefficients& c);
+
 /// Sets *flag to 1 if any of `count` values is NaN or infinite (else leaves it).
 void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t count,
                             float* flag);
