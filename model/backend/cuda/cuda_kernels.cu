@@ -193,6 +193,16 @@ struct weighted_terms {
   float weights[weighted_sum_terms_per_launch];
 };
 
+// The terms as one kernel argument (terms <= weighted_sum_terms_per_launch).
+weighted_terms pack_terms(const float* const* gradients, const float* weights, size_t terms) {
+  weighted_terms packed{};
+  for (size_t t = 0; t < terms; ++t) {
+    packed.gradients[t] = gradients[t];
+    packed.weights[t] = weights[t];
+  }
+  return packed;
+}
+
 __global__ void weighted_sum_kernel(weighted_terms terms, int count_terms, size_t count,
                                     bool accumulate, float* out) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
@@ -306,13 +316,8 @@ void launch_weighted_sum(cudaStream_t stream, const float* const* gradients,
                          float* out) {
   if (count == 0 || terms == 0 || terms > weighted_sum_terms_per_launch)
     return;
-  weighted_terms packed{};
-  for (size_t t = 0; t < terms; ++t) {
-    packed.gradients[t] = gradients[t];
-    packed.weights[t] = weights[t];
-  }
   weighted_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
-    packed, static_cast<int>(terms), count, accumulate, out);
+    pack_terms(gradients, weights, terms), static_cast<int>(terms), count, accumulate, out);
   TROUPE_CUDA_CHECK_LAUNCH("weighted_sum_kernel");
 }
 
@@ -322,14 +327,9 @@ void launch_adam_update_sum(cudaStream_t stream, float* weights,
                             const adam_coefficients& c) {
   if (count == 0 || terms == 0 || terms > weighted_sum_terms_per_launch)
     return;
-  weighted_terms packed{};
-  for (size_t t = 0; t < terms; ++t) {
-    packed.gradients[t] = gradients[t];
-    packed.weights[t] = gradient_weights[t];
-  }
   adam_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
-    weights, packed, static_cast<int>(terms), m, v, count, c.alpha, c.beta1, c.beta2,
-    c.epsilon);
+    weights, pack_terms(gradients, gradient_weights, terms), static_cast<int>(terms), m, v,
+    count, c.alpha, c.beta1, c.beta2, c.epsilon);
   TROUPE_CUDA_CHECK_LAUNCH("adam_sum_kernel");
 }
 
