@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <unordered_map>
 
@@ -43,32 +44,30 @@ struct store_state : store_port {
   static inline const char* name = "troupe.store";
 
   shard_range range; // this shard's part of the flat buffer
-  // The parameters: this shard's range of `params`, from `base` on. Either a
-  // buffer of the shard's own, shared with the answers that carry it (the
-  // optimizer writes in place when no one else holds it, else into a copy),
-  // or, for sync shards of one process, one buffer every shard writes its own
-  // range of in place (`in_place`; base = range.offset): a sync replica reads
-  // the parameters only between a round's answer and its next push, and no
-  // shard steps before every live replica has pushed.
-  std::shared_ptr<std::vector<float>> params;
+  // The parameters: this shard's range of the buffer `params` points into,
+  // from `base` on, in the memory the shard steps in: the host's, or with a
+  // store device (--store-device) that device's, where the optimizer state
+  // lives too. Either a buffer of the shard's own, shared with the answers
+  // that carry it (the optimizer writes in place when no one else holds it,
+  // else into a copy), or, for sync shards of one process on the host, one
+  // buffer every shard writes its own range of in place (`in_place`; base =
+  // range.offset): a sync replica reads the parameters only between a
+  // round's answer and its next push, and no shard steps before every live
+  // replica has pushed.
+  std::shared_ptr<float> params;
   size_t base = 0;
   bool in_place = false;
-  std::shared_ptr<std::vector<float>> spare; // an older version, reused when free
+  std::shared_ptr<float> spare; // an older version, reused when free
   // The policy's history_depth() versions before the current one, oldest
   // first, with their version numbers (delayed answers from them).
-  std::deque<std::pair<std::shared_ptr<std::vector<float>>, uint64_t>> history;
+  std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history;
   size_t history_depth = 0;
-  // A shard on a device (--store-device) keeps the parameters and the
-  // optimizer state in that device's memory and steps them there:
-  // `device_params` is the current version, shared with the answers that
-  // carry it like `params` above. `params` is then a host copy of version
-  // `host_version`, refreshed when someone needs the values on the host.
-  std::shared_ptr<backend> device; // outlives `optim`, which steps on it
-  std::shared_ptr<float> device_params;
-  std::shared_ptr<float> device_spare;
-  std::deque<std::pair<std::shared_ptr<float>, uint64_t>> device_history;
+  std::shared_ptr<backend> device; // the store device, or null; outlives `optim`
   std::unique_ptr<device_buffer_pool> uploads; // host gradients, copied to the device
   std::shared_ptr<const device_event> stepped; // fires once the last step is done
+  // On a device: a host copy of the parameters at version `host_version`,
+  // made when someone needs the values on the host.
+  std::shared_ptr<std::vector<float>> host_copy;
   uint64_t host_version = 0;
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
@@ -90,18 +89,26 @@ struct store_state : store_port {
   uint64_t rounds_since_checkpoint = 0;
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
 
-  // The current parameters in host memory: in place, or (on a device)
-  // copied from there once per version.
-  const float* host_values() {
+  // A buffer for this shard's range, in the memory it steps in.
+  std::shared_ptr<float> new_buffer() const {
+    if (device)
+      return make_device_buffer(device, range.count);
+    auto values = std::make_shared<std::vector<float>>(range.count);
+    return std::shared_ptr<float>(values, values->data());
+  }
+
+  // The current parameters as a host view: themselves, or (on a device) a
+  // copy made once per version.
+  shared_floats host_values() {
     if (!device)
-      return params->data() + base;
+      return shared_floats{params, base, range.count};
     if (host_version != version) {
-      if (params.use_count() > 1) // an answer still carries the older copy
-        params = std::make_shared<std::vector<float>>(range.count);
-      device->copy_to_host(params->data(), device_params.get(), range.count * sizeof(float));
+      if (!host_copy || host_copy.use_count() > 1) // an answer still carries the older copy
+        host_copy = std::make_shared<std::vector<float>>(range.count);
+      device->copy_to_host(host_copy->data(), params.get(), range.count * sizeof(float));
       host_version = version;
     }
-    return params->data();
+    return shared_floats{host_copy};
   }
 
   // This shard's part of a checkpoint: a periodic one (mid-epoch, as far as
@@ -117,8 +124,7 @@ struct store_state : store_port {
     c.epoch_round = c.round - epoch_first_round;
     c.epoch_complete = epoch_complete;
     c.optimizer_steps = optim->steps();
-    const float* values = host_values();
-    c.params = shared_floats{std::vector<float>(values, values + range.count)};
+    c.params = shared_floats{host_values().to_vector()};
     c.optimizer_state = shared_floats{optim->state()};
     return c;
   }
@@ -137,47 +143,29 @@ struct store_state : store_port {
     msg.staleness = staleness;
     msg.offset = range.offset;
     msg.losses = policy->losses();
-    if (device) {
-      set_device_values(msg, steps_back, device_answer);
-      return msg;
-    }
-    if (steps_back == 0 || history.empty()) {
-      msg.version = version;
-      msg.values = shared_floats{params, base, range.count};
-    } else {
-      const auto& kept = history[history.size() - std::min(history.size(), steps_back)];
-      msg.version = kept.second;
-      msg.values = shared_floats{kept.first, base, range.count};
-    }
-    return msg;
-  }
-
-  // A device shard's answer: the parameters `steps_back` steps ago (0: the
-  // current ones), as a view of its device buffer or copied to the host.
-  void set_device_values(params_msg& msg, uint64_t steps_back, bool device_answer) {
-    std::shared_ptr<float> buffer = device_params;
+    std::shared_ptr<float> buffer = params;
     msg.version = version;
-    if (steps_back > 0 && !device_history.empty()) {
-      const auto& kept =
-        device_history[device_history.size() - std::min(device_history.size(), steps_back)];
+    if (steps_back > 0 && !history.empty()) {
+      const auto& kept = history[history.size() - std::min(history.size(), steps_back)];
       buffer = kept.first;
       msg.version = kept.second;
     }
-    if (device_answer) {
-      msg.values = shared_floats{std::move(buffer), 0, range.count, settings.device};
+    if (!device || device_answer) { // a view where it is
+      msg.values = shared_floats{std::move(buffer), base, range.count,
+                                 device ? settings.device : std::string{}};
       msg.values.ready = stepped;
-    } else if (buffer == device_params) {
-      host_values();
-      msg.values = shared_floats{params, 0, range.count};
-    } else {
+    } else if (buffer == params) { // the host copy of the current version
+      msg.values = host_values();
+    } else { // an older version, copied to the host for this answer
       std::vector<float> values(range.count);
       device->copy_to_host(values.data(), buffer.get(), range.count * sizeof(float));
       msg.values = shared_floats{std::move(values)};
     }
+    return msg;
   }
 
   // The buffer the next step writes: this shard's range of the parameters.
-  float* step_target() { return device ? device_params.get() : params->data() + base; }
+  float* step_target() { return params.get() + base; }
 
   // After a step on a device, the answers carry an event that fires once it
   // is done: their readers queue behind it, and so does the pusher's next
@@ -207,10 +195,6 @@ struct store_state : store_port {
   }
 
   void make_writable() {
-    if (device) {
-      make_device_writable();
-      return;
-    }
     if (history_depth > 0) { // the version about to be stepped is kept: step a copy
       history.emplace_back(params, version);
       if (history.size() > history_depth)
@@ -218,28 +202,16 @@ struct store_state : store_port {
     }
     if (!in_place && params.use_count() > 1) {
       // Someone still reads this version: step a copy, in a recycled buffer
-      // when one is free (a fresh one page-faults on first touch).
-      auto copy = spare.use_count() == 1 ? std::move(spare)
-                                         : std::make_shared<std::vector<float>>();
-      copy->assign(params->begin(), params->end());
+      // when one is free (a fresh one page-faults on first touch, or costs a
+      // device allocation).
+      auto copy = spare.use_count() == 1 ? std::move(spare) : new_buffer();
+      const size_t bytes = range.count * sizeof(float);
+      if (device)
+        device->copy_to_device(copy.get(), params.get(), bytes);
+      else
+        std::memcpy(copy.get(), params.get(), bytes);
       spare = std::move(params);
       params = std::move(copy);
-    }
-  }
-
-  // make_writable for a device shard: the same rules, device buffers.
-  void make_device_writable() {
-    if (history_depth > 0) {
-      device_history.emplace_back(device_params, version);
-      if (device_history.size() > history_depth)
-        device_history.pop_front();
-    }
-    if (device_params.use_count() > 1) {
-      auto copy = device_spare.use_count() == 1 ? std::move(device_spare)
-                                                : make_device_buffer(device, range.count);
-      device->copy_to_device(copy.get(), device_params.get(), range.count * sizeof(float));
-      device_spare = std::move(device_params);
-      device_params = std::move(copy);
     }
   }
 
@@ -335,26 +307,28 @@ store_actor::behavior_type variable_store(store_pointer self,
                                           std::shared_ptr<store_setup> setup) {
   auto& st = self->state;
   st.range = setup->range;
+  st.version = setup->options.initial_version;
   if (setup->shared_params) {
-    st.params = std::move(setup->shared_params);
+    const auto& shared = setup->shared_params;
+    st.params = std::shared_ptr<float>(shared, shared->data());
     st.base = st.range.offset;
     st.in_place = true;
   } else {
-    st.params = std::make_shared<std::vector<float>>(
-      setup->options.initial_parameters.data(),
-      setup->options.initial_parameters.data() + st.range.count);
+    const float* initial = setup->options.initial_parameters.data();
+    auto values = std::make_shared<std::vector<float>>(initial, initial + st.range.count);
+    if (setup->device) { // the host copy of the initial version, and the buffer there
+      st.device = setup->device;
+      st.uploads = std::make_unique<device_buffer_pool>(st.device, st.range.count);
+      st.params = st.new_buffer();
+      st.device->copy_to_device(st.params.get(), values->data(), st.range.count * sizeof(float));
+      st.host_copy = std::move(values);
+      st.host_version = st.version;
+    } else {
+      st.params = std::shared_ptr<float>(values, values->data());
+    }
   }
   if (setup->options.pin_core) // then detached: this runs on the shard's own thread
     pin_this_thread(setup->options.shard);
-  st.version = setup->options.initial_version;
-  if (setup->device) {
-    st.device = setup->device;
-    st.device_params = make_device_buffer(st.device, st.range.count);
-    st.device->copy_to_device(st.device_params.get(), st.params->data(),
-                              st.range.count * sizeof(float));
-    st.host_version = st.version;
-    st.uploads = std::make_unique<device_buffer_pool>(st.device, st.range.count);
-  }
   st.optim = std::move(setup->optim);
   st.policy = std::move(setup->policy);
   st.history_depth = st.policy->history_depth();
