@@ -26,8 +26,8 @@ struct store_group {
 /// shards of one process, or one shard); else the slices are copied into
 /// `scratch`, which is reused when no one else holds it. `copy_always` copies
 /// even then, for a caller that keeps the values while shards step. Slices
-/// in device memory must tile one buffer: others are joined on their device
-/// (the replica does).
+/// in device memory must tile one buffer (a replica that hands over on a
+/// device joins them there: actors/device_step.hpp).
 params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
                        std::shared_ptr<std::vector<float>>& scratch, bool copy_always = false);
 

@@ -8,6 +8,14 @@
 
 namespace troupe {
 
+namespace {
+
+// The device stats a step adds to: loss sum, correct predictions, and a
+// flag set when a checked gradient held NaN or Inf.
+constexpr size_t stats_floats = 3;
+
+} // namespace
+
 network::network(const model_spec& spec, backend& compute, size_t max_batch)
   : spec_(spec),
     layout_(spec),
@@ -17,13 +25,13 @@ network::network(const model_spec& spec, backend& compute, size_t max_batch)
     gradient_(compute, layout_.size()),
     input_(compute, max_batch_ * static_cast<size_t>(spec.inputs)),
     labels_(compute, max_batch_),
-    stats_(compute, 3) {
+    stats_(compute, stats_floats) {
   for (const auto& layer : spec_.layers) {
     activations_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
     deltas_.emplace_back(compute, max_batch_ * static_cast<size_t>(layer.units));
   }
   compute.fill_zero(own_params_.data(), layout_.size() * sizeof(float));
-  compute.fill_zero(stats_.data(), 3 * sizeof(float));
+  compute.fill_zero(stats_.data(), stats_floats * sizeof(float));
   params_ = own_params_.data();
 }
 
@@ -130,9 +138,9 @@ void network::queue_gradient(size_t batch, float* gradient) {
 }
 
 batch_stats network::take_stats() {
-  float stats[3];
-  stats_.download(stats, 3);
-  backend_->fill_zero(stats_.data(), 3 * sizeof(float));
+  float stats[stats_floats];
+  stats_.download(stats, stats_floats);
+  backend_->fill_zero(stats_.data(), stats_floats * sizeof(float));
   batch_stats result;
   result.loss_sum = stats[0];
   result.correct = static_cast<int64_t>(stats[1]);
