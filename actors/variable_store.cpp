@@ -492,14 +492,42 @@ expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
   return setup;
 }
 
+// A shard a node cannot build (a store device it cannot open, a bad
+// config): it stays up to answer the spawner's first question with the
+// reason, as a monitor reaching an actor already gone only reports
+// exit_reason::unknown. It ends once it has told, or with its owner.
+store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
+                                        const caf::actor& owner) {
+  if (owner)
+    self->monitor(owner);
+  self->set_down_handler([self, reason](caf::down_msg&) { self->quit(reason); });
+  auto tell = [self, reason]() -> caf::error {
+    self->quit(reason);
+    return reason;
+  };
+  return {
+    [tell](push_atom, push_msg&) mutable -> caf::result<params_msg> { return tell(); },
+    [tell](params_atom) mutable -> caf::result<params_msg> { return tell(); },
+    [tell](stats_atom) mutable -> caf::result<store_stats> { return tell(); },
+    [tell](watch_atom, uint32_t, replica_actor&) mutable -> caf::result<uint32_t> {
+      return tell();
+    },
+    [](epoch_atom, uint64_t, uint64_t) {},
+    [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
+  };
+}
+
 // What CAF's remote spawn runs on a node for --store-nodes. A shard the node
-// cannot build ends at once with the reason, which the coordinator sees.
+// cannot build logs why and tells the spawner (failed_store).
 store_actor::behavior_type remote_store(store_pointer self, store_config config,
                                         checkpoint_writer_actor writer, caf::actor owner) {
+  const uint32_t shard = config.shard;
+  const uint32_t shards = config.shards;
   auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup) {
-    self->quit(to_caf_error(setup.error()));
-    return store_actor::behavior_type{store_actor::behavior_type::unsafe_init{}, caf::behavior{}};
+    std::fprintf(stderr, "troupe node: variable store shard %u of %u cannot start: %s\n", shard,
+                 shards, setup.error().message.c_str());
+    return failed_store(self, to_caf_error(setup.error()), owner);
   }
   const auto& options = (*setup)->options;
   const std::string on_device = options.device == "cpu" ? "" : ", on " + options.device;

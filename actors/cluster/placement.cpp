@@ -15,6 +15,26 @@
 
 namespace troupe {
 
+namespace {
+
+// Asks an actor a node just spawned `question` and returns the error it
+// answers with: a setup it cannot run there (device, data, model) says why
+// when asked, as its down message would not carry the reason. The actor is
+// told to stop then.
+template <class Answer, class Handle, class Question>
+caf::error setup_error_of(caf::actor_system& system, const Handle& spawned,
+                          std::chrono::milliseconds timeout, Question question) {
+  caf::error found;
+  caf::scoped_actor self{system};
+  self->request(spawned, timeout, question)
+    .receive([](Answer&) {}, [&found](caf::error& err) { found = std::move(err); });
+  if (found)
+    caf::anon_send_exit(spawned, caf::exit_reason::user_shutdown);
+  return found;
+}
+
+} // namespace
+
 caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
                                         const std::vector<std::string>& devices,
                                         std::shared_ptr<const dataset> train) {
@@ -54,9 +74,14 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
                                                       std::shared_ptr<std::vector<float>>)
       -> caf::expected<store_actor> {
       const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
-      return system.middleman().remote_spawn<store_actor>(
+      auto shard = system.middleman().remote_spawn<store_actor>(
         node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
         timeout);
+      if (!shard)
+        return shard.error();
+      if (auto err = setup_error_of<store_stats>(system, *shard, timeout, stats_atom::value))
+        return err; // e.g. a store device the node cannot open
+      return shard;
     };
   }
   if (opts.nodes.empty()) {
@@ -103,16 +128,8 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
         node.node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
       if (!replica)
         return replica.error();
-      // A replica that cannot set up on its node (device, data, model) says
-      // why when asked; its down message would not carry the reason.
-      caf::error setup_error;
-      caf::scoped_actor self{system};
-      self->request(*replica, timeout, ready_atom::value)
-        .receive([](uint32_t) {}, [&](caf::error& err) { setup_error = std::move(err); });
-      if (setup_error) {
-        caf::anon_send_exit(*replica, caf::exit_reason::user_shutdown);
-        return setup_error;
-      }
+      if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
+        return err;
       return replica;
     };
   }

@@ -1,6 +1,7 @@
 // Placement independence and async training across node processes: the same
 // seed gives the same parameters bit for bit whether the replicas run in the
 // coordinator or on two nodes; async training on nodes learns.
+#include "model/backend/backend.hpp"
 #include "tests/cluster/cluster_test.hpp"
 
 using namespace troupe::cluster_test;
@@ -271,4 +272,32 @@ TEST_CASE("killing one store shard's node ends the run with an error naming the 
   // The replica's node notices too and drops the job's replica.
   CLUSTER_CHECK(a.proc->wait_for_line(stream::err, "replica 0 stopped", notice_timeout),
                 a.proc.get());
+}
+
+TEST_CASE("a store node that cannot open the store device logs why, and the run ends "
+          "with an error naming the shard",
+          "[cluster][failure][store][device-store]") {
+  if (troupe::make_backend("cuda:0")) {
+    WARN("troupe-test-skipped: cuda:0 opens on this machine, so the store shard starts");
+    return;
+  }
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto s = start_node(dir, "node-store");
+  process coordinator{mnist_command({"--nodes=" + a.address, "--store-nodes=" + s.address,
+                                     "--store-device=cuda:0", "--epochs=1"}),
+                      dir.path(), "coordinator"};
+  const auto status = coordinator.wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_CHECK(status.code != 0, &coordinator);
+  CLUSTER_CHECK(s.proc->wait_for_line(stream::err,
+                                      "variable store shard 0 of 1 cannot start: store shard 0 "
+                                      "on cuda:0: ",
+                                      notice_timeout),
+                s.proc.get());
+  CLUSTER_CHECK(coordinator.err().find("cannot start store shard 0 on node " + s.address
+                                        + ": store shard 0 on cuda:0: ")
+                  != std::string::npos,
+                &coordinator);
 }
