@@ -321,6 +321,9 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.uploads = std::make_unique<device_buffer_pool>(st.device, st.range.count);
       st.params = st.new_buffer();
       st.device->copy_to_device(st.params.get(), values->data(), st.range.count * sizeof(float));
+      // Answers carry it until the first step's (a delayed shard's, always):
+      // a reader on another stream may not see the upload done otherwise.
+      st.stepped = st.device->record_event();
       st.host_copy = std::move(values);
       st.host_version = st.version;
     } else {

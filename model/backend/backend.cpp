@@ -16,4 +16,8 @@ void* backend::allocate_host(size_t bytes) {
 
 void backend::release_host(void* ptr) noexcept { std::free(ptr); }
 
+void backend::queue_copy_to_host(void* dst, const void* src, size_t bytes) {
+  copy_to_host(dst, src, bytes);
+}
+
 } // namespace troupe

@@ -26,6 +26,8 @@ class resident_loop_ops;
 class device_event {
 public:
   virtual ~device_event() = default;
+  /// Makes the host wait until the event has fired.
+  virtual void wait_host() const = 0;
 };
 
 /// Computes the ops of a training step on one device. All pointers passed to
@@ -49,6 +51,10 @@ public:
   /// Copies to the host once every op queued before has finished.
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
+  /// Queues a copy into page-locked host memory (allocate_host) without the
+  /// host waiting: dst holds the values once an event recorded after this
+  /// call has fired. By default copy_to_host.
+  virtual void queue_copy_to_host(void* dst, const void* src, size_t bytes);
   /// Allocates host memory this backend copies to and from fastest
   /// (page-locked on a GPU), freed by release_host. By default plain host
   /// memory, 64-byte aligned.

@@ -276,8 +276,10 @@ public:
   }
   void bias_gradient(const float* dy, int rows, int cols, float* db) override {
     forwarding_backend::bias_gradient(dy, rows, cols, db);
-    if (gradients_ == poison_at_) // simulated device memory: the host may write it
-      db[0] = std::numeric_limits<float>::quiet_NaN();
+    if (gradients_ == poison_at_) { // queued behind the op, as a kernel's result is
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      forwarding_backend::copy_to_device(db, &nan, sizeof(float));
+    }
   }
 
 private:

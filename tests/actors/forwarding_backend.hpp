@@ -28,6 +28,9 @@ public:
     inner_->copy_to_host(dst, src, bytes);
   }
   void fill_zero(void* dst, size_t bytes) override { inner_->fill_zero(dst, bytes); }
+  void queue_copy_to_host(void* dst, const void* src, size_t bytes) override {
+    inner_->queue_copy_to_host(dst, src, bytes);
+  }
   void* allocate_host(size_t bytes) override { return inner_->allocate_host(bytes); }
   void release_host(void* ptr) noexcept override { inner_->release_host(ptr); }
   void finish() override { inner_->finish(); }

@@ -4,6 +4,8 @@
 // GPU. Every op checks that its pointers lie in memory this simulated device
 // allocated, so a host buffer, or another device's, handed to a device op (a
 // missing copy) throws; the transfers across the simulated bus are counted.
+// Ops are queued and run as late as they can (tests/actors/simulated_stream.hpp),
+// so a missing wait for an event or for the device shows as stale values.
 #pragma once
 
 #include <atomic>
@@ -19,6 +21,7 @@
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/backend/resident_ops.hpp"
 #include "tests/actors/forwarding_backend.hpp"
+#include "tests/actors/simulated_stream.hpp"
 
 namespace troupe::testing {
 
@@ -34,31 +37,33 @@ struct simulated_bus {
 };
 
 
-/// A simulated device's event: its ops are done when they return, so it
-/// has fired when it is made; it only lets a test see who waits for it.
-class simulated_event final : public device_event {};
-
 inline simulated_bus& sim_bus() {
   static simulated_bus bus;
   return bus;
 }
 
-/// The CPU's recording (it keeps the ops' function to call again), counted.
+/// The CPU's resident ops, queued on a simulated stream; recordings counted.
 class counting_recorder final : public resident_loop_ops {
 public:
-  explicit counting_recorder(resident_loop_ops& inner) : inner_(inner) {}
+  counting_recorder(resident_loop_ops& inner, simulated_stream& stream)
+    : inner_(inner), stream_(stream) {}
   void gather_rows(const float* images, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,
                    float* images_out, int32_t* labels_out) override {
-    inner_.gather_rows(images, labels, features, order, counters, rows, images_out, labels_out);
+    stream_.enqueue([=, &inner = inner_] {
+      inner.gather_rows(images, labels, features, order, counters, rows, images_out,
+                        labels_out);
+    });
   }
   void advance_step(step_counters* counters, int rows) override {
-    inner_.advance_step(counters, rows);
+    stream_.enqueue([=, &inner = inner_] { inner.advance_step(counters, rows); });
   }
   void adam_update_counted(float* weights, const float* gradient, float* m, float* v,
                            size_t count, const adam_hyperparameters& h,
                            const step_counters* counters) override {
-    inner_.adam_update_counted(weights, gradient, m, v, count, h, counters);
+    stream_.enqueue([=, &inner = inner_] {
+      inner.adam_update_counted(weights, gradient, m, v, count, h, counters);
+    });
   }
   expected<std::unique_ptr<recorded_ops>> record(std::function<void()> queue_ops) override {
     ++sim_bus().recorded;
@@ -67,6 +72,7 @@ public:
 
 private:
   resident_loop_ops& inner_;
+  simulated_stream& stream_;
 };
 
 /// The allocations of every simulated device: start -> bytes and device.
@@ -104,12 +110,16 @@ private:
   std::map<uintptr_t, block> blocks_;
 };
 
-/// Computes like the CPU backend, in memory it registers as a device's.
+/// Computes like the CPU backend, in memory it registers as a device's, on a
+/// queue that runs each op only once something waits for it.
 class simulated_device final : public forwarding_backend {
 public:
   explicit simulated_device(int index)
     : forwarding_backend(make_eigen_backend()), name_("sim:" + std::to_string(index)),
-      recorder_(*forwarding_backend::resident_ops()) {}
+      stream_(simulated_stream::make()),
+      recorder_(*forwarding_backend::resident_ops(), *stream_) {}
+
+  ~simulated_device() override { stream_->run_all(); }
 
   std::string name() const override { return name_; }
   bool host_memory() const override { return false; }
@@ -121,54 +131,102 @@ public:
   }
   void* allocate_host(size_t bytes) override {
     ++sim_bus().host_buffers;
-    return forwarding_backend::allocate_host(bytes);
+    void* ptr = forwarding_backend::allocate_host(bytes);
+    simulated_memory::instance().add(ptr, bytes, page_locked);
+    return ptr;
   }
+  // Freeing waits for every queue, as cudaFree and cudaFreeHost do.
   void release(void* ptr) noexcept override {
+    simulated_stream::run_every_stream();
     simulated_memory::instance().remove(ptr);
     forwarding_backend::release(ptr);
   }
+  void release_host(void* ptr) noexcept override {
+    simulated_stream::run_every_stream();
+    simulated_memory::instance().remove(ptr);
+    forwarding_backend::release_host(ptr);
+  }
+  // Pageable host memory is read before the call returns (as CUDA stages
+  // it); page-locked host memory and device memory when the copy runs.
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
     on_device(dst, "copy_to_device's destination");
     const std::string from = simulated_memory::instance().owner(src);
-    if (from.empty())
+    if (from.empty()) {
+      sim_bus().to_device += bytes;
+      auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                        static_cast<const char*>(src) + bytes);
+      queue([this, dst, staged] {
+        forwarding_backend::copy_to_device(dst, staged->data(), staged->size());
+      });
+      return;
+    }
+    if (from == page_locked)
       sim_bus().to_device += bytes;
     else if (from != name_)
       sim_bus().between_devices += bytes;
-    forwarding_backend::copy_to_device(dst, src, bytes);
+    queue([this, dst, src, bytes] { forwarding_backend::copy_to_device(dst, src, bytes); });
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
     on_device(src, "copy_to_host's source");
     sim_bus().to_host += bytes;
+    stream_->run_all();
     forwarding_backend::copy_to_host(dst, src, bytes);
+  }
+  void queue_copy_to_host(void* dst, const void* src, size_t bytes) override {
+    on_device(src, "queue_copy_to_host's source");
+    if (simulated_memory::instance().owner(dst) != page_locked)
+      throw std::logic_error("queue_copy_to_host's destination is not page-locked host memory");
+    sim_bus().to_host += bytes;
+    queue([this, dst, src, bytes] { forwarding_backend::copy_to_host(dst, src, bytes); });
   }
   void fill_zero(void* dst, size_t bytes) override {
     on_device(dst, "fill_zero");
-    forwarding_backend::fill_zero(dst, bytes);
+    queue([this, dst, bytes] { forwarding_backend::fill_zero(dst, bytes); });
   }
+  void finish() override { stream_->run_all(); }
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {
     on_device(a, "gemm's a");
     on_device(b, "gemm's b");
     on_device(c, "gemm's c");
-    forwarding_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    queue([=] {
+      forwarding_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    });
   }
   void bias_activation(float* y, const float* bias, int rows, int cols,
                        activation act) override {
     on_device(y, "bias_activation's y");
     on_device(bias, "bias_activation's bias");
-    forwarding_backend::bias_activation(y, bias, rows, cols, act);
+    queue([=] { forwarding_backend::bias_activation(y, bias, rows, cols, act); });
+  }
+  void activation_backward(float* dy, const float* y, size_t count,
+                           activation act) override {
+    on_device(dy, "activation_backward's dy");
+    on_device(y, "activation_backward's y");
+    queue([=] { forwarding_backend::activation_backward(dy, y, count, act); });
   }
   void bias_gradient(const float* dy, int rows, int cols, float* db) override {
     on_device(dy, "bias_gradient's dy");
     on_device(db, "bias_gradient's db");
-    forwarding_backend::bias_gradient(dy, rows, cols, db);
+    queue([=] { forwarding_backend::bias_gradient(dy, rows, cols, db); });
+  }
+  void softmax_cross_entropy(const float* logits, const int32_t* labels, int rows,
+                             int classes, float scale, float* dlogits,
+                             float* stats) override {
+    on_device(logits, "softmax_cross_entropy's logits");
+    on_device(labels, "softmax_cross_entropy's labels");
+    on_device(stats, "softmax_cross_entropy's stats");
+    queue([=] {
+      forwarding_backend::softmax_cross_entropy(logits, labels, rows, classes, scale, dlogits,
+                                                stats);
+    });
   }
   void adam_update(float* weights, const float* gradient, float* m, float* v, size_t count,
                    const adam_coefficients& c) override {
     on_device(weights, "adam_update's weights");
     on_device(gradient, "adam_update's gradient");
     on_device(m, "adam_update's m");
-    forwarding_backend::adam_update(weights, gradient, m, v, count, c);
+    queue([=] { forwarding_backend::adam_update(weights, gradient, m, v, count, c); });
   }
   void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
                        float* v, size_t count, const adam_coefficients& c) override {
@@ -177,35 +235,44 @@ public:
       on_device(term.gradient, "adam_update_sum's gradient");
     on_device(m, "adam_update_sum's m");
     on_device(v, "adam_update_sum's v");
-    forwarding_backend::adam_update_sum(weights, terms, m, v, count, c);
+    queue([=] { forwarding_backend::adam_update_sum(weights, terms, m, v, count, c); });
   }
   void weighted_sum(const std::vector<weighted_gradient>& terms, size_t count,
                     float* out) override {
     for (const auto& term : terms)
       on_device(term.gradient, "weighted_sum's gradient");
     on_device(out, "weighted_sum's out");
-    forwarding_backend::weighted_sum(terms, count, out);
+    queue([=] { forwarding_backend::weighted_sum(terms, count, out); });
   }
   bool has_non_finite(const float* values, size_t count) override {
     on_device(values, "has_non_finite's values");
+    stream_->run_all();
     return forwarding_backend::has_non_finite(values, count);
   }
   void flag_non_finite(const float* values, size_t count, float* flag) override {
     on_device(values, "flag_non_finite's values");
     on_device(flag, "flag_non_finite's flag");
-    forwarding_backend::flag_non_finite(values, count, flag);
+    queue([=] { forwarding_backend::flag_non_finite(values, count, flag); });
   }
   resident_loop_ops* resident_ops() override { return &recorder_; }
   std::shared_ptr<const device_event> record_event() override {
-    return std::make_shared<const simulated_event>();
+    return std::make_shared<const simulated_event>(stream_, stream_->position());
   }
   void wait_for(const device_event& event) override {
-    if (dynamic_cast<const simulated_event*>(&event) == nullptr)
+    const auto* recorded = dynamic_cast<const simulated_event*>(&event);
+    if (recorded == nullptr)
       throw std::logic_error(name_ + " cannot wait for an event of another kind of device");
     ++sim_bus().events_waited;
+    queue([stream = recorded->stream(), position = recorded->position()] {
+      stream->run_until(position);
+    });
   }
 
 private:
+  static constexpr const char* page_locked = "page-locked host";
+
+  void queue(std::function<void()> op) { stream_->enqueue(std::move(op)); }
+
   void on_device(const void* ptr, const char* what) const {
     const std::string owner = simulated_memory::instance().owner(ptr);
     if (owner != name_)
@@ -215,6 +282,7 @@ private:
   }
 
   std::string name_;
+  std::shared_ptr<simulated_stream> stream_;
   counting_recorder recorder_;
 };
 

@@ -85,6 +85,7 @@ public:
   cuda_event(const cuda_event&) = delete;
   cuda_event& operator=(const cuda_event&) = delete;
   cudaEvent_t get() const { return event_; }
+  void wait_host() const override { TROUPE_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
 private:
   cudaEvent_t event_;
@@ -173,6 +174,13 @@ public:
       return;
     make_current();
     TROUPE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+  }
+
+  void queue_copy_to_host(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0)
+      return;
+    make_current();
+    TROUPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
   }
 
   void finish() override {
