@@ -44,20 +44,32 @@ void device_step::queue_gradient(network& net, size_t samples) {
   found->second->replay();
 }
 
-void device_step::stage_batch(network& net, const dataset& data,
+void device_step::stage_batch(staging_slot& slot, network& net, const dataset& data,
                               const std::vector<uint32_t>& indices) {
   const size_t rows = indices.size();
   const size_t inputs = static_cast<size_t>(net.spec().inputs);
-  if (rows > staged_rows_) {
-    staged_images_ = make_host_buffer(compute_, rows * inputs);
-    staged_labels_ = make_host_buffer(compute_, rows); // sizeof(int32_t) == sizeof(float)
-    staged_rows_ = rows;
+  if (rows > slot.rows) {
+    slot.images = make_host_buffer(compute_, rows * inputs);
+    slot.labels = make_host_buffer(compute_, rows); // sizeof(int32_t) == sizeof(float)
+    slot.rows = rows;
   }
-  auto* labels = reinterpret_cast<int32_t*>(staged_labels_.get());
-  gather_batch(data, indices.data(), rows, staged_images_.get(), labels);
-  compute_->copy_to_device(net.staged_images(), staged_images_.get(),
-                           rows * inputs * sizeof(float));
+  if (!slot.stats)
+    slot.stats = make_host_buffer(compute_, network::stats_size);
+  auto* labels = reinterpret_cast<int32_t*>(slot.labels.get());
+  gather_batch(data, indices.data(), rows, slot.images.get(), labels);
+  compute_->copy_to_device(net.staged_images(), slot.images.get(), rows * inputs * sizeof(float));
   compute_->copy_to_device(net.staged_labels(), labels, rows * sizeof(int32_t));
+}
+
+batch_stats device_step::drain() {
+  if (!last_)
+    return {};
+  if (last_->done)
+    last_->done->wait_host();
+  batch_stats stats = network::stats_from(last_->stats.get());
+  stats.samples = last_->samples;
+  last_.reset();
+  return stats;
 }
 
 batch_stats device_step::run(network& net, const dataset& data,
@@ -67,21 +79,31 @@ batch_stats device_step::run(network& net, const dataset& data,
   const size_t samples = indices.size();
   const size_t count = net.layout().size();
   if (!gradients_)
-    gradients_ = std::make_unique<device_buffer_pool>(compute_, count);
+    gradients_ = std::make_unique<device_buffer_pool>(compute_, count + 1);
   auto buffer = gradients_->take();
   if (parts.empty())
     net.use_parameters(host_params); // uploads into the network's own buffer
   else
     use_parts(net, parts);
-  stage_batch(net, data, indices);
+  staging_slot& slot = slots_[next_slot_];
+  next_slot_ = 1 - next_slot_;
+  stage_batch(slot, net, data, indices);
   queue_gradient(net, samples);
   // The store holds the gradient until its step has read it: it goes to a
-  // buffer of the pool, and the network's own is free for the next step.
+  // buffer of the pool, with the check's flag after it, and the network's
+  // own buffers are free for the next step.
   compute_->copy_to_device(buffer.get(), net.device_gradient(), count * sizeof(float));
-  auto stats = net.take_stats(); // waits for the step: the gradient is complete
-  stats.samples = static_cast<int64_t>(samples);
-  gradient = shared_floats{std::move(buffer), 0, count, device_};
-  return stats;
+  compute_->copy_to_device(buffer.get() + count, net.device_non_finite_flag(), sizeof(float));
+  net.queue_take_stats(slot.stats.get());
+  auto done = compute_->record_event();
+  gradient = shared_floats{buffer, 0, count, device_};
+  gradient.ready = done;
+  gradient.non_finite = std::shared_ptr<const float>(buffer, buffer.get() + count);
+  // The device now has this step queued behind the one before: waiting for
+  // that one leaves it busy.
+  batch_stats before = drain();
+  last_ = step_in_flight{slot.stats, std::move(done), static_cast<int64_t>(samples)};
+  return before;
 }
 
 } // namespace troupe

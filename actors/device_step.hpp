@@ -3,13 +3,17 @@
 // own parameter buffer, the batch is gathered into page-locked host memory
 // and goes down from there, the gradient is computed by a recorded step (on
 // a GPU one CUDA graph launch instead of a launch per op) and copied into a
-// buffer the store reads in place.
+// buffer the store reads in place. The host does not wait for the step it
+// queues: it reads the stats of the step before, which the device has
+// finished or is about to, while this one keeps it busy.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,31 +31,51 @@ public:
   /// Steps on `compute`, the backend of `net` (`device` names it).
   device_step(std::shared_ptr<backend> compute, std::string device);
 
-  /// Computes the gradient of the rows `indices` of `data` at the
-  /// parameters of `parts` (the shards' last answers, whose steps the device
-  /// queues behind) or, without parts, at `host_params` (an epoch's start).
-  /// On return the gradient is complete and checked (stats' non_finite);
-  /// `gradient` is a view of a device buffer of its own.
+  /// Queues the gradient of the rows `indices` of `data` at the parameters
+  /// of `parts` (the shards' last answers, whose steps the device queues
+  /// behind) or, without parts, at `host_params` (an epoch's start).
+  /// `gradient` becomes a view of a device buffer of its own, with `ready`
+  /// (fires once it is written) and `non_finite` (the device's NaN/Inf check
+  /// of it). Returns the stats of the step before (none for the first),
+  /// waiting for that step only.
   batch_stats run(network& net, const dataset& data, const std::vector<uint32_t>& indices,
                   const std::vector<params_msg>& parts, const float* host_params,
                   shared_floats& gradient);
+
+  /// Waits for the last step queued and returns its stats (an epoch's end).
+  batch_stats drain();
 
   /// Forgets the recorded steps: `net` was rebuilt, its buffers moved.
   void reset() { recorded_.clear(); }
 
 private:
+  // Page-locked host memory one step uses: its batch (copied down while the
+  // host goes on) and its stats (copied up). Two steps take turns, so a
+  // slot is written again only once run() has waited for its last step.
+  struct staging_slot {
+    std::shared_ptr<float> images;
+    std::shared_ptr<float> labels; // int32 labels in a float-sized block
+    size_t rows = 0;
+    std::shared_ptr<float> stats; // network::stats_size floats
+  };
+  // The last step queued: its stats arrive in `stats` once `done` fired.
+  struct step_in_flight {
+    std::shared_ptr<float> stats;
+    std::shared_ptr<const device_event> done;
+    int64_t samples = 0;
+  };
+
   void use_parts(network& net, const std::vector<params_msg>& parts);
-  void stage_batch(network& net, const dataset& data, const std::vector<uint32_t>& indices);
+  void stage_batch(staging_slot& slot, network& net, const dataset& data,
+                   const std::vector<uint32_t>& indices);
   void queue_gradient(network& net, size_t samples);
 
   std::shared_ptr<backend> compute_;
   std::string device_;
-  std::unique_ptr<device_buffer_pool> gradients_;
-  // The batch on the host, page-locked: its copies run while the host goes
-  // on. Reused only after the step that read it (run() waits for its loss).
-  std::shared_ptr<float> staged_images_;
-  std::shared_ptr<float> staged_labels_; // int32 labels in a float-sized block
-  size_t staged_rows_ = 0;
+  std::unique_ptr<device_buffer_pool> gradients_; // a gradient and its NaN/Inf flag each
+  std::array<staging_slot, 2> slots_;
+  size_t next_slot_ = 0;
+  std::optional<step_in_flight> last_;
   std::map<size_t, std::unique_ptr<recorded_ops>> recorded_; // by batch size
   bool cannot_record_ = false; // the device said no once: queue op by op
 };

@@ -170,11 +170,19 @@ void check_watchdog(replica_pointer self) {
                             + std::to_string(st.setup->config.step_timeout_ms) + " ms"));
 }
 
+void add_stats(replica_report& report, const batch_stats& stats) {
+  report.samples += static_cast<uint64_t>(stats.samples);
+  report.loss_sum += stats.loss_sum;
+  report.correct += static_cast<uint64_t>(stats.correct);
+}
+
 void run_round(replica_pointer self) {
   auto& st = self->state;
   const auto& cfg = st.setup->config;
   apply_losses(st);
   if (st.next_round >= st.schedule->rounds()) {
+    if (st.on_device)
+      add_stats(st.report, st.on_device->drain());
     st.promise.deliver(st.report);
     return;
   }
@@ -195,25 +203,17 @@ void run_round(replica_pointer self) {
     if (st.setup->device_handover) {
       if (!st.on_device)
         st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
+      // The stats of the step before: this one runs on while the replica
+      // pushes it. The shards check its gradient on the device (shared_floats).
       stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
                                 st.device_parts, st.params.values.data(), push.gradient);
-      if (stats.non_finite) {
-        st.promise.deliver(make_troupe_error(troupe_errc::bad_gradient,
-                                             "replica " + std::to_string(cfg.index)
-                                               + ": its gradient of round "
-                                               + std::to_string(push.round)
-                                               + " contains NaN or Inf"));
-        return;
-      }
     } else {
       gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                    st.batch_images.data(), st.batch_labels.data());
       stats = compute_on_host(st, positions.size(), push.gradient);
     }
-    st.report.samples += static_cast<uint64_t>(stats.samples);
+    add_stats(st.report, stats);
     push.loss_sum = stats.loss_sum;
-    st.report.loss_sum += stats.loss_sum;
-    st.report.correct += static_cast<uint64_t>(stats.correct);
   }
   push.device_answer = st.setup->device_handover;
   // Let go of the parameters: the store can then step them in place.

@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <optional>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -65,6 +69,26 @@ struct store_state : store_port {
   std::shared_ptr<backend> device; // the store device, or null; outlives `optim`
   std::unique_ptr<device_buffer_pool> uploads; // host gradients, copied to the device
   std::shared_ptr<const device_event> stepped; // fires once the last step is done
+  // Gradients a replica on this device checked there (shared_floats::
+  // non_finite), by where they start: the step skips itself on the device
+  // if one is flagged, and the shard reads that verdict one step later
+  // (`unchecked`), when the first push of the next round, a checkpoint or
+  // the final parameters wait for it.
+  struct device_checked {
+    uint32_t replica = 0;
+    uint64_t round = 0;
+    std::weak_ptr<const float> flag; // the policy holds the gradient, and so the flag
+  };
+  std::unordered_map<const float*, device_checked> checked_on_device;
+  struct step_verdict {
+    std::shared_ptr<const device_event> done;
+    std::shared_ptr<float> skipped; // page-locked: non-zero if the step skipped itself
+    std::vector<std::pair<device_checked, std::shared_ptr<const float>>> flags;
+  };
+  std::optional<step_verdict> unchecked;
+  std::shared_ptr<float> any_flagged;  // device: the sum of a step's flags
+  std::shared_ptr<float> verdict_slot; // page-locked: one verdict is read before the next
+  caf::error refused_on_device;        // a flagged gradient: every later push gets this
   // On a device: a host copy of the parameters at version `host_version`,
   // made when someone needs the values on the host.
   std::shared_ptr<std::vector<float>> host_copy;
@@ -184,14 +208,89 @@ struct store_state : store_port {
 
   void apply_step(const float* gradient, float lr_scale) override {
     make_writable();
+    auto verdict = guard_step({weighted_gradient{1.0f, gradient}});
     optim->apply_scaled(step_target(), gradient, lr_scale);
+    queue_verdict(std::move(verdict));
     step_done();
   }
 
   void apply_weighted_step(const std::vector<weighted_gradient>& terms) override {
     make_writable();
+    auto verdict = guard_step(terms);
     optim->apply_weighted_sum(step_target(), terms);
+    queue_verdict(std::move(verdict));
     step_done();
+  }
+
+  // Makes the next step skip itself on the device if a replica flagged one
+  // of its gradients there: one flag is read as it is, several as their sum.
+  std::optional<step_verdict> guard_step(const std::vector<weighted_gradient>& terms) {
+    if (checked_on_device.empty())
+      return std::nullopt;
+    if (unchecked) // a policy closing several rounds at once
+      (void) check_device_verdict();
+    step_verdict verdict;
+    std::vector<weighted_gradient> flag_terms;
+    for (const auto& term : terms) {
+      auto found = checked_on_device.find(term.gradient);
+      if (found == checked_on_device.end())
+        continue;
+      if (auto flag = found->second.flag.lock()) {
+        flag_terms.push_back(weighted_gradient{1.0f, flag.get()});
+        verdict.flags.emplace_back(found->second, std::move(flag));
+      }
+      checked_on_device.erase(found);
+    }
+    if (flag_terms.empty())
+      return std::nullopt;
+    const float* skip_if = flag_terms.front().gradient;
+    if (flag_terms.size() > 1) {
+      if (!any_flagged)
+        any_flagged = make_device_buffer(device, 1);
+      device->weighted_sum(flag_terms, 1, any_flagged.get());
+      skip_if = any_flagged.get();
+    }
+    optim->skip_next_step_if(skip_if); // Adam: the one optimizer on a device
+    if (!verdict_slot)
+      verdict_slot = make_host_buffer(device, 1);
+    verdict.skipped = verdict_slot;
+    device->queue_copy_to_host(verdict.skipped.get(), skip_if, sizeof(float));
+    return verdict;
+  }
+
+  void queue_verdict(std::optional<step_verdict> verdict) {
+    if (!verdict)
+      return;
+    verdict->done = device->record_event();
+    unchecked = std::move(verdict);
+  }
+
+  // Reads the last step's verdict, waiting for that step if need be: an
+  // error naming the replica and round of a gradient the device found NaN
+  // or Inf in (the step left the parameters as they were). Once refused,
+  // always refused: the run ends.
+  caf::error check_device_verdict() {
+    if (refused_on_device || !unchecked)
+      return refused_on_device;
+    auto verdict = std::move(*unchecked);
+    unchecked.reset();
+    verdict.done->wait_host();
+    if (*verdict.skipped == 0.0f)
+      return caf::none;
+    std::string culprits;
+    for (const auto& [checked, flag] : verdict.flags) {
+      float value = 0.0f;
+      device->copy_to_host(&value, flag.get(), sizeof(float));
+      if (value != 0.0f)
+        culprits += (culprits.empty() ? "" : "; ") + ("replica " + std::to_string(checked.replica)
+                    + ": its gradient of round " + std::to_string(checked.round)
+                    + " contains NaN or Inf");
+    }
+    refused_on_device = make_troupe_error(troupe_errc::bad_gradient,
+                                          culprits + " (store shard "
+                                            + std::to_string(settings.shard)
+                                            + " did not apply it)");
+    return refused_on_device;
   }
 
   void make_writable() {
@@ -258,7 +357,13 @@ struct store_state : store_port {
     if (size == 0)
       return caf::none;
     const std::string here = device ? settings.device : std::string{};
-    const bool checked = push.gradient.on_device();
+    if (push.gradient.device == here && push.gradient.on_device() && push.gradient.non_finite) {
+      checked_on_device[push.gradient.data()] =
+        device_checked{push.replica, push.round, push.gradient.non_finite};
+      if (push.gradient.ready) // the replica's step may still be writing it
+        device->wait_for(*push.gradient.ready);
+      return caf::none; // checked on the device: see guard_step
+    }
     if (push.gradient.device != here) {
       if (push.gradient.on_device() && device_kind(push.gradient.device) != device_kind(here))
         return make_troupe_error(troupe_errc::bad_gradient,
@@ -268,8 +373,8 @@ struct store_state : store_port {
                                    + " in " + memory_name(here) + " cannot read");
       push.gradient = copy_here(push.gradient);
     }
-    if (!checked && (device ? device->has_non_finite(push.gradient.data(), size)
-                            : has_non_finite(push.gradient.data(), size)))
+    if (device ? device->has_non_finite(push.gradient.data(), size)
+               : has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,
                                "gradient from replica " + std::to_string(push.replica)
                                  + " contains NaN or Inf");
@@ -287,6 +392,8 @@ void send_due_part(store_pointer self) {
     return;
   st.checkpoint_due = false;
   st.rounds_since_checkpoint = 0;
+  if (st.check_device_verdict()) // never a part with a skipped step in it
+    return;
   if (st.writer)
     self->send(st.writer, part_atom::value, st.part(false));
 }
@@ -362,7 +469,9 @@ store_actor::behavior_type variable_store(store_pointer self,
   return {
     [self](push_atom, push_msg& push) -> caf::result<params_msg> {
       auto& st = self->state;
-      auto err = st.take_gradient(push);
+      auto err = st.check_device_verdict();
+      if (!err)
+        err = st.take_gradient(push);
       if (err) {
         ++st.stats.rejected;
         return err;
@@ -403,12 +512,18 @@ store_actor::behavior_type variable_store(store_pointer self,
       send_due_part(self);
       return promise;
     },
-    [self](params_atom) -> params_msg { return self->state.answer_value(0); },
+    [self](params_atom) -> caf::result<params_msg> {
+      if (auto err = self->state.check_device_verdict())
+        return err;
+      return self->state.answer_value(0);
+    },
     [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
     },
-    [self](save_atom) -> checkpoint_part {
+    [self](save_atom) -> caf::result<checkpoint_part> {
+      if (auto err = self->state.check_device_verdict())
+        return err;
       self->state.rounds_since_checkpoint = 0; // the periodic count starts over
       return self->state.part(true);          // asked for at an epoch's end
     },

@@ -33,7 +33,9 @@ class device_event; // model/backend/backend.hpp
 /// of that kind reads it, and it never leaves its process (serializing it is
 /// an error). Its writes have finished when it is sent, or finish when
 /// `ready` fires: a reader queues its ops behind that event. Its producer
-/// has checked that its floats are finite (a replica, before it pushes).
+/// has checked on the device whether its floats are finite: the float
+/// `non_finite` points to (in the same memory, written before `ready`) is
+/// then non-zero if any is NaN or Inf, and a reader must not use them.
 struct shared_floats {
   // The first float of the whole buffer; the pointer also owns what holds
   // the buffer (a std::vector, or device memory with its release).
@@ -42,6 +44,7 @@ struct shared_floats {
   size_t count = 0;   // floats in the view
   std::string device; // empty: host memory; else the device whose memory holds it
   std::shared_ptr<const device_event> ready; // device memory: its writes are done then
+  std::shared_ptr<const float> non_finite;   // device memory: the check's flag, or null
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -74,6 +77,7 @@ struct shared_floats {
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
     shared_floats view{buffer, offset + slice_offset, slice_count, device};
     view.ready = ready;
+    view.non_finite = non_finite;
     return view;
   }
   /// Copies the viewed floats out (host memory only).

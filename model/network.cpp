@@ -12,7 +12,7 @@ namespace {
 
 // The device stats a step adds to: loss sum, correct predictions, and a
 // flag set when a checked gradient held NaN or Inf.
-constexpr size_t stats_floats = 3;
+constexpr size_t stats_floats = network::stats_size;
 
 } // namespace
 
@@ -141,12 +141,22 @@ batch_stats network::take_stats() {
   float stats[stats_floats];
   stats_.download(stats, stats_floats);
   backend_->fill_zero(stats_.data(), stats_floats * sizeof(float));
-  batch_stats result;
-  result.loss_sum = stats[0];
-  result.correct = static_cast<int64_t>(stats[1]);
-  result.non_finite = stats[2] != 0.0f;
+  batch_stats result = stats_from(stats);
   result.samples = pending_samples_;
   pending_samples_ = 0;
+  return result;
+}
+
+void network::queue_take_stats(float* page_locked) {
+  backend_->queue_copy_to_host(page_locked, stats_.data(), stats_floats * sizeof(float));
+  backend_->fill_zero(stats_.data(), stats_floats * sizeof(float));
+}
+
+batch_stats network::stats_from(const float* copied) {
+  batch_stats result;
+  result.loss_sum = copied[0];
+  result.correct = static_cast<int64_t>(copied[1]);
+  result.non_finite = copied[2] != 0.0f;
   return result;
 }
 

@@ -73,6 +73,15 @@ public:
                                   size_t batch);
   /// Returns (and clears) the stats accumulated by compute_gradient_on_device.
   batch_stats take_stats();
+  /// The floats queue_take_stats copies.
+  static constexpr size_t stats_size = 3;
+  /// take_stats without the wait: queues a copy of the stats into
+  /// `page_locked` (stats_size floats from backend::allocate_host) and clears
+  /// them. stats_from reads the copy once an event recorded after it fired.
+  void queue_take_stats(float* page_locked);
+  static batch_stats stats_from(const float* copied);
+  /// The float queue_staged_checked_gradient sets on NaN or Inf (device memory).
+  const float* device_non_finite_flag() const { return stats_.data() + 2; }
 
   // --- device-driven steps (see device_trainer) -----------------------------
   /// Returns the batch buffers (max_batch rows, backend memory) that

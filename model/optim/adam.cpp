@@ -3,6 +3,8 @@
 // model/backend/cpu/adam_kernel.cpp).
 #include "model/optim/adam.hpp"
 
+#include <utility>
+
 #include "model/backend/cpu/eigen_backend.hpp"
 
 namespace troupe {
@@ -42,13 +44,15 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
   ++steps_;
   auto coefficients = adam_step_coefficients(config_, steps_);
   coefficients.alpha *= lr_scale; // alpha = lr x bias correction: the step scales with it
+  coefficients.skip_if = std::exchange(skip_if_, nullptr);
   compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
 void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
   ++steps_;
-  compute_->adam_update_sum(weights, terms, m_.data(), v_.data(), m_.size(),
-                            adam_step_coefficients(config_, steps_));
+  auto coefficients = adam_step_coefficients(config_, steps_);
+  coefficients.skip_if = std::exchange(skip_if_, nullptr);
+  compute_->adam_update_sum(weights, terms, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
 std::vector<float> adam::state() const {

@@ -42,6 +42,10 @@ public:
   std::vector<float> state() const override;
   bool restore(const std::vector<float>& state, uint64_t steps) override;
   size_t size() const override { return m_.size(); }
+  bool skip_next_step_if(const float* flag) override {
+    skip_if_ = flag;
+    return true;
+  }
 
 private:
   adam(const optimizer_config& config, size_t size, backend* compute);
@@ -52,6 +56,7 @@ private:
   device_array<float> m_; // (size): first moment
   device_array<float> v_; // (size): second moment
   uint64_t steps_ = 0;
+  const float* skip_if_ = nullptr; // for the next step only
 };
 
 } // namespace troupe

@@ -13,6 +13,10 @@ struct adam_coefficients {
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float epsilon = 1e-7f;
+  /// A float in the memory the step runs in, or null: when it is non-zero
+  /// the step leaves weights and moments as they are (a gradient found NaN
+  /// or Inf on the device, where the host has not looked yet).
+  const float* skip_if = nullptr;
 };
 
 /// Holds Adam's hyperparameters, for the op that derives each step's

@@ -51,6 +51,14 @@ public:
   /// bits as apply() on that sum, which is what the default does.
   virtual void apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms);
 
+  /// Makes the next step leave everything as it is if *flag (in the memory
+  /// the step runs in) is non-zero when it runs; false where the optimizer
+  /// cannot (then callers check before they step).
+  virtual bool skip_next_step_if(const float* flag) {
+    (void) flag;
+    return false;
+  }
+
   /// Returns how many steps were applied.
   virtual uint64_t steps() const = 0;
 

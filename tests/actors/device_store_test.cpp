@@ -63,6 +63,7 @@ void reset_bus() {
   testing::sim_bus().to_host = 0;
   testing::sim_bus().between_devices = 0;
   testing::sim_bus().events_waited = 0;
+  testing::sim_bus().waited_unfired = 0;
   testing::sim_bus().host_buffers = 0;
   testing::sim_bus().recorded = 0;
 }
@@ -88,14 +89,22 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     // No gradient or parameter crossed to the host inside a round: only the
     // batches went down, and the parameters came up for evaluation.
     CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
-    // Each replica queued behind each shard's step before it read the answer.
-    CHECK(testing::sim_bus().events_waited == 2 * (rounds - 1) * shards);
+    // Each replica queued behind each shard's step before it read the
+    // answer, and each shard behind each replica's step before it read the
+    // gradient ...
+    CHECK(testing::sim_bus().events_waited == 2 * (rounds - 1) * shards + 2 * rounds * shards);
+    // ... whose ops had mostly not run yet: a replica's host waits for the
+    // step before, not for the one it pushes (had it waited, at most the
+    // answers' half of these events could still be pending).
+    CHECK(10 * testing::sim_bus().waited_unfired >= 9 * testing::sim_bus().events_waited);
     // ... and recorded its step once per batch size (16 samples, and 8 in
     // the short last round), replaying it since.
     CHECK(testing::sim_bus().recorded == 2 * 2);
-    // The batches went down from page-locked host buffers, images and labels
-    // for each replica, reused round after round.
-    CHECK(testing::sim_bus().host_buffers == 2 * 2);
+    // The batches went down from page-locked host buffers, and the stats
+    // came up into them: images, labels and stats for two steps in flight
+    // per replica, reused round after round; one per shard for the verdict
+    // on the flags of the gradients it stepped.
+    CHECK(testing::sim_bus().host_buffers == 2 * 2 * 3 + shards);
   }
   // A replica on another device of the kind hands over too: the shard
   // copies its gradient across, and it copies the answers back.

@@ -32,6 +32,7 @@ struct simulated_bus {
   std::atomic<uint64_t> to_host{0};
   std::atomic<uint64_t> between_devices{0};
   std::atomic<uint64_t> events_waited{0}; // wait_for calls
+  std::atomic<uint64_t> waited_unfired{0}; // ... for an event whose ops had not run yet
   std::atomic<uint64_t> host_buffers{0};  // allocate_host calls (staging buffers)
   std::atomic<uint64_t> recorded{0};      // steps recorded (resident_loop_ops::record)
 };
@@ -263,6 +264,8 @@ public:
     if (recorded == nullptr)
       throw std::logic_error(name_ + " cannot wait for an event of another kind of device");
     ++sim_bus().events_waited;
+    if (!recorded->fired())
+      ++sim_bus().waited_unfired;
     queue([stream = recorded->stream(), position = recorded->position()] {
       stream->run_until(position);
     });

@@ -70,6 +70,12 @@ public:
 
   void run_all() { run_until(position()); }
 
+  /// The number of ops that have run (or are running).
+  uint64_t started() const {
+    std::lock_guard<std::recursive_mutex> guard(lock());
+    return queued_ - pending_.size();
+  }
+
 private:
   static std::vector<std::weak_ptr<simulated_stream>>& streams() {
     static std::vector<std::weak_ptr<simulated_stream>> all;
@@ -88,6 +94,7 @@ public:
   void wait_host() const override { stream_->run_until(position_); }
   const std::shared_ptr<simulated_stream>& stream() const { return stream_; }
   uint64_t position() const { return position_; }
+  bool fired() const { return stream_->started() >= position_; }
 
 private:
   std::shared_ptr<simulated_stream> stream_;

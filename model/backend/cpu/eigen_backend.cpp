@@ -123,6 +123,8 @@ public:
 
   void adam_update(float* weights, const float* gradient, float* m, float* v,
                    size_t count, const adam_coefficients& c) override {
+    if (c.skip_if != nullptr && *c.skip_if != 0.0f)
+      return;
     adam_kernel(weights, gradient, m, v, count, c);
   }
 
@@ -131,6 +133,8 @@ public:
   // partial sum is that sum, so the bits are the same); one is summed first.
   void adam_update_sum(float* weights, const std::vector<weighted_gradient>& terms, float* m,
                        float* v, size_t count, const adam_coefficients& c) override {
+    if (c.skip_if != nullptr && *c.skip_if != 0.0f)
+      return;
     if (terms.size() < 2) {
       std::vector<float> gradient(count);
       weighted_gradient_sum(terms, 0, count, gradient.data());

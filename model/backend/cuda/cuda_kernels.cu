@@ -152,7 +152,9 @@ __device__ void adam_loop(float* weights, const float* gradient, float* m,
 
 __global__ void adam_kernel(float* weights, const float* gradient, float* m,
                             float* v, size_t count, float alpha, float beta1,
-                            float beta2, float epsilon) {
+                            float beta2, float epsilon, const float* skip_if) {
+  if (skip_if != nullptr && *skip_if != 0.0f)
+    return;
   adam_loop(weights, gradient, m, v, count, alpha, beta1, beta2, epsilon);
 }
 
@@ -218,7 +220,9 @@ __global__ void weighted_sum_kernel(weighted_terms terms, int count_terms, size_
 // sum's operations are rounded one by one; the moments read as adam_loop's.
 __global__ void adam_sum_kernel(float* weights, weighted_terms terms, int count_terms,
                                 float* m, float* v, size_t count, float alpha, float beta1,
-                                float beta2, float epsilon) {
+                                float beta2, float epsilon, const float* skip_if) {
+  if (skip_if != nullptr && *skip_if != 0.0f)
+    return;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     float g = __fmul_rn(terms.weights[0], terms.gradients[0][i]);
@@ -296,7 +300,7 @@ void launch_adam_update(cudaStream_t stream, float* weights,
   if (count == 0)
     return;
   adam_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
-    weights, gradient, m, v, count, c.alpha, c.beta1, c.beta2, c.epsilon);
+    weights, gradient, m, v, count, c.alpha, c.beta1, c.beta2, c.epsilon, c.skip_if);
   TROUPE_CUDA_CHECK_LAUNCH("adam_kernel");
 }
 
@@ -329,7 +333,7 @@ void launch_adam_update_sum(cudaStream_t stream, float* weights,
     return;
   adam_sum_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
     weights, pack_terms(gradients, gradient_weights, terms), static_cast<int>(terms), m, v,
-    count, c.alpha, c.beta1, c.beta2, c.epsilon);
+    count, c.alpha, c.beta1, c.beta2, c.epsilon, c.skip_if);
   TROUPE_CUDA_CHECK_LAUNCH("adam_sum_kernel");
 }
 
