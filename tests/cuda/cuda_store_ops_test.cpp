@@ -88,3 +88,29 @@ TEST_CASE("adam_update_sum tracks the cpu's sum-then-step for 2, 3 and 9 terms",
     CHECK_WITHIN(to_host(gpu_w), cpu_w, bound.w());
   }
 }
+
+TEST_CASE("adam steps on the gpu skip themselves while their skip flag is set",
+          "[cuda][store][adam]") {
+  constexpr size_t count = 50885;
+  const auto start = random_floats(count, 180);
+  auto gpu_w = to_gpu(start), gpu_m = to_gpu(std::vector<float>(count, 0.0f));
+  auto gpu_v = to_gpu(std::vector<float>(count, 0.0f));
+  auto gradient = random_floats(count, 181, -0.1f, 0.1f);
+  gradient[count / 2] = std::numeric_limits<float>::quiet_NaN();
+  auto on_gpu = to_gpu(gradient);
+  device_array<float> flag(gpu(), 1);
+  gpu().fill_zero(flag.data(), sizeof(float));
+  gpu().flag_non_finite(on_gpu.data(), count, flag.data()); // as a replica's step does
+  adam_coefficients c = adam_step_coefficients(optimizer_config{}, 1);
+  c.skip_if = flag.data();
+  gpu().adam_update_sum(gpu_w.data(), {{0.5f, on_gpu.data()}, {0.5f, on_gpu.data()}},
+                        gpu_m.data(), gpu_v.data(), count, c);
+  gpu().adam_update(gpu_w.data(), on_gpu.data(), gpu_m.data(), gpu_v.data(), count, c);
+  CHECK(to_host(gpu_w) == start);
+  CHECK(to_host(gpu_m) == std::vector<float>(count, 0.0f));
+  gpu().fill_zero(flag.data(), sizeof(float)); // a clear flag: the step runs
+  gradient[count / 2] = 0.0f;
+  auto finite = to_gpu(gradient);
+  gpu().adam_update(gpu_w.data(), finite.data(), gpu_m.data(), gpu_v.data(), count, c);
+  CHECK(to_host(gpu_w) != start);
+}

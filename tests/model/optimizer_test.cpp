@@ -192,3 +192,30 @@ TEST_CASE("a step at lr times s moves the weights s times as far as the plain st
   (*one_b)->apply_scaled(f.data(), gradient.data(), 1.0f);
   CHECK(std::memcmp(e.data(), f.data(), sizeof(float) * 4) == 0);
 }
+
+TEST_CASE("an adam step whose skip flag is set leaves weights and moments as they are",
+          "[model][optim][adam]") {
+  optimizer_config config;
+  auto optim = make_optimizer(config, 3);
+  REQUIRE(optim);
+  std::vector<float> w{1.0f, -2.0f, 0.5f};
+  const std::vector<float> g{0.5f, -0.25f, 1.0f};
+  const std::vector<float> poisoned{0.5f, std::nanf(""), 1.0f};
+  float flag = 1.0f; // set by a device's NaN check of `poisoned`
+  REQUIRE((*optim)->skip_next_step_if(&flag));
+  (*optim)->apply_weighted_sum(w.data(), {{1.0f, poisoned.data()}, {1.0f, g.data()}});
+  CHECK(w == std::vector<float>{1.0f, -2.0f, 0.5f});
+  REQUIRE((*optim)->skip_next_step_if(&flag));
+  (*optim)->apply_scaled(w.data(), poisoned.data(), 0.5f);
+  CHECK(w == std::vector<float>{1.0f, -2.0f, 0.5f});
+  // The flag guards one step only, and a clear flag steps as usual.
+  (*optim)->apply(w.data(), g.data());
+  const auto after_one = w;
+  CHECK(after_one != std::vector<float>{1.0f, -2.0f, 0.5f});
+  flag = 0.0f;
+  REQUIRE((*optim)->skip_next_step_if(&flag));
+  (*optim)->apply(w.data(), g.data());
+  CHECK(w != after_one);
+  for (float value : w)
+    CHECK(std::isfinite(value));
+}
