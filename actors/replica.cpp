@@ -112,8 +112,8 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
 }
 
 // Computes this round's gradient into a host buffer (the network copies it
-// there from a device).
-batch_stats compute_on_host(replica_state& st, size_t samples, shared_floats& gradient) {
+// there from a device) for `push`, with whether the network proved it finite.
+batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
   auto& setup = *st.setup;
   const size_t count = setup.net->layout().size();
   if (!st.host_gradients)
@@ -123,7 +123,8 @@ batch_stats compute_on_host(replica_state& st, size_t samples, shared_floats& gr
   setup.net->use_parameters(st.params.values.data());
   auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
                                            samples, buffer.get());
-  gradient = shared_floats{std::move(buffer), 0, count};
+  push.gradient = shared_floats{std::move(buffer), 0, count};
+  push.proven_finite = setup.net->last_gradient_proven_finite();
   return stats;
 }
 
@@ -210,7 +211,7 @@ void run_round(replica_pointer self) {
     } else {
       gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                    st.batch_images.data(), st.batch_labels.data());
-      stats = compute_on_host(st, positions.size(), push.gradient);
+      stats = compute_on_host(st, positions.size(), push);
     }
     add_stats(st.report, stats);
     push.loss_sum = stats.loss_sum;

@@ -344,8 +344,9 @@ struct store_state : store_port {
   // the size of its slice, memory the shard can read (a device shard first
   // copies a host gradient, or one on another device of its kind, to its
   // own), and finite values (a gradient in device memory comes checked by
-  // the replica that computed it: see shared_floats). Whether its replica
-  // and round fit is the policy's call (on_push).
+  // the replica that computed it: see shared_floats; one in host memory
+  // may come proven finite by its replica: see push_msg). Whether its
+  // replica and round fit is the policy's call (on_push).
   caf::error take_gradient(push_msg& push) {
     const size_t size = push.gradient.size();
     if (!(size == range.count || (size == 0 && push.batch_size == 0)))
@@ -373,6 +374,8 @@ struct store_state : store_port {
                                    + " in " + memory_name(here) + " cannot read");
       push.gradient = copy_here(push.gradient);
     }
+    if (push.proven_finite) // by its replica in this process, from its bounds
+      return caf::none;
     if (device ? device->has_non_finite(push.gradient.data(), size)
                : has_non_finite(push.gradient.data(), size))
       return make_troupe_error(troupe_errc::bad_gradient,

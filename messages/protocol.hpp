@@ -57,6 +57,10 @@ struct push_msg {
                              // may be empty when batch_size is 0
   bool device_answer = false; // answer with parameters in the store's device memory:
                               // the pusher is on that device, in the shard's process
+  // The pusher proved every float of the gradient finite (network::
+  // last_gradient_proven_finite), so the shard skips its own check. Never
+  // serialized: a push from another process always arrives unproven.
+  bool proven_finite = false;
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all

@@ -2,8 +2,10 @@
 #include "model/network.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "model/check.hpp"
+#include "model/finite_check.hpp"
 #include "model/flush_denormals.hpp"
 
 namespace troupe {
@@ -160,11 +162,37 @@ batch_stats network::stats_from(const float* copied) {
   return result;
 }
 
+// Proves, from far fewer floats than the gradient has, that every float of
+// it is finite: each layer's weight gradient x^T delta sums `batch` products
+// of an input and a delta, its bias gradient `batch` deltas. With every x and
+// delta finite and batch * max(1, max|x|) * max|delta| <= FLT_MAX / 4, every
+// exact sum is at most FLT_MAX / 4, and rounding (fused or not) grows a sum
+// of n <= 2^22 terms by less than (1 + 2^-24)^n < 1.3: none overflows. For
+// 784-128relu-10 at 16 rows that reads 17k floats instead of 102k.
+bool network::gradient_proven_finite(size_t batch) const {
+  constexpr double limit = std::numeric_limits<float>::max() / 4.0;
+  if (batch > (size_t{1} << 22))
+    return false;
+  for (size_t l = 0; l < layout_.layers().size(); ++l) {
+    const auto& view = layout_.layers()[l];
+    const float* x = l == 0 ? input_ptr_ : activations_[l - 1].data();
+    const double largest_x = largest_magnitude(x, batch * static_cast<size_t>(view.in));
+    const double largest_delta =
+      largest_magnitude(deltas_[l].data(), batch * static_cast<size_t>(view.out));
+    // An infinite magnitude (a NaN or Inf among them) fails the test too.
+    if (!(static_cast<double>(batch) * std::max(1.0, largest_x) * largest_delta <= limit))
+      return false;
+  }
+  return true;
+}
+
 batch_stats network::compute_gradient(const float* images, const int32_t* labels,
                                       size_t batch, float* gradient_out) {
   if (backend_->host_memory()) {
     gradient_into(images, labels, batch, gradient_out);
+    proven_finite_ = batch == 0 || gradient_proven_finite(batch);
   } else {
+    proven_finite_ = false;
     gradient_into(images, labels, batch, gradient_.data());
     gradient_.download(gradient_out, layout_.size());
   }

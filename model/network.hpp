@@ -54,6 +54,12 @@ public:
   batch_stats compute_gradient(const float* images, const int32_t* labels,
                                size_t batch, float* gradient_out);
 
+  /// Tells whether the gradient compute_gradient wrote last is proven to
+  /// hold only finite floats (see gradient_proven_finite in network.cpp):
+  /// a store shard in this process need not read all of it to check. False
+  /// says nothing: on a device, or when the bounds do not prove it.
+  bool last_gradient_proven_finite() const { return proven_finite_; }
+
   /// Computes loss and accuracy over `count` samples (any count), forward only.
   batch_stats evaluate(const float* images, const int32_t* labels, size_t count);
 
@@ -100,6 +106,7 @@ public:
 private:
   void forward(size_t batch);
   void backward(size_t batch, float* gradient);
+  bool gradient_proven_finite(size_t batch) const;
   void upload_batch(const float* images, const int32_t* labels, size_t batch);
   void gradient_into(const float* images, const int32_t* labels, size_t batch,
                      float* gradient);
@@ -120,6 +127,7 @@ private:
   std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
   device_array<float> stats_;         // [loss_sum, correct, non_finite]
   int64_t pending_samples_ = 0;
+  bool proven_finite_ = false; // of the last compute_gradient's gradient
 };
 
 } // namespace troupe

@@ -182,6 +182,11 @@ TEST_CASE("push_msg survives a binary round trip field by field and byte for byt
   // A fresh buffer, not the sender's: deserializing never aliases.
   CHECK(back.gradient.data() != original.gradient.data());
   CHECK(back.device_answer);
+  // A pusher's proof of finite floats holds in its process only: a push
+  // from another arrives unproven, so its shard checks every float.
+  auto proven = original;
+  proven.proven_finite = true;
+  CHECK_FALSE(roundtrip(sys, proven).proven_finite);
 }
 
 TEST_CASE("replica_loss survives a binary round trip field by field",

@@ -34,3 +34,26 @@ TEST_CASE("a NaN or an infinity anywhere in a gradient is found, and finite extr
         CHECK_FALSE(has_non_finite(tainted.data(), position));
     }
 }
+
+TEST_CASE("the largest magnitude of some floats, and infinity when one is not finite",
+          "[finite]") {
+  std::vector<float> values(67, 0.25f);
+  CHECK(largest_magnitude(values.data(), 0) == 0.0f);
+  CHECK(largest_magnitude(values.data(), values.size()) == 0.25f);
+  values[40] = -3.5f;
+  values[66] = 3.0f;
+  values[3] = std::numeric_limits<float>::denorm_min();
+  CHECK(largest_magnitude(values.data(), values.size()) == 3.5f);
+  CHECK(largest_magnitude(values.data(), 40) == 0.25f);
+  values[12] = -std::numeric_limits<float>::max();
+  CHECK(largest_magnitude(values.data(), values.size()) == std::numeric_limits<float>::max());
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                    -std::numeric_limits<float>::quiet_NaN(),
+                    -std::numeric_limits<float>::infinity()}) {
+    auto tainted = values;
+    tainted[65] = bad;
+    CHECK(largest_magnitude(tainted.data(), tainted.size())
+          == std::numeric_limits<float>::infinity());
+    CHECK(largest_magnitude(tainted.data(), 65) == std::numeric_limits<float>::max());
+  }
+}

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/backend/cpu/eigen_backend.hpp"
+#include "model/finite_check.hpp"
 #include "model/network.hpp"
 #include "model/random.hpp"
 
@@ -151,4 +152,42 @@ TEST_CASE("evaluation over more samples than the batch buffer chunks correctly",
   CHECK(chunked.samples == 23);
   CHECK(chunked.correct == whole.correct);
   CHECK(chunked.loss_sum == Approx(whole.loss_sum).epsilon(1e-5));
+}
+
+TEST_CASE("a gradient proven finite holds only finite floats, and an overflowing one is not "
+          "proven",
+          "[model][network][finite]") {
+  auto spec = parse_model_spec("7-6relu-5relu-3");
+  REQUIRE(spec);
+  auto compute = make_eigen_backend();
+  const size_t batch = 4;
+  network net(*spec, *compute, batch);
+  const auto initial = glorot_uniform_parameters(net.layout(), 7);
+  auto b = make_batch(*spec, batch, 3);
+  std::vector<float> gradient(initial.size());
+  // Scaling every parameter by s scales the layers' outputs by up to s^3:
+  // from ordinary values to activations and logits that overflow.
+  size_t proven = 0, unproven_non_finite = 0;
+  for (float scale : {1.0f, 10.0f, 1e4f, 1e8f, 1e11f, 1e12f, 1e13f, 1e14f, 1e20f}) {
+    auto params = initial;
+    for (auto& p : params)
+      p *= scale;
+    net.use_parameters(params.data());
+    net.compute_gradient(b.images.data(), b.labels.data(), batch, gradient.data());
+    const bool non_finite = has_non_finite(gradient.data(), gradient.size());
+    INFO("parameters scaled by " << scale);
+    if (net.last_gradient_proven_finite()) {
+      CHECK_FALSE(non_finite); // the proof is never wrong
+      ++proven;
+    } else if (non_finite) {
+      ++unproven_non_finite;
+    }
+    if (scale == 1.0f)
+      CHECK(net.last_gradient_proven_finite()); // ordinary training is proven
+  }
+  CHECK(proven >= 3);
+  CHECK(unproven_non_finite >= 1); // overflow happened, and was not proven away
+  net.use_parameters(initial.data());
+  net.compute_gradient(nullptr, nullptr, 0, gradient.data());
+  CHECK(net.last_gradient_proven_finite()); // zeros
 }
