@@ -190,6 +190,7 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& opt
   store_init.backup_replicas = opts.backup_replicas;
   store_init.staleness_lr = opts.staleness_lr == "inverse";
   store_init.trace = !opts.trace_path.empty();
+  store_init.abort_on_replica_loss = opts.loss_action == replica_loss_action::abort;
   init->run_start = std::chrono::steady_clock::now();
   if (!opts.trace_path.empty()) {
     auto trace = trace_file::open(opts.trace_path, opts.replicas, opts.store_shards,

@@ -322,6 +322,12 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
             lose_replica(self, i, describe(err));
             return;
           }
+          // A survivor whose shards stopped over another replica's death
+          // (--on-replica-loss=abort): that death's own notice, which names
+          // the replica and where it ran, ends the run.
+          if (err.category() == caf::atom("troupe")
+              && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
+            return;
           if (self->state.alive[i])
             fail_run(self, err);
         });

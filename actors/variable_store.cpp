@@ -89,6 +89,7 @@ struct store_state : store_port {
   std::shared_ptr<float> any_flagged;  // device: the sum of a step's flags
   std::shared_ptr<float> verdict_slot; // page-locked: one verdict is read before the next
   caf::error refused_on_device;        // a flagged gradient: every later push gets this
+  caf::error stopped;                  // a replica died in an aborting run: every push gets this
   // On a device: a host copy of the parameters at version `host_version`,
   // made when someone needs the values on the host.
   std::shared_ptr<std::vector<float>> host_copy;
@@ -466,12 +467,30 @@ store_actor::behavior_type variable_store(store_pointer self,
       return;
     const auto index = replica->second;
     st.replicas.erase(replica);
+    if (st.settings.abort_on_replica_loss) {
+      // The coordinator ends the run on its own news of the death. Until
+      // its exit comes, the survivors must not close rounds without the
+      // lost replica: a periodic checkpoint of one would not be the run's.
+      if (!st.stopped)
+        st.stopped = make_troupe_error(troupe_errc::replica_lost,
+                                       "replica " + std::to_string(index) + " died: store shard "
+                                         + std::to_string(st.settings.shard)
+                                         + " takes no more pushes (--on-replica-loss=abort)");
+      for (auto& entry : st.open)
+        entry.second.promise.deliver(st.stopped);
+      st.open.clear();
+      return;
+    }
     st.policy->on_replica_lost(index, st);
     send_due_part(self);
   });
   return {
     [self](push_atom, push_msg& push) -> caf::result<params_msg> {
       auto& st = self->state;
+      if (st.stopped) {
+        ++st.stats.rejected;
+        return st.stopped;
+      }
       auto err = st.check_device_verdict();
       if (!err)
         err = st.take_gradient(push);

@@ -175,6 +175,10 @@ struct store_config {
   uint32_t backup_replicas = 0; // sync: a round closes without this many (--backup-replicas)
   bool staleness_lr = false;    // async, ssp: lr / max(1, staleness) (--staleness-lr=inverse)
   bool trace = false;           // record trace spans (--trace)
+  // --on-replica-loss=abort: a replica's death stops the shard (it answers
+  // every open and later push with replica_lost) instead of closing rounds
+  // over the survivors, so no round, and no checkpoint, goes on without it.
+  bool abort_on_replica_loss = false;
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -294,7 +298,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.parameter_count, x.initial_parameters, x.initial_version,
            x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
            x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas, x.staleness_lr,
-           x.trace);
+           x.trace, x.abort_on_replica_loss);
 }
 
 template <class Inspector>

@@ -21,7 +21,8 @@ namespace troupe {
 /// 5: replicas take a tick_atom (their push watchdog).
 /// 6: the device-aware store: store_config.device, replica_config.store_device,
 /// push_msg.device_answer.
-constexpr uint32_t troupe_protocol_version = 6;
+/// 7: store_config.abort_on_replica_loss.
+constexpr uint32_t troupe_protocol_version = 7;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

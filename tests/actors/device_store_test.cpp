@@ -95,8 +95,10 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     CHECK(testing::sim_bus().events_waited == 2 * (rounds - 1) * shards + 2 * rounds * shards);
     // ... whose ops had mostly not run yet: a replica's host waits for the
     // step before, not for the one it pushes (had it waited, at most the
-    // answers' half of these events could still be pending).
-    CHECK(10 * testing::sim_bus().waited_unfired >= 9 * testing::sim_bus().events_waited);
+    // answers' half of these events could still be pending). Which of them
+    // another thread's wait happened to run first depends on timing: under
+    // a loaded host (ctest -j2) 89.8% were still pending, hence 3/4.
+    CHECK(4 * testing::sim_bus().waited_unfired >= 3 * testing::sim_bus().events_waited);
     // ... and recorded its step once per batch size (16 samples, and 8 in
     // the short last round), replaying it since.
     CHECK(testing::sim_bus().recorded == 2 * 2);

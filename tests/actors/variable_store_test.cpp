@@ -464,6 +464,30 @@ TEST_CASE("async store refuses non-finite and wrong-size gradients too",
   CHECK(f.stats().rejected == 2);
 }
 
+TEST_CASE("in an aborting run a replica's death stops the store: no round closes without it",
+          "[store][sync][failure]") {
+  store_fixture f("sync", 3, [](store_config& o) { o.abort_on_replica_loss = true; });
+  for (uint32_t i = 0; i < 3; ++i)
+    f.watch(i);
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));
+  f.push(1, f.make_push(1, 0, 0, filled(parameter_count, 3.0f)));
+  CHECK(f.take(0).empty());
+  CHECK(f.take(1).empty());
+
+  caf::anon_send_exit(f.dummies[2], caf::exit_reason::user_shutdown);
+  f.sched.run();
+  // The open pushes are answered with the loss, not with a step ...
+  check_troupe_error(f.take(0), troupe_errc::replica_lost);
+  check_troupe_error(f.take(1), troupe_errc::replica_lost);
+  // ... and so is every later one, even of a full round of the survivors.
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));
+  check_troupe_error(f.take(0), troupe_errc::replica_lost);
+  const auto after = f.current_params();
+  CHECK(after.version == 0);
+  check_values(after, initial_parameters());
+  CHECK(f.stats().rejected == 1);
+}
+
 TEST_CASE("sync store closes the round over the others when a watched replica dies",
           "[store][sync][failure]") {
   store_fixture f("sync", 3);
