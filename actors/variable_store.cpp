@@ -444,6 +444,7 @@ store_actor::behavior_type variable_store(store_pointer self,
   if (setup->options.pin_core) // then detached: this runs on the shard's own thread
     pin_this_thread(setup->options.shard);
   st.optim = std::move(setup->optim);
+  st.optim->set_weights_shared(true); // the answers' readers, maybe on other cores
   st.policy = std::move(setup->policy);
   st.history_depth = st.policy->history_depth();
   st.writer = std::move(setup->writer);

@@ -45,6 +45,7 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
   auto coefficients = adam_step_coefficients(config_, steps_);
   coefficients.alpha *= lr_scale; // alpha = lr x bias correction: the step scales with it
   coefficients.skip_if = std::exchange(skip_if_, nullptr);
+  coefficients.weights_shared = weights_shared_;
   compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
@@ -52,6 +53,7 @@ void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradien
   ++steps_;
   auto coefficients = adam_step_coefficients(config_, steps_);
   coefficients.skip_if = std::exchange(skip_if_, nullptr);
+  coefficients.weights_shared = weights_shared_;
   compute_->adam_update_sum(weights, terms, m_.data(), v_.data(), m_.size(), coefficients);
 }
 

@@ -46,6 +46,7 @@ public:
     skip_if_ = flag;
     return true;
   }
+  void set_weights_shared(bool shared) override { weights_shared_ = shared; }
 
 private:
   adam(const optimizer_config& config, size_t size, backend* compute);
@@ -57,6 +58,7 @@ private:
   device_array<float> v_; // (size): second moment
   uint64_t steps_ = 0;
   const float* skip_if_ = nullptr; // for the next step only
+  bool weights_shared_ = false;
 };
 
 } // namespace troupe

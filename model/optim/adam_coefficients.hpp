@@ -17,6 +17,10 @@ struct adam_coefficients {
   /// the step leaves weights and moments as they are (a gradient found NaN
   /// or Inf on the device, where the host has not looked yet).
   const float* skip_if = nullptr;
+  /// Other threads read the weights between steps (a store shard's
+  /// replicas): a CPU step then asks for their cache lines for writing
+  /// ahead of its stores (adam_kernel.cpp). A hint: the bits are the same.
+  bool weights_shared = false;
 };
 
 /// Holds Adam's hyperparameters, for the op that derives each step's

@@ -59,6 +59,11 @@ public:
     return false;
   }
 
+  /// Says that other threads read the weights between steps (a store
+  /// shard's replicas in its process), which an optimizer may step
+  /// differently for, with the same bits.
+  virtual void set_weights_shared(bool shared) { (void) shared; }
+
   /// Returns how many steps were applied.
   virtual uint64_t steps() const = 0;
 

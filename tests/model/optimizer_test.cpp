@@ -116,44 +116,47 @@ TEST_CASE("unknown optimizers and bad learning rates are clear errors",
 TEST_CASE("a step on a weighted sum of gradients gives the same bits as the step on that sum",
           "[optimizer]") {
   // Adam fuses the sum into its step (two terms in one loop, more a block at
-  // a time); every optimizer must match apply() on the sum made first.
+  // a time); every optimizer must match apply() on the sum made first, also
+  // when told its weights are shared (Adam then prefetches them for writing).
   for (const std::string name : {"adam", "sgd"})
-    for (size_t term_count : {1, 2, 3, 5}) {
-      INFO(name << ", " << term_count << " terms");
-      optimizer_config config;
-      config.name = name;
-      config.momentum = 0.9f;
-      const size_t count = 5000; // over two blocks of 2048, and a partial one
-      auto whole = make_optimizer(config, count);
-      auto fused = make_optimizer(config, count);
-      REQUIRE(whole);
-      REQUIRE(fused);
-      std::vector<float> a(count), b(count);
-      std::vector<std::vector<float>> gradients(term_count, std::vector<float>(count));
-      std::vector<weighted_gradient> terms;
-      for (size_t t = 0; t < term_count; ++t) {
-        for (size_t i = 0; i < count; ++i)
-          gradients[t][i] = std::sin(0.37f * static_cast<float>(i * (t + 1))) * 1e-3f;
-        terms.push_back({1.0f / static_cast<float>(t + 2), gradients[t].data()});
-      }
-      for (size_t i = 0; i < count; ++i)
-        a[i] = b[i] = 0.001f * static_cast<float>(i % 97) - 0.05f;
-      std::vector<float> sum(count);
-      for (int step = 0; step < 3; ++step) {
-        std::fill(sum.begin(), sum.end(), 0.0f);
-        for (size_t i = 0; i < count; ++i) { // the reference order, written out
-          sum[i] = terms[0].weight * gradients[0][i];
-          for (size_t t = 1; t < term_count; ++t)
-            sum[i] += terms[t].weight * gradients[t][i];
+    for (size_t term_count : {1, 2, 3, 5})
+      for (bool shared : {false, true}) {
+        INFO(name << ", " << term_count << " terms, weights shared: " << shared);
+        optimizer_config config;
+        config.name = name;
+        config.momentum = 0.9f;
+        const size_t count = 5000; // over two blocks of 2048, and a partial one
+        auto whole = make_optimizer(config, count);
+        auto fused = make_optimizer(config, count);
+        REQUIRE(whole);
+        REQUIRE(fused);
+        (*fused)->set_weights_shared(shared);
+        std::vector<float> a(count), b(count);
+        std::vector<std::vector<float>> gradients(term_count, std::vector<float>(count));
+        std::vector<weighted_gradient> terms;
+        for (size_t t = 0; t < term_count; ++t) {
+          for (size_t i = 0; i < count; ++i)
+            gradients[t][i] = std::sin(0.37f * static_cast<float>(i * (t + 1))) * 1e-3f;
+          terms.push_back({1.0f / static_cast<float>(t + 2), gradients[t].data()});
         }
-        (*whole)->apply(a.data(), sum.data());
-        (*fused)->apply_weighted_sum(b.data(), terms);
+        for (size_t i = 0; i < count; ++i)
+          a[i] = b[i] = 0.001f * static_cast<float>(i % 97) - 0.05f;
+        std::vector<float> sum(count);
+        for (int step = 0; step < 3; ++step) {
+          std::fill(sum.begin(), sum.end(), 0.0f);
+          for (size_t i = 0; i < count; ++i) { // the reference order, written out
+            sum[i] = terms[0].weight * gradients[0][i];
+            for (size_t t = 1; t < term_count; ++t)
+              sum[i] += terms[t].weight * gradients[t][i];
+          }
+          (*whole)->apply(a.data(), sum.data());
+          (*fused)->apply_weighted_sum(b.data(), terms);
+        }
+        CHECK(std::memcmp(a.data(), b.data(), count * sizeof(float)) == 0);
+        CHECK((*whole)->state() == (*fused)->state());
+        CHECK((*fused)->steps() == 3);
+        CHECK(a != std::vector<float>(count, 0.0f));
       }
-      CHECK(std::memcmp(a.data(), b.data(), count * sizeof(float)) == 0);
-      CHECK((*whole)->state() == (*fused)->state());
-      CHECK((*fused)->steps() == 3);
-      CHECK(a != std::vector<float>(count, 0.0f));
-    }
 }
 
 TEST_CASE("a step at lr times s moves the weights s times as far as the plain step",
