@@ -72,13 +72,13 @@ bool spawn_store(coordinator_pointer self) {
       self->system(), checkpoint_target{options.checkpoint_path, options.model,
                                         run_fingerprint(options), options.optimizer.name,
                                         count, options.store_shards});
-  // Sync shards of this process step one host buffer in place (see
+  // Sync shards of this process step two host buffers in turn (see
   // update_policy); shards on a device step buffers of their own there.
-  std::shared_ptr<std::vector<float>> shared;
+  shared_parameter_buffers shared;
   auto policy = make_update_policy(options.mode, 0, policy_settings_for(options));
   if (where.store_here && options.store_device == "cpu" && policy
       && (*policy)->replicas_wait_for_rounds())
-    shared = std::make_shared<std::vector<float>>(init.initial_parameters.to_vector());
+    shared = shared_parameter_buffers::holding(init.initial_parameters.to_vector());
   for (uint32_t k = 0; k < options.store_shards; ++k) {
     const shard_range range = st.store.ranges[k];
     store_config shard = init;

@@ -53,15 +53,16 @@ struct store_state : store_port {
   // store device (--store-device) that device's, where the optimizer state
   // lives too. Either a buffer of the shard's own, shared with the answers
   // that carry it (the optimizer writes in place when no one else holds it,
-  // else into a copy), or, for sync shards of one process on the host, one
-  // buffer every shard writes its own range of in place (`in_place`; base =
-  // range.offset): a sync replica reads the parameters only between a
-  // round's answer and its next push, and no shard steps before every live
-  // replica has pushed.
+  // else into a copy), or, for sync shards of one process on the host, two
+  // buffers every shard writes its own range of in turn (`in_place`; base =
+  // range.offset; see shared_parameter_buffers): a sync replica reads the
+  // parameters only between a round's answer and its next push, and no
+  // shard steps before every live replica has pushed.
   std::shared_ptr<float> params;
   size_t base = 0;
   bool in_place = false;
-  std::shared_ptr<float> spare; // an older version, reused when free
+  // An older version, reused when free; in place, the other shared buffer.
+  std::shared_ptr<float> spare;
   // The policy's history_depth() versions before the current one, oldest
   // first, with their version numbers (delayed answers from them).
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history;
@@ -300,7 +301,10 @@ struct store_state : store_port {
       if (history.size() > history_depth)
         history.pop_front();
     }
-    if (!in_place && params.use_count() > 1) {
+    if (in_place) { // into the other buffer: no replica read it in this round
+      std::memcpy(spare.get() + base, params.get() + base, range.count * sizeof(float));
+      std::swap(params, spare);
+    } else if (params.use_count() > 1) {
       // Someone still reads this version: step a copy, in a recycled buffer
       // when one is free (a fresh one page-faults on first touch, or costs a
       // device allocation).
@@ -406,7 +410,7 @@ void send_due_part(store_pointer self) {
 struct store_setup {
   store_config options;
   shard_range range;
-  std::shared_ptr<std::vector<float>> shared_params; // in-place sync buffer, or null
+  shared_parameter_buffers shared_params; // in-place sync buffers, or none
   checkpoint_writer_actor writer;
   caf::actor owner; // the coordinator: a shard on a node ends with it
   std::shared_ptr<backend> device; // with a store device: where the shard steps
@@ -421,7 +425,8 @@ store_actor::behavior_type variable_store(store_pointer self,
   st.version = setup->options.initial_version;
   if (setup->shared_params) {
     const auto& shared = setup->shared_params;
-    st.params = std::shared_ptr<float>(shared, shared->data());
+    st.params = std::shared_ptr<float>(shared.current, shared.current->data());
+    st.spare = std::shared_ptr<float>(shared.other, shared.other->data());
     st.base = st.range.offset;
     st.in_place = true;
   } else {
@@ -444,7 +449,9 @@ store_actor::behavior_type variable_store(store_pointer self,
   if (setup->options.pin_core) // then detached: this runs on the shard's own thread
     pin_this_thread(setup->options.shard);
   st.optim = std::move(setup->optim);
-  st.optim->set_weights_shared(true); // the answers' readers, maybe on other cores
+  // The answers' readers, maybe on other cores, hold the lines a step in
+  // place writes; a step into the other shared buffer writes none they hold.
+  st.optim->set_weights_shared(!st.in_place);
   st.policy = std::move(setup->policy);
   st.history_depth = st.policy->history_depth();
   st.writer = std::move(setup->writer);
@@ -698,18 +705,25 @@ void add_store_actor_type(caf::actor_system_config& config) {
                            });
 }
 
+shared_parameter_buffers shared_parameter_buffers::holding(const std::vector<float>& initial) {
+  return {std::make_shared<std::vector<float>>(initial),
+          std::make_shared<std::vector<float>>(initial)};
+}
+
 caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store_config config,
                                                 checkpoint_writer_actor writer,
-                                                std::shared_ptr<std::vector<float>> shared) {
+                                                shared_parameter_buffers shared) {
   auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup)
     return to_caf_error(setup.error());
   if (shared) {
-    if (shared->size() != (*setup)->options.parameter_count)
+    const size_t expected = (*setup)->options.parameter_count;
+    if (!shared.other || shared.current->size() != expected || shared.other->size() != expected)
       return make_troupe_error(troupe_errc::bad_config,
-                               "the shared parameter buffer has " + std::to_string(shared->size())
-                                 + " floats, expected "
-                                 + std::to_string((*setup)->options.parameter_count));
+                               "the shared parameter buffers hold "
+                                 + std::to_string(shared.current->size()) + " and "
+                                 + std::to_string(shared.other ? shared.other->size() : 0)
+                                 + " floats, expected " + std::to_string(expected) + " each");
     if ((*setup)->device)
       return make_troupe_error(troupe_errc::bad_config,
                                "a store shard on " + (*setup)->options.device

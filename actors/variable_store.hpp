@@ -21,14 +21,29 @@ constexpr const char* remote_store_type = "troupe.store";
 /// Lets other nodes spawn store shards here (--store-nodes).
 void add_store_actor_type(caf::actor_system_config& config);
 
+/// The two host buffers that sync shards of one process step their ranges
+/// of in turn: each step copies the shard's range from the buffer its
+/// replicas just read into the other and steps it there, so that it never
+/// writes a cache line another core holds a copy of (on a 2-core Zen 4 VM
+/// such writes took 30-110 us per 200 KB; see docs/architecture.md).
+struct shared_parameter_buffers {
+  std::shared_ptr<std::vector<float>> current; // the replicas read this one first
+  std::shared_ptr<std::vector<float>> other;
+
+  /// Both buffers, holding `initial`.
+  static shared_parameter_buffers holding(const std::vector<float>& initial);
+
+  explicit operator bool() const { return current != nullptr; }
+};
+
 /// Spawns one store shard: on CAF's scheduler threads, or with
 /// config.pin_core on a thread of its own pinned to core config.shard. Periodic checkpoint parts go to
 /// `writer`, if valid. With `shared` set (sync shards of one process), the
-/// shard steps its range of that buffer in place, which must hold the whole
+/// shard steps its range of those buffers, which must each hold the whole
 /// initial parameters. An unknown mode or optimizer, or a range that does
 /// not fit, is an error (bad_config), not an actor.
-caf::expected<store_actor> spawn_variable_store(
-  caf::actor_system& system, store_config config, checkpoint_writer_actor writer = {},
-  std::shared_ptr<std::vector<float>> shared = nullptr);
+caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store_config config,
+                                                checkpoint_writer_actor writer = {},
+                                                shared_parameter_buffers shared = {});
 
 } // namespace troupe

@@ -49,7 +49,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     out.store_places.assign(opts.store_shards, "this process");
     out.store_clock_offsets.assign(opts.store_shards, 0);
     out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
-                                const caf::actor&, std::shared_ptr<std::vector<float>> shared) {
+                                const caf::actor&, shared_parameter_buffers shared) {
       return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
     };
   } else {
@@ -71,7 +71,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const fit_opt
     out.spawn_store = [&system, store_nodes, timeout](store_config store_opts,
                                                       const checkpoint_writer_actor& writer,
                                                       const caf::actor& owner,
-                                                      std::shared_ptr<std::vector<float>>)
+                                                      shared_parameter_buffers)
       -> caf::expected<store_actor> {
       const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
       auto shard = system.middleman().remote_spawn<store_actor>(

@@ -23,11 +23,11 @@ using replica_spawner = std::function<caf::expected<replica_actor>(
 
 /// Spawns store shard `config.shard` where it belongs, with the run's
 /// checkpoint writer, its coordinator (a shard on a node ends with it) and,
-/// for shards of this process, the buffer they may share (see
+/// for shards of this process, the buffers they may share (see
 /// spawn_variable_store).
 using store_spawner = std::function<caf::expected<store_actor>(
   store_config, const checkpoint_writer_actor&, const caf::actor& owner,
-  std::shared_ptr<std::vector<float>>)>;
+  shared_parameter_buffers)>;
 
 /// Says how to spawn the store's shards and each replica, and where they run
 /// (for messages).

@@ -69,7 +69,8 @@ shared_floats filled(size_t count, float value) {
 struct store_fixture {
   explicit store_fixture(const std::string& mode, uint32_t replicas,
                          const std::function<void(store_config&)>& adjust = {},
-                         const std::string& checkpoint_path = {})
+                         const std::string& checkpoint_path = {},
+                         shared_parameter_buffers shared = {})
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     store_config options;
     options.mode = mode;
@@ -81,7 +82,7 @@ struct store_fixture {
     if (!checkpoint_path.empty())
       writer = spawn_checkpoint_writer(
         sys, checkpoint_target{checkpoint_path, "784-10", 0, "sgd", parameter_count, 1});
-    auto spawned = spawn_variable_store(sys, std::move(options), writer);
+    auto spawned = spawn_variable_store(sys, std::move(options), writer, std::move(shared));
     REQUIRE(spawned);
     store = *spawned;
     for (uint32_t i = 0; i < replicas; ++i) {
@@ -303,6 +304,44 @@ TEST_CASE("sync store makes exactly one step with the mean of 3 replicas and "
   CHECK(stats.rejected == 0);
   CHECK(stats.staleness_sum == 0);
   check_values(f.current_params(), shifted(2.0f));
+}
+
+TEST_CASE("a sync shard of shared buffers steps into the one its replicas did not read",
+          "[store][sync]") {
+  const auto shared = shared_parameter_buffers::holding(initial_parameters());
+  store_fixture f("sync", 2, {}, {}, shared);
+  f.watch(0);
+  f.watch(1);
+  // Round r's step leaves the buffer its replicas read in round r as it was.
+  const std::vector<std::shared_ptr<std::vector<float>>> read_in_round = {
+    shared.current, shared.other, shared.current, shared.other};
+  float applied = 0;
+  for (uint64_t round = 0; round < 3; ++round) {
+    const auto before = *read_in_round[round];
+    f.push(0, f.make_push(0, round, round, filled(parameter_count, 1.0f)));
+    f.push(1, f.make_push(1, round, round, filled(parameter_count, 3.0f)));
+    applied += 2.0f; // the mean, with sgd lr = 1
+    auto r = f.take(0);
+    REQUIRE(r.params);
+    check_values(*r.params, shifted(applied));
+    CHECK(r.params->values.data() == read_in_round[round + 1]->data());
+    CHECK(*read_in_round[round] == before);
+    REQUIRE(f.take(1).params);
+  }
+}
+
+TEST_CASE("a store is not spawned with shared buffers of the wrong size", "[store]") {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  store_config options;
+  options.mode = "sync";
+  options.initial_parameters = shared_floats{initial_parameters()};
+  auto shared = shared_parameter_buffers::holding(initial_parameters());
+  shared.other->resize(parameter_count - 1);
+  auto spawned = spawn_variable_store(sys, options, {}, shared);
+  REQUIRE_FALSE(spawned);
+  CHECK(describe(spawned.error()).find("shared parameter buffers hold 6 and 5 floats")
+        != std::string::npos);
 }
 
 TEST_CASE("async store makes one step per push and answers each at once with its "
