@@ -5,13 +5,17 @@
 #   bench/compare_builds.sh OLD_MNIST NEW_MNIST REPEATS [MNIST OPTIONS...]
 # e.g. bench/compare_builds.sh /tmp/old/build/examples/mnist build/examples/mnist 9 \
 #        --mode=sync --replicas=2 --batch-size=32
-# Data: $TROUPE_DATA_DIR, else /usr/share/datasets/fashion-mnist.
+# Data: $TROUPE_DATA_DIR, else /usr/share/datasets/fashion-mnist. With
+# TROUPE_BASE_BENCH=build/bench/train_bench each repeat starts with its
+# batch-32 rate, and each build's median ratio to the base of its repeat is
+# printed too.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,8p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
 old=$1 new=$2 repeats=$3
 shift 3
 data="${TROUPE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
-for program in "$old" "$new"; do
+base="${TROUPE_BASE_BENCH:-}"
+for program in "$old" "$new" ${base:+"$base"}; do
   [ -x "$program" ] || { echo "error: $program is not an executable" >&2; exit 2; }
 done
 work="$(mktemp -d)"
@@ -23,8 +27,10 @@ rate() { # rate PROGRAM: one run's samples/s from its final metrics record
     > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
   sed -n 's/.*"record":"final".*"samples_per_second":\([0-9.]*\).*/\1/p' "$work/run.jsonl"
 }
-old_runs=() new_runs=()
+old_runs=() new_runs=() base_runs=()
 for _ in $(seq "$repeats"); do
+  [ -z "$base" ] || base_runs+=("$("$base" "$data" 1 \
+    | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p')")
   old_runs+=("$(rate "$old" "$@")")
   new_runs+=("$(rate "$new" "$@")")
 done
@@ -33,3 +39,13 @@ printf '%-4s median %8.0f samples/s  (runs: %s)\n' old \
   "$(printf '%s\n' "${old_runs[@]}" | median)" "$(printf '%.0f ' "${old_runs[@]}")"
 printf '%-4s median %8.0f samples/s  (runs: %s)\n' new \
   "$(printf '%s\n' "${new_runs[@]}" | median)" "$(printf '%.0f ' "${new_runs[@]}")"
+if [ -n "$base" ]; then
+  printf 'base median %8.0f samples/s  (runs: %s)\n' \
+    "$(printf '%s\n' "${base_runs[@]}" | median)" "$(printf '%.0f ' "${base_runs[@]}")"
+  for build in old new; do
+    declare -n runs="${build}_runs"
+    printf '%-4s median ratio to the base of its repeat: %.2f\n' "$build" \
+      "$(paste -d' ' <(printf '%s\n' "${base_runs[@]}") <(printf '%s\n' "${runs[@]}") \
+         | awk '{print $2 / $1}' | median)"
+  done
+fi
