@@ -61,8 +61,10 @@ struct store_state : store_port {
   std::shared_ptr<float> params;
   size_t base = 0;
   bool in_place = false;
-  // An older version, reused when free; in place, the other shared buffer.
-  std::shared_ptr<float> spare;
+  std::shared_ptr<float> spare; // in place: the other shared buffer
+  // Otherwise: buffers of older versions, reused once no answer holds them
+  // (async replicas each hold the version they were answered).
+  std::vector<std::shared_ptr<float>> retired;
   // The policy's history_depth() versions before the current one, oldest
   // first, with their version numbers (delayed answers from them).
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history;
@@ -115,12 +117,24 @@ struct store_state : store_port {
   uint64_t rounds_since_checkpoint = 0;
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
 
-  // A buffer for this shard's range, in the memory it steps in.
+  // A buffer for this shard's range, in the memory it steps in; on the
+  // host not zeroed (a copy fills it).
   std::shared_ptr<float> new_buffer() const {
     if (device)
       return make_device_buffer(device, range.count);
-    auto values = std::make_shared<std::vector<float>>(range.count);
-    return std::shared_ptr<float>(values, values->data());
+    return std::shared_ptr<float>(new float[range.count], std::default_delete<float[]>());
+  }
+
+  // A retired buffer no answer holds any more, else a new one.
+  std::shared_ptr<float> free_buffer() {
+    for (auto& buffer : retired)
+      if (buffer.use_count() == 1) {
+        auto found = std::move(buffer);
+        buffer = std::move(retired.back());
+        retired.pop_back();
+        return found;
+      }
+    return new_buffer();
   }
 
   // The current parameters as a host view: themselves, or (on a device) a
@@ -308,13 +322,13 @@ struct store_state : store_port {
       // Someone still reads this version: step a copy, in a recycled buffer
       // when one is free (a fresh one page-faults on first touch, or costs a
       // device allocation).
-      auto copy = spare.use_count() == 1 ? std::move(spare) : new_buffer();
+      auto copy = free_buffer();
       const size_t bytes = range.count * sizeof(float);
       if (device)
         device->copy_to_device(copy.get(), params.get(), bytes);
       else
         std::memcpy(copy.get(), params.get(), bytes);
-      spare = std::move(params);
+      retired.push_back(std::move(params));
       params = std::move(copy);
     }
   }

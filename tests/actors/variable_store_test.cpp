@@ -330,6 +330,32 @@ TEST_CASE("a sync shard of shared buffers steps into the one its replicas did no
   }
 }
 
+TEST_CASE("an async shard steps a copy while an answer holds its version and reuses "
+          "the buffer of one no answer holds",
+          "[store][async]") {
+  store_fixture f("async", 1);
+  f.watch(0);
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));
+  auto first = f.take(0);
+  REQUIRE(first.params); // version 1, held here
+  const float* first_buffer = first.params->values.data();
+
+  f.push(0, f.make_push(0, 1, 1, filled(parameter_count, 1.0f)));
+  auto second = f.take(0);
+  REQUIRE(second.params);
+  CHECK(second.params->values.data() != first_buffer); // version 1 is still read
+  check_values(*first.params, shifted(1.0f));
+  check_values(*second.params, shifted(2.0f));
+
+  first = reply{}; // nobody holds version 1 any more
+  f.push(0, f.make_push(0, 2, 2, filled(parameter_count, 1.0f)));
+  auto third = f.take(0);
+  REQUIRE(third.params);
+  CHECK(third.params->values.data() == first_buffer); // its buffer, reused
+  check_values(*second.params, shifted(2.0f));
+  check_values(*third.params, shifted(3.0f));
+}
+
 TEST_CASE("a store is not spawned with shared buffers of the wrong size", "[store]") {
   test_config cfg;
   caf::actor_system sys{cfg};
