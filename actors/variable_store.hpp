@@ -23,9 +23,10 @@ void add_store_actor_type(caf::actor_system_config& config);
 
 /// The two host buffers that sync shards of one process step their ranges
 /// of in turn: each step copies the shard's range from the buffer its
-/// replicas just read into the other and steps it there, so that it never
-/// writes a cache line another core holds a copy of (on a 2-core Zen 4 VM
-/// such writes took 30-110 us per 200 KB; see docs/architecture.md).
+/// replicas just read into the other and steps it there, rather than
+/// writing the lines those replicas, on other cores, have just read (on a
+/// 2-core Zen 4 VM the step of 50k floats went from 46-68 to 27-33 us; see
+/// docs/architecture.md, "Backends").
 struct shared_parameter_buffers {
   std::shared_ptr<std::vector<float>> current; // the replicas read this one first
   std::shared_ptr<std::vector<float>> other;
