@@ -20,8 +20,8 @@ for program in "$old" "$new" ${base:+"$base"}; do
 done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+# shellcheck source=bench/rates.sh
+source "$(dirname "${BASH_SOURCE[0]}")/rates.sh"
 rate() { # rate PROGRAM: one run's samples/s from its final metrics record
   "$1" --data-dir="$data" --epochs=1 --progress=off --metrics="$work/run.jsonl" "${@:2}" \
     > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
@@ -29,8 +29,7 @@ rate() { # rate PROGRAM: one run's samples/s from its final metrics record
 }
 old_runs=() new_runs=() base_runs=()
 for _ in $(seq "$repeats"); do
-  [ -z "$base" ] || base_runs+=("$("$base" "$data" 1 \
-    | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p')")
+  [ -z "$base" ] || base_runs+=("$(train_bench_rate "$base" "$data")")
   old_runs+=("$(rate "$old" "$@")")
   new_runs+=("$(rate "$new" "$@")")
 done
@@ -45,7 +44,6 @@ if [ -n "$base" ]; then
   for build in old new; do
     declare -n runs="${build}_runs"
     printf '%-4s median ratio to the base of its repeat: %.2f\n' "$build" \
-      "$(paste -d' ' <(printf '%s\n' "${base_runs[@]}") <(printf '%s\n' "${runs[@]}") \
-         | awk '{print $2 / $1}' | median)"
+      "$(paired_median "${base_runs[*]}" "${runs[*]}")"
   done
 fi

@@ -16,15 +16,14 @@ for program in "$build/examples/mnist" "$build/bench/train_bench"; do
 done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+# shellcheck source=bench/rates.sh
+source "$root/bench/rates.sh"
 
 configs=("--store-shards=1" "--store-shards=2" "--store-shards=2 --pin-cores")
 declare -A runs
 base_runs=()
 for _ in $(seq "$repeats"); do
-  base_runs+=("$("$build/bench/train_bench" "$data" 1 \
-    | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p')")
+  base_runs+=("$(train_bench_rate "$build/bench/train_bench" "$data")")
   for config in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the config is a list of options
     "$build/examples/mnist" --data-dir="$data" --epochs=1 --replicas=2 --batch-size=32 \
@@ -39,11 +38,7 @@ printf '%-58s %8.0f samples/s  (runs: %s)\n' "train_bench, 1 replica, batch 32 (
   "$base" "${base_runs[*]}"
 for config in "${configs[@]}"; do
   value="$(printf '%s\n' ${runs[$config]} | median)"
-  # Each run over the base run of its own repeat: a busy spell of the host
-  # then slows both sides of a ratio alike.
-  # shellcheck disable=SC2086 # the runs are a list of numbers
-  paired="$(paste -d' ' <(printf '%s\n' "${base_runs[@]}") <(printf '%s\n' ${runs[$config]}) \
-    | awk '{print $2 / $1}' | median)"
+  paired="$(paired_median "${base_runs[*]}" "${runs[$config]}")"
   printf '%-58s %8.0f samples/s  %.2fx base, paired %.2fx  (runs: %s)\n' \
     "mnist sync, 2 replicas, global batch 32, $config" "$value" \
     "$(awk -v v="$value" -v b="$base" 'BEGIN {print v / b}')" "$paired" \
