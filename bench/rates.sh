@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers the 2-core comparison scripts source (bench/store_shards_bench.sh,
 # bench/compare_builds.sh): a median, train_bench's single-replica rate and
 # the median of paired ratios.

@@ -36,6 +36,7 @@ echo "# $(date -u +%F) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo 
 base="$(printf '%s\n' "${base_runs[@]}" | median)"
 printf '%-58s %8.0f samples/s  (runs: %s)\n' "train_bench, 1 replica, batch 32 (the base)" \
   "$base" "${base_runs[*]}"
+# shellcheck disable=SC2086 # runs[$config] is a list of numbers, split on purpose
 for config in "${configs[@]}"; do
   value="$(printf '%s\n' ${runs[$config]} | median)"
   paired="$(paired_median "${base_runs[*]}" "${runs[$config]}")"
