@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "actors/cluster/node_service.hpp"
 #include "actors/core_pinning.hpp"
 #include "actors/store_group.hpp"
 #include "actors/update_policy.hpp"
@@ -39,6 +40,15 @@ caf::expected<void> check_store_device(const fit_options& opts) {
   return {};
 }
 
+// --nodes and --store-node(s): every entry HOST:PORT, before anything connects.
+caf::expected<void> check_addresses(const char* option, const std::vector<std::string>& list) {
+  for (const auto& address : list)
+    if (auto parsed = parse_host_port(address); !parsed)
+      return make_troupe_error(troupe_errc::bad_config,
+                               std::string(option) + ": " + describe(parsed.error()));
+  return {};
+}
+
 } // namespace
 
 caf::expected<fit_options> check_fit_options(fit_options options, const dataset_pair* data) {
@@ -56,6 +66,13 @@ caf::expected<fit_options> check_fit_options(fit_options options, const dataset_
     return loss_action.error();
   options.loss_action = *loss_action;
   auto& opts = options;
+  if (auto nodes = check_addresses("--nodes", opts.nodes); !nodes)
+    return nodes.error();
+  if (auto store_nodes = check_addresses("--store-nodes", opts.store_nodes); !store_nodes)
+    return store_nodes.error();
+  if (!opts.store_node.empty())
+    if (auto store_node = check_addresses("--store-node", {opts.store_node}); !store_node)
+      return store_node.error();
   if (!opts.nodes.empty()) {
     if (opts.replicas_per_node == 0)
       return make_troupe_error(troupe_errc::bad_config,

@@ -27,6 +27,9 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--staleness-lr=inverse", "--staleness-lr"},
     {"--progress=fancy", "--progress"},
     {"--log-every=10", "--log-every"},
+    {"--nodes=localhost", "--nodes"},
+    {"--store-nodes=localhost:0", "--store-nodes"},
+    {"--store-node=:4000", "--store-node"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;
