@@ -5,6 +5,7 @@
 // vCPUs, and can change from minute to minute; they explain why the 2-core
 // sync figure differs between hosts (docs/benchmarks.md).
 //   coherence_bench [values] [repeats]
+//   coherence_bench --round-trip   (only the two cores' round trip, in ns)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -109,16 +111,21 @@ double round_trip_ns(int trips) {
 } // namespace
 
 int main(int argc, char** argv) {
-  const size_t values = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 50880;
+  const bool round_trip_only = argc == 2 && std::string(argv[1]) == "--round-trip";
+  const size_t values = argc > 1 && !round_trip_only ? std::strtoul(argv[1], nullptr, 10) : 50880;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 2000;
   if (values == 0 || repeats <= 0) {
-    std::fprintf(stderr, "usage: coherence_bench [values > 0] [repeats > 0]\n");
+    std::fprintf(stderr, "usage: coherence_bench [values > 0] [repeats > 0] | --round-trip\n");
     return 2;
   }
   if (troupe::usable_cores() < 2) {
     std::fprintf(stderr, "coherence_bench needs 2 usable cores, this process has %u\n",
                  troupe::usable_cores());
     return 2;
+  }
+  if (round_trip_only) { // for scripts: the nanoseconds alone
+    fmt::print("{:.0f}\n", round_trip_ns(100000));
+    return 0;
   }
   buffer a(values, 1), b(values, 2);
   std::atomic<uint32_t> sink{0};

@@ -19,6 +19,11 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench/rates.sh
 source "$root/bench/rates.sh"
 
+# Where the VM's two vCPUs sit changes the figure (docs/benchmarks.md): a
+# cache line's round trip between them, ~80 ns when they share an L3.
+round_trip() { "$build/bench/coherence_bench" --round-trip 2>/dev/null || echo "?"; }
+round_trip_before="$(round_trip)"
+
 configs=("--store-shards=1" "--store-shards=2" "--store-shards=2 --pin-cores")
 declare -A runs
 base_runs=()
@@ -45,3 +50,4 @@ for config in "${configs[@]}"; do
     "$(awk -v v="$value" -v b="$base" 'BEGIN {print v / b}')" "$paired" \
     "$(printf '%.0f ' ${runs[$config]})"
 done
+echo "# the two cores' round trip (coherence_bench --round-trip): $round_trip_before ns before the runs, $(round_trip) ns after"
