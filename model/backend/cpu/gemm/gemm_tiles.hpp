@@ -39,11 +39,22 @@ template <class ops, int rows, int vectors, bool partial>
 void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int count) {
   using vec = typename ops::vec;
   constexpr int width = ops::width;
+  // The accumulators must live in registers for the whole tile. So every
+  // loop over rows and vectors is unrolled (rolled, GCC keeps acc on the
+  // stack and moves it in and out around the k loop), and g is read once
+  // (c may alias it, so each store would reload it). The x^T delta of a
+  // 784-128 layer at batch 16 (k = 16) went from ~45 to ~38 us.
+  const int k = g.k;
+  const long a_k_stride = g.a_k_stride, ldc = g.ldc;
+  const float alpha = g.alpha, beta = g.beta;
+  float* const c = g.c + i0 * ldc + j0;
   vec acc[rows][vectors];
   const float* a_row[rows];
+  #pragma GCC unroll 16
   for (int r = 0; r < rows; ++r) {
     a_row[r] = g.a + (i0 + r) * g.a_row_stride;
-    const float* c_row = g.c + (i0 + r) * g.ldc + j0;
+    const float* c_row = c + r * ldc;
+    #pragma GCC unroll 16
     for (int u = 0; u < vectors; ++u) {
       const bool part = partial && u == vectors - 1;
       // A later block of k goes on from the sums the earlier ones stored.
@@ -52,32 +63,36 @@ void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int coun
                                 : ops::load(c_row + u * width);
     }
   }
-  for (int kk = 0; kk < g.k; ++kk) {
+  for (int kk = 0; kk < k; ++kk) {
     vec b_k[vectors];
     for (int u = 0; u < vectors; ++u)
       b_k[u] = ops::load(b + u * width);
-    const long a_offset = kk * g.a_k_stride;
+    const long a_offset = kk * a_k_stride;
+    #pragma GCC unroll 16
     for (int r = 0; r < rows; ++r) {
       const vec a = ops::broadcast(a_row[r][a_offset]);
+      #pragma GCC unroll 16
       for (int u = 0; u < vectors; ++u)
         acc[r][u] = ops::multiply_add(a, b_k[u], acc[r][u]);
     }
     b += ldb;
   }
   // c = alpha * acc + beta * c: a separate multiply and add in every kernel.
-  const vec alpha = ops::broadcast(g.alpha);
-  const vec beta = ops::broadcast(g.beta);
+  const vec alpha_v = ops::broadcast(alpha);
+  const vec beta_v = ops::broadcast(beta);
+  #pragma GCC unroll 16
   for (int r = 0; r < rows; ++r) {
-    float* c_row = g.c + (i0 + r) * g.ldc + j0;
+    float* c_row = c + r * ldc;
+    #pragma GCC unroll 16
     for (int u = 0; u < vectors; ++u) {
       const bool part = partial && u == vectors - 1;
       vec out = acc[r][u];
-      if (g.alpha != 1.0f)
-        out = ops::mul(out, alpha);
-      if (g.beta != 0.0f) {
+      if (alpha != 1.0f)
+        out = ops::mul(out, alpha_v);
+      if (beta != 0.0f) {
         const vec old = part ? load_partial<ops>(c_row + u * width, count)
                              : ops::load(c_row + u * width);
-        out = ops::add(out, ops::mul(beta, old));
+        out = ops::add(out, ops::mul(beta_v, old));
       }
       if (part)
         store_partial<ops>(c_row + u * width, out, count);
