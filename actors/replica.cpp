@@ -129,6 +129,18 @@ batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
 }
 
 // A re-planned round can give a replica more samples than its share at start.
+// Starts loading the images of this replica's next round, which the round
+// it computes now leaves time for (a hint: a loss that re-plans that round
+// wastes only the hint).
+void prefetch_next_round(const replica_state& st) {
+  if (st.next_round + 1 >= st.schedule->rounds())
+    return;
+  auto indices = st.schedule->positions(st.next_round + 1, st.setup->config.index);
+  for (auto& position : indices)
+    position = st.order[position];
+  prefetch_rows(*st.setup->train, indices.data(), indices.size());
+}
+
 void grow_batch_buffers(replica_state& st, size_t samples) {
   auto& setup = *st.setup;
   setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
@@ -211,6 +223,7 @@ void run_round(replica_pointer self) {
     } else {
       gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                    st.batch_images.data(), st.batch_labels.data());
+      prefetch_next_round(st);
       stats = compute_on_host(st, positions.size(), push);
     }
     add_stats(st.report, stats);

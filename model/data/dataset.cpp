@@ -104,6 +104,18 @@ void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
   }
 }
 
+void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
+  constexpr size_t line = 64;
+  const size_t bytes = static_cast<size_t>(data.features) * sizeof(float);
+  for (size_t i = 0; i < count; ++i) {
+    if (indices[i] >= static_cast<size_t>(data.count))
+      continue;
+    const char* row = reinterpret_cast<const char*>(data.image(indices[i]));
+    for (size_t offset = 0; offset < bytes; offset += line)
+      __builtin_prefetch(row + offset);
+  }
+}
+
 status check_model_fits(const model_spec& spec, const dataset& data) {
   if (data.features == spec.inputs && data.classes == spec.classes())
     return {};

@@ -40,6 +40,10 @@ epoch_report local_trainer::run_epoch(const dataset& train, uint64_t epoch) {
     const auto slice = plan.slice(round, 0);
     gather_batch(train, order.data() + slice.begin, slice.size, batch_images_.data(),
                  batch_labels_.data());
+    if (round + 1 < plan.rounds()) {
+      const auto next = plan.slice(round + 1, 0);
+      prefetch_rows(train, order.data() + next.begin, next.size);
+    }
     net_->use_parameters(params_.data());
     report.train += net_->compute_gradient(batch_images_.data(), batch_labels_.data(),
                                            slice.size, gradient_.data());
