@@ -43,7 +43,8 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
     .add(tls_key, "tls-key", "PEM private key of --tls-cert")
     .add(tls_ca, "tls-ca", "PEM certificate of the cluster CA that signs every peer")
     .add(pin_cores, "pin-cores",
-         "pin replica i and store shard i to core i % cores (the rest of CAF to core 0)")
+         "pin replica i and store shard i to core i % cores (the rest of CAF to core 0); "
+         "each hand-over then wakes a thread: on 2 cores ~0.8x the default's speed")
     .add(gemm_kernel, "gemm-kernel",
          "CPU GEMM kernel: auto (the CPU's fastest), avx512, avx2, fma128 or portable");
   opt_group{custom_options_, "troupe"}
