@@ -128,7 +128,6 @@ batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
   return stats;
 }
 
-// A re-planned round can give a replica more samples than its share at start.
 // Starts loading the images of this replica's next round, which the round
 // it computes now leaves time for (a hint: a loss that re-plans that round
 // wastes only the hint).
@@ -141,6 +140,7 @@ void prefetch_next_round(const replica_state& st) {
   prefetch_rows(*st.setup->train, indices.data(), indices.size());
 }
 
+// A re-planned round can give a replica more samples than its share at start.
 void grow_batch_buffers(replica_state& st, size_t samples) {
   auto& setup = *st.setup;
   setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
