@@ -1,8 +1,10 @@
 // Cluster-wide config defaults and their checks.
 #include "actors/cluster/cluster_config.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -16,6 +18,50 @@
 #include "model/backend/cpu/gemm/gemm.hpp"
 
 namespace troupe {
+
+namespace {
+
+// The command-line argument a CAF parser error names, or "".
+std::string failed_argument(const caf::error& err) {
+  const auto& context = err.context();
+  if (!context.match_element<caf::settings>(0))
+    return "";
+  const auto argument = caf::get_if<std::string>(&context.get_as<caf::settings>(0), "argument");
+  return argument ? *argument : "";
+}
+
+// What a value of CAF's option type `type` looks like, for a person.
+std::string value_kind(caf::string_view type) {
+  const std::string name(type.begin(), type.end());
+  if (name.rfind("uint", 0) == 0)
+    return "a whole number, 0 or more";
+  if (name.rfind("int", 0) == 0)
+    return "a whole number";
+  if (name.rfind("real", 0) == 0)
+    return "a number";
+  if (name == "boolean")
+    return "true or false";
+  if (name == "timespan")
+    return "a duration such as 500ms or 2s";
+  return "a " + name;
+}
+
+// Says which argument CAF could not parse, and why, in words.
+std::string describe_parse_error(const caf::error& err, const caf::config_option_set& options) {
+  const std::string argument = failed_argument(err);
+  if (err.category() != caf::atom("parser") || argument.empty())
+    return "bad option or value (see --help): " + caf::actor_system_config::render(err);
+  if (static_cast<caf::pec>(err.code()) == caf::pec::not_an_option)
+    return argument + ": unknown option (see --help)";
+  const auto dashes = std::min(argument.find_first_not_of('-'), argument.size());
+  const auto name = argument.substr(dashes, argument.find('=') - dashes);
+  if (const auto* option = options.cli_long_name_lookup(name))
+    return argument + ": --" + name + " takes " + value_kind(option->type_name())
+           + " (see --help)";
+  return argument + ": bad value (see --help)";
+}
+
+} // namespace
 
 cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   register_messages(*this);
@@ -54,8 +100,7 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
 
 std::optional<int> cluster_config::parse_and_prepare(int argc, char** argv) {
   if (auto err = parse(argc, argv)) {
-    std::fprintf(stderr, "error: bad option or value (see --help): %s\n",
-                 render(err).c_str());
+    std::fprintf(stderr, "error: %s\n", describe_parse_error(err, custom_options_).c_str());
     return 2;
   }
   if (cli_helptext_printed)

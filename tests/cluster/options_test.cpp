@@ -30,6 +30,11 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--nodes=localhost", "--nodes"},
     {"--store-nodes=localhost:0", "--store-nodes"},
     {"--store-node=:4000", "--store-node"},
+    // CAF's parser refuses these; the error says what the option takes.
+    {"--epochs=abc", "--epochs=abc: --epochs takes a whole number"},
+    {"--lr=fast", "--lr=fast: --lr takes a number"},
+    {"--pin-cores=maybe", "--pin-cores takes true or false"},
+    {"--bogus=1", "--bogus=1: unknown option"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;
