@@ -128,16 +128,23 @@ batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
   return stats;
 }
 
+// Writes the samples at `positions` of this epoch's permutation to `out`.
+void samples_at(const replica_state& st, const std::vector<uint32_t>& positions,
+                std::vector<uint32_t>& out) {
+  out.clear();
+  for (auto position : positions)
+    out.push_back(st.order[position]);
+}
+
 // Starts loading the images of this replica's next round, which the round
 // it computes now leaves time for (a hint: a loss that re-plans that round
 // wastes only the hint).
 void prefetch_next_round(const replica_state& st) {
   if (st.next_round + 1 >= st.schedule->rounds())
     return;
-  auto indices = st.schedule->positions(st.next_round + 1, st.setup->config.index);
-  for (auto& position : indices)
-    position = st.order[position];
-  prefetch_rows(*st.setup->train, indices.data(), indices.size());
+  std::vector<uint32_t> samples;
+  samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
+  prefetch_rows(*st.setup->train, samples.data(), samples.size());
 }
 
 // A re-planned round can give a replica more samples than its share at start.
@@ -209,9 +216,7 @@ void run_round(replica_pointer self) {
   if (!positions.empty()) {
     if (positions.size() > st.setup->net->max_batch())
       grow_batch_buffers(st, positions.size());
-    st.batch_indices.clear();
-    for (auto position : positions)
-      st.batch_indices.push_back(st.order[position]);
+    samples_at(st, positions, st.batch_indices);
     batch_stats stats;
     if (st.setup->device_handover) {
       if (!st.on_device)
