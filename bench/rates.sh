@@ -11,6 +11,31 @@ train_bench_rate() {
   "$1" "$2" 1 | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p'
 }
 
+# side_by_side_rate PROGRAM DATA_DIR: two train_bench runs started together,
+# the sum of their batch-32 rates: what this host's two cores give two
+# independent loops right now (on a VM they may share one physical core).
+side_by_side_rate() {
+  local first second
+  first="$(mktemp)" second="$(mktemp)"
+  train_bench_rate "$1" "$2" >"$first" &
+  train_bench_rate "$1" "$2" >"$second"
+  wait
+  echo "$(($(cat "$first") + $(cat "$second")))"
+  rm -f "$first" "$second"
+}
+
+# cpu_times: the machine's total and stolen CPU time so far (/proc/stat's
+# first line, in clock ticks): steal is time the hypervisor ran something
+# else while a vCPU of this VM was ready to run.
+cpu_times() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9}' /proc/stat; }
+
+# steal_percent "BEFORE" "AFTER": the share of CPU time stolen between two
+# cpu_times readings.
+steal_percent() {
+  # shellcheck disable=SC2086 # each reading is two numbers
+  printf '%s %s %s %s\n' $1 $2 | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? 100 * ($4 - $2) / t : 0)}'
+}
+
 # paired_median "BASES" "RUNS": the median of RUNS[i] / BASES[i], each list
 # space-separated; a busy spell of the host then slows both sides of a ratio.
 paired_median() {
