@@ -14,7 +14,8 @@
 #   (a) train_bench at batch 32: one replica, no actors (the ratios' base)
 #   (b) mnist --devices=cpu: sync 14 replicas global 448 and 1792 (32 and 128
 #       per replica), async 14 replicas --batch-size=448 (32 per push), sync 8
-#       replicas global 256, sync 14 replicas global 448 with 4 store shards;
+#       replicas global 256, sync 14 replicas global 448 with 4 store shards
+#       and with CAF's work-stealing scheduler;
 #       each with the replicas' wait % and its ratio to (a)
 #   (c) mnist on cuda:0: sync 1 replica batch 32, sync 2 replicas global 64,
 #       async 2 replicas --batch-size=64, each with the store's shards on the
@@ -289,6 +290,10 @@ mnist_figure "cpu_sync_${mid}r_b$((32 * mid))" --mode=sync --replicas=$mid --bat
 # The default gives the 14 replicas 14 shards (196 pushes a round); fewer,
 # larger shards trade step time for messages: the data to pick the default.
 mnist_figure "cpu_sync_${big}r_b$((32 * big))_4shards" --mode=sync --replicas=$big --batch-size=$((32 * big)) --devices=cpu --store-shards=$((big < 4 ? big : 4))
+# Troupe's scheduler is CAF's work sharing (one queue under one lock) with
+# a short poll, chosen on 2 cores; with 16 workers and ~400 messages a round
+# that lock may be the limit: CAF's work stealing, the data to pick per size.
+mnist_figure "cpu_sync_${big}r_b$((32 * big))_stealing" --mode=sync --replicas=$big --batch-size=$((32 * big)) --devices=cpu --scheduler.policy=stealing
 
 # --- (c) the actor runtime on the GPU ------------------------------------------
 section "(c) GPU, the actor runtime (mnist --devices=cuda:0; the store's shards on the host, then on the GPU)" 75
