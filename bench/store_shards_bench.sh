@@ -29,9 +29,12 @@ round_trip_before="$(round_trip)"
 configs=("--store-shards=1" "--store-shards=2" "--store-shards=2 --pin-cores")
 declare -A runs details
 base_runs=()
+base_details=()
 ceiling_runs=()
 for _ in $(seq "$repeats"); do
+  before="$(cpu_times)"
   base_runs+=("$(train_bench_rate "$build/bench/train_bench" "$data")")
+  base_details+=("${base_runs[-1]} ($(steal_percent "$before" "$(cpu_times)")% stolen)")
   ceiling_runs+=("$(side_by_side_rate "$build/bench/train_bench" "$data")")
   for config in "${configs[@]}"; do
     before="$(cpu_times)"
@@ -45,8 +48,8 @@ for _ in $(seq "$repeats"); do
 done
 echo "# $(date -u +%F) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 base="$(printf '%s\n' "${base_runs[@]}" | median)"
-printf '%-58s %8.0f samples/s  (runs: %s)\n' "train_bench, 1 replica, batch 32 (the base)" \
-  "$base" "${base_runs[*]}"
+printf '%-58s %8.0f samples/s\n    runs: %s\n' "train_bench, 1 replica, batch 32 (the base)" \
+  "$base" "$(printf '%s, ' "${base_details[@]}" | sed 's/, $//')"
 ceiling="$(printf '%s\n' "${ceiling_runs[@]}" | median)"
 printf '%-58s %8.0f samples/s  %.2fx base, paired %.2fx  (runs: %s)\n' \
   "2 train_bench side by side (the host's 2-core ceiling)" "$ceiling" \
@@ -61,6 +64,7 @@ for config in "${configs[@]}"; do
     "$(awk -v v="$value" -v b="$base" 'BEGIN {print v / b}')" "$paired" \
     "${details[$config]%, }"
 done
-echo "# each run: samples/s (the share of CPU time the hypervisor stole during it, the two cores'"
-echo "# round trip just after it: coherence_bench --round-trip, ~80 ns when they share an L3);"
+echo "# each run: samples/s (the share of CPU time the hypervisor stole during it, the whole"
+echo "# train_bench program for the base; for mnist also the two cores' round trip just after it:"
+echo "# coherence_bench --round-trip, ~80 ns when they share an L3);"
 echo "# the round trip before the first run: $round_trip_before ns"
