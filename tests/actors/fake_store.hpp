@@ -1,0 +1,103 @@
+// What the update policy tests share: a fake store_port that records every
+// step, answer and closed round, and pushes made as the store makes them.
+// Needs Catch2.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/update_policy.hpp"
+
+namespace troupe::testing {
+
+// Records every step (a copy of the gradient it was given), every answer and
+// every closed round, and the order of all three ("step", "answer 7", "closed").
+struct fake_store : store_port {
+  explicit fake_store(size_t count) : count(count) {}
+
+  void apply_step(const float* gradient, float lr_scale) override {
+    steps.emplace_back(gradient, gradient + count);
+    lr_scales.push_back(lr_scale);
+    events.push_back("step");
+  }
+
+  void apply_weighted_step(const std::vector<weighted_gradient>& terms) override {
+    std::vector<float> gradient(count);
+    weighted_gradient_sum(terms, 0, count, gradient.data());
+    steps.push_back(std::move(gradient));
+    events.push_back("step");
+  }
+
+  void answer_from(uint64_t ticket, uint64_t steps_back) override {
+    answer_backs.emplace_back(ticket, steps_back);
+    answer(ticket);
+  }
+
+  void answer(uint64_t ticket) override {
+    answers.push_back(ticket);
+    events.push_back("answer " + std::to_string(ticket));
+  }
+
+  void round_closed() override {
+    ++rounds_closed;
+    events.push_back("closed");
+  }
+
+  size_t count;
+  std::vector<std::vector<float>> steps;
+  std::vector<float> lr_scales; // of apply_step
+  std::vector<std::pair<uint64_t, uint64_t>> answer_backs; // (ticket, steps back) of answer_from
+  std::vector<uint64_t> answers;
+  size_t rounds_closed = 0;
+  std::vector<std::string> events;
+};
+
+inline std::shared_ptr<const std::vector<float>> filled(size_t count, float value) {
+  return std::make_shared<const std::vector<float>>(count, value);
+}
+
+inline gradient_push make_push(uint32_t replica, uint64_t round, uint32_t batch_size,
+                               std::shared_ptr<const std::vector<float>> gradient,
+                               uint64_t ticket, uint64_t staleness = 0) {
+  gradient_push push;
+  push.replica = replica;
+  push.round = round;
+  push.batch_size = batch_size;
+  if (gradient)
+    push.gradient = shared_floats{std::move(gradient)};
+  push.ticket = ticket;
+  push.staleness = staleness;
+  return push;
+}
+
+// Pushes as the store does; fails the test on a refusal.
+inline void accept(update_policy& policy, gradient_push push, store_port& store) {
+  auto refused = policy.on_push(std::move(push), store);
+  INFO((refused ? refused->reason : std::string("taken")));
+  REQUIRE_FALSE(refused);
+}
+
+// Pushes and expects a refusal with `code`; returns its sentence.
+inline std::string refuse(update_policy& policy, gradient_push push, store_port& store,
+                          refusal_code code) {
+  auto refused = policy.on_push(std::move(push), store);
+  REQUIRE(refused);
+  CHECK(refused->code == code);
+  return refused->reason;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size()
+         && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+} // namespace troupe::testing
