@@ -29,12 +29,12 @@ round_trip_before="$(round_trip)"
 configs=("--store-shards=1" "--store-shards=2" "--store-shards=2 --pin-cores")
 declare -A runs details
 base_runs=()
-base_details=()
+base_details=""
 ceiling_runs=()
 for _ in $(seq "$repeats"); do
   before="$(cpu_times)"
   base_runs+=("$(train_bench_rate "$build/bench/train_bench" "$data")")
-  base_details+=("${base_runs[-1]} ($(steal_percent "$before" "$(cpu_times)")% stolen)")
+  base_details+="${base_runs[-1]} ($(steal_percent "$before" "$(cpu_times)")% stolen), "
   ceiling_runs+=("$(side_by_side_rate "$build/bench/train_bench" "$data")")
   for config in "${configs[@]}"; do
     before="$(cpu_times)"
@@ -49,7 +49,7 @@ done
 echo "# $(date -u +%F) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 base="$(printf '%s\n' "${base_runs[@]}" | median)"
 printf '%-58s %8.0f samples/s\n    runs: %s\n' "train_bench, 1 replica, batch 32 (the base)" \
-  "$base" "$(printf '%s, ' "${base_details[@]}" | sed 's/, $//')"
+  "$base" "${base_details%, }"
 ceiling="$(printf '%s\n' "${ceiling_runs[@]}" | median)"
 printf '%-58s %8.0f samples/s  %.2fx base, paired %.2fx  (runs: %s)\n' \
   "2 train_bench side by side (the host's 2-core ceiling)" "$ceiling" \
