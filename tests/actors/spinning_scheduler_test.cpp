@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,16 +35,20 @@ int ping_pong(cluster_config& cfg, int pairs, int rounds) {
         auto promise = me->make_response_promise<int>();
         auto left = std::make_shared<int>(rounds);
         auto arrived = std::make_shared<int>(0);
+        // The step holds itself only through its pending request's
+        // handler, so it is freed once the last answer is in.
         auto step = std::make_shared<std::function<void()>>();
-        *step = [me, partner, promise, left, arrived, step]() mutable {
+        std::weak_ptr<std::function<void()>> weak_step = step;
+        *step = [me, partner, promise, left, arrived, weak_step]() mutable {
           if (*left == 0) {
             promise.deliver(*arrived);
             return;
           }
-          me->request(partner, caf::infinite, (*left)--).then([arrived, step](int) {
-            ++*arrived;
-            (*step)();
-          });
+          me->request(partner, caf::infinite, (*left)--)
+            .then([arrived, step = weak_step.lock()](int) {
+              ++*arrived;
+              (*step)();
+            });
         };
         (*step)();
         return promise;
