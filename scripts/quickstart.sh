@@ -4,6 +4,7 @@
 # core) on Fashion-MNIST. Extra arguments go to the example, e.g.
 #   scripts/quickstart.sh --mode=async --replicas=2
 set -euo pipefail
+# shellcheck source=scripts/setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 troupe_build --target mnist
 exec "$troupe_root/build/examples/mnist" "$@"
