@@ -161,23 +161,18 @@ struct store_fixture {
     REQUIRE(bytes);
   }
 
-  store_stats stats() {
-    auto& self = pusher(0);
-    self->send(store, stats_atom::value);
-    sched.run();
-    std::optional<store_stats> result;
-    self->receive([&](store_stats& s) { result = s; },
-                  caf::after(std::chrono::seconds(0)) >> [] {});
-    REQUIRE(result);
-    return *result;
-  }
+  store_stats stats() { return stats_of<store_stats>(store); }
 
-  checkpoint_stats writer_stats() {
+  checkpoint_stats writer_stats() { return stats_of<checkpoint_stats>(writer); }
+
+  // Asks `actor` for its stats (stats_atom) and returns the answer.
+  template <class Stats, class Handle>
+  Stats stats_of(const Handle& actor) {
     auto& self = pusher(0);
-    self->send(writer, stats_atom::value);
+    self->send(actor, stats_atom::value);
     sched.run();
-    std::optional<checkpoint_stats> result;
-    self->receive([&](checkpoint_stats& s) { result = s; },
+    std::optional<Stats> result;
+    self->receive([&](Stats& s) { result = std::move(s); },
                   caf::after(std::chrono::seconds(0)) >> [] {});
     REQUIRE(result);
     return *result;
