@@ -19,7 +19,7 @@
 
 #include <fmt/core.h>
 
-#include "actors/core_pinning.hpp"
+#include "actors/threads/core_pinning.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <caf/all.hpp>
 
 #include "actors/cluster/cluster_config.hpp"
-#include "actors/coordinator.hpp"
+#include "actors/run/coordinator.hpp"
 #include "messages/errors.hpp"
 
 namespace {

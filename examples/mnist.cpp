@@ -13,11 +13,11 @@
 #include <fmt/core.h>
 
 #include "actors/cluster/cluster_config.hpp"
-#include "actors/core_pinning.hpp"
-#include "actors/coordinator.hpp"
-#include "actors/metrics_log.hpp"
-#include "actors/progress_bar.hpp"
-#include "actors/straggler_report.hpp"
+#include "actors/threads/core_pinning.hpp"
+#include "actors/run/coordinator.hpp"
+#include "actors/report/metrics_log.hpp"
+#include "actors/report/progress_bar.hpp"
+#include "actors/report/straggler_report.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
 #include "model/numerics_identity.hpp"

@@ -7,7 +7,7 @@
 
 #include <caf/error.hpp>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 
 namespace troupe {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 
 namespace troupe {
 

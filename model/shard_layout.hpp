@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 
 namespace troupe {
 

@@ -4,7 +4,7 @@
     scripts/plot_runs.py RUN.jsonl [RUN2.jsonl ...] -o DIR
 
 Each file is the JSON lines `build/examples/mnist --metrics=FILE` writes (one
-"epoch" record per epoch, then one "final" record; see actors/metrics_log.cpp).
+"epoch" record per epoch, then one "final" record; see actors/report/metrics_log.cpp).
 The runs are overlaid, each labelled with its mode and replicas, into DIR:
 
   test_accuracy_vs_time.png   test accuracy after each epoch vs wall-clock time

@@ -9,9 +9,9 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 
-#include "actors/core_pinning.hpp"
+#include "actors/threads/core_pinning.hpp"
 #include "actors/cluster/handshake.hpp"
-#include "actors/cluster/spinning_scheduler.hpp"
+#include "actors/threads/spinning_scheduler.hpp"
 #include "actors/cluster/tls.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
@@ -76,7 +76,7 @@ cluster_config::cluster_config() : protocol_version(troupe_protocol_version) {
   set("middleman.enable-automatic-connections", false);
   // Troupe's messages are few and large, and replicas wait while the store
   // works: one central queue whose idle workers poll it for 50 us before they
-  // sleep (actors/cluster/spinning_scheduler.hpp) beats work stealing's
+  // sleep (actors/threads/spinning_scheduler.hpp) beats work stealing's
   // polling (1 replica: 58k -> 99k samples/s with CAF's plain "sharing"; see
   // docs/benchmarks.md). scheduler.policy=sharing or =stealing picks CAF's own.
   set("scheduler.policy", caf::atom(spinning_scheduler_policy));

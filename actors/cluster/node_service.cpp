@@ -7,7 +7,7 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/manager.hpp>
 
-#include "actors/data_cache.hpp"
+#include "actors/replica/data_cache.hpp"
 #include "actors/cluster/handshake.hpp"
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"

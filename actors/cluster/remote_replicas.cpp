@@ -6,7 +6,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/replica.hpp"
+#include "actors/replica/replica.hpp"
 
 namespace troupe {
 

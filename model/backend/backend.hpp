@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 #include "model/model_spec.hpp"
 #include "model/optim/adam_coefficients.hpp"
 #include "model/optim/optimizer.hpp"

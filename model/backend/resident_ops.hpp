@@ -14,7 +14,7 @@
 #include <functional>
 #include <memory>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 #include "model/optim/adam_coefficients.hpp"
 
 namespace troupe {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {

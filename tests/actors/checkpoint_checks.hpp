@@ -12,7 +12,7 @@
 
 #include <caf/fwd.hpp>
 
-#include "actors/coordinator.hpp"
+#include "actors/run/coordinator.hpp"
 #include "tests/test_slice.hpp"
 
 namespace troupe::testing {

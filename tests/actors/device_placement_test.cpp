@@ -4,7 +4,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/coordinator.hpp"
+#include "actors/run/coordinator.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/backend/backend.hpp"

@@ -14,9 +14,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/coordinator.hpp"
-#include "actors/store_group.hpp"
-#include "actors/variable_store.hpp"
+#include "actors/run/coordinator.hpp"
+#include "actors/replica/store_group.hpp"
+#include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/backend/device_buffers.hpp"

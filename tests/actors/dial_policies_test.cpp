@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "actors/delayed_policy.hpp"
-#include "actors/ssp_policy.hpp"
-#include "actors/sync_policy.hpp"
-#include "actors/update_policy.hpp"
+#include "actors/policy/delayed_policy.hpp"
+#include "actors/policy/ssp_policy.hpp"
+#include "actors/policy/sync_policy.hpp"
+#include "actors/policy/update_policy.hpp"
 #include "tests/actors/fake_store.hpp"
 
 using namespace troupe;

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "actors/fit_options.hpp"
+#include "actors/config/fit_options.hpp"
 #include "model/backend/backend.hpp"
 #include "tests/actors/forwarding_backend.hpp"
 

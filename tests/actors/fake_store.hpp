@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/update_policy.hpp"
+#include "actors/policy/update_policy.hpp"
 
 namespace troupe::testing {
 

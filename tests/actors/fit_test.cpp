@@ -17,7 +17,7 @@
 
 #include <unistd.h>
 
-#include "actors/coordinator.hpp"
+#include "actors/run/coordinator.hpp"
 #include "tests/actors/failing_backend.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"

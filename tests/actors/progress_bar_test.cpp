@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "actors/progress_bar.hpp"
-#include "actors/straggler_report.hpp"
+#include "actors/report/progress_bar.hpp"
+#include "actors/report/straggler_report.hpp"
 
 using namespace troupe;
 

@@ -8,8 +8,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/replica.hpp"
-#include "actors/variable_store.hpp"
+#include "actors/replica/replica.hpp"
+#include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/parameter_layout.hpp"

@@ -10,8 +10,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/checkpoint_writer.hpp"
-#include "actors/coordinator.hpp"
+#include "actors/store/checkpoint_writer.hpp"
+#include "actors/run/coordinator.hpp"
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
 #include "tests/actors/checkpoint_checks.hpp"

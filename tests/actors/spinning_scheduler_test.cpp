@@ -12,7 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/cluster/cluster_config.hpp"
-#include "actors/cluster/spinning_scheduler.hpp"
+#include "actors/threads/spinning_scheduler.hpp"
 
 using namespace troupe;
 

@@ -16,8 +16,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/checkpoint_writer.hpp"
-#include "actors/variable_store.hpp"
+#include "actors/store/checkpoint_writer.hpp"
+#include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 

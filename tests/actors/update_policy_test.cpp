@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/async_policy.hpp"
-#include "actors/metrics_log.hpp"
-#include "actors/sync_policy.hpp"
+#include "actors/policy/async_policy.hpp"
+#include "actors/report/metrics_log.hpp"
+#include "actors/policy/sync_policy.hpp"
 #include "tests/actors/fake_store.hpp"
 
 using namespace troupe;

@@ -10,7 +10,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/coordinator.hpp"
+#include "actors/run/coordinator.hpp"
 #include "messages/register.hpp"
 #include "tests/test_slice.hpp"
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "model/backend/backend.hpp"
-#include "model/expected.hpp"
+#include "common/expected.hpp"
 
 namespace troupe {
 

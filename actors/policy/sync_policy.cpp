@@ -1,0 +1,77 @@
+// The synchronous update policy.
+#include "actors/policy/sync_policy.hpp"
+
+#include <string>
+
+#include "actors/policy/round_mean.hpp"
+
+namespace troupe {
+
+sync_policy::sync_policy(size_t, uint32_t backup_replicas) : backups_(backup_replicas) {
+}
+
+std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
+  if (auto refused = refuse_outside_rounds(push, live_, round_, 0, "sync"))
+    return refused;
+  if (pushed_.count(push.replica) > 0)
+    return duplicate_push_refusal(push);
+  return std::nullopt;
+}
+
+std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port& store) {
+  if (backups_ > 0 && push.round < round_ && live_.count(push.replica) > 0) {
+    // Late for a round that closed without it: a backup's gradient, dropped.
+    ++dropped_;
+    push.gradient = shared_floats{};
+    store.answer(push.ticket);
+    return std::nullopt;
+  }
+  if (auto refused = refusal(push))
+    return refused;
+  const auto replica = push.replica;
+  pushed_.emplace(replica, std::move(push));
+  const auto round = round_;
+  close_round_if_complete(store);
+  if (round_ != round) { // this push closed the round: it came last
+    if (waited_on_.size() <= replica)
+      waited_on_.resize(replica + 1);
+    ++waited_on_[replica];
+  }
+  return std::nullopt;
+}
+
+void sync_policy::on_replica_joined(uint32_t replica) {
+  live_.insert(replica);
+}
+
+void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
+  if (live_.erase(replica) == 0)
+    return;
+  // Recorded before the round may close, so that its answers carry the loss.
+  // A gradient it already pushed this round still counts: it is valid work.
+  losses_.push_back(replica_loss{round_, replica, pushed_.count(replica) > 0});
+  close_round_if_complete(store);
+}
+
+void sync_policy::close_round_if_complete(store_port& store) {
+  if (pushed_.empty())
+    return;
+  size_t live_pushed = 0;
+  for (auto replica : live_)
+    live_pushed += pushed_.count(replica);
+  const size_t needed = live_.size() > backups_ ? live_.size() - backups_ : 1;
+  if (live_pushed < needed)
+    return;
+  apply_round_mean(pushed_, store);
+  // Release the gradients before answering, so replicas can reuse their buffers.
+  std::vector<uint64_t> tickets;
+  for (const auto& entry : pushed_)
+    tickets.push_back(entry.second.ticket);
+  pushed_.clear();
+  ++round_;
+  for (auto ticket : tickets)
+    store.answer(ticket);
+  store.round_closed();
+}
+
+} // namespace troupe

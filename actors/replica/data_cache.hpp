@@ -1,0 +1,16 @@
+// One copy of each training set per process, shared by every replica a node
+// hosts (a remote replica reads its data from the node's own disk).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/data/dataset.hpp"
+#include "common/expected.hpp"
+
+namespace troupe {
+
+/// Returns the training set of `dir`, loading it on first use.
+expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir);
+
+} // namespace troupe

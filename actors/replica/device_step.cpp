@@ -1,0 +1,109 @@
+// A replica's recorded step on its device.
+#include "actors/replica/device_step.hpp"
+
+#include <utility>
+
+namespace troupe {
+
+device_step::device_step(std::shared_ptr<backend> compute, std::string device)
+  : compute_(std::move(compute)), device_(std::move(device)) {}
+
+// The shards' steps may still run on their streams: queue behind them, then
+// copy every slice into the network's own buffer (device to device, from
+// another device, or from the host for a shard that answered there). The
+// recorded step reads that buffer, whose address never changes.
+void device_step::use_parts(network& net, const std::vector<params_msg>& parts) {
+  for (const auto& part : parts)
+    if (part.values.ready)
+      compute_->wait_for(*part.values.ready);
+  for (const auto& part : parts)
+    compute_->copy_to_device(net.device_parameters() + part.offset, part.values.data(),
+                             part.values.size() * sizeof(float));
+  net.use_device_parameters();
+}
+
+// One recording per batch size (a round's share, and a short last round's),
+// replayed from then on; on a device that cannot record, the ops are queued
+// one by one.
+void device_step::queue_gradient(network& net, size_t samples) {
+  auto* loop = compute_->resident_ops();
+  if (loop == nullptr || cannot_record_) {
+    net.queue_staged_checked_gradient(samples);
+    return;
+  }
+  auto found = recorded_.find(samples);
+  if (found == recorded_.end()) {
+    auto recorded = loop->record([&net, samples] { net.queue_staged_checked_gradient(samples); });
+    if (!recorded) {
+      cannot_record_ = true;
+      net.queue_staged_checked_gradient(samples);
+      return;
+    }
+    found = recorded_.emplace(samples, std::move(*recorded)).first;
+  }
+  found->second->replay();
+}
+
+void device_step::stage_batch(staging_slot& slot, network& net, const dataset& data,
+                              const std::vector<uint32_t>& indices) {
+  const size_t rows = indices.size();
+  const size_t inputs = static_cast<size_t>(net.spec().inputs);
+  if (rows > slot.rows) {
+    slot.images = make_host_buffer(compute_, rows * inputs);
+    slot.labels = make_host_buffer(compute_, rows); // sizeof(int32_t) == sizeof(float)
+    slot.rows = rows;
+  }
+  if (!slot.stats)
+    slot.stats = make_host_buffer(compute_, network::stats_size);
+  auto* labels = reinterpret_cast<int32_t*>(slot.labels.get());
+  gather_batch(data, indices.data(), rows, slot.images.get(), labels);
+  compute_->copy_to_device(net.staged_images(), slot.images.get(), rows * inputs * sizeof(float));
+  compute_->copy_to_device(net.staged_labels(), labels, rows * sizeof(int32_t));
+}
+
+batch_stats device_step::drain() {
+  if (!last_)
+    return {};
+  if (last_->done)
+    last_->done->wait_host();
+  batch_stats stats = network::stats_from(last_->stats.get());
+  stats.samples = last_->samples;
+  last_.reset();
+  return stats;
+}
+
+batch_stats device_step::run(network& net, const dataset& data,
+                             const std::vector<uint32_t>& indices,
+                             const std::vector<params_msg>& parts, const float* host_params,
+                             shared_floats& gradient) {
+  const size_t samples = indices.size();
+  const size_t count = net.layout().size();
+  if (!gradients_)
+    gradients_ = std::make_unique<device_buffer_pool>(compute_, count + 1);
+  auto buffer = gradients_->take();
+  if (parts.empty())
+    net.use_parameters(host_params); // uploads into the network's own buffer
+  else
+    use_parts(net, parts);
+  staging_slot& slot = slots_[next_slot_];
+  next_slot_ = 1 - next_slot_;
+  stage_batch(slot, net, data, indices);
+  queue_gradient(net, samples);
+  // The store holds the gradient until its step has read it: it goes to a
+  // buffer of the pool, with the check's flag after it, and the network's
+  // own buffers are free for the next step.
+  compute_->copy_to_device(buffer.get(), net.device_gradient(), count * sizeof(float));
+  compute_->copy_to_device(buffer.get() + count, net.device_non_finite_flag(), sizeof(float));
+  net.queue_take_stats(slot.stats.get());
+  auto done = compute_->record_event();
+  gradient = shared_floats{buffer, 0, count, device_};
+  gradient.ready = done;
+  gradient.non_finite = std::shared_ptr<const float>(buffer, buffer.get() + count);
+  // The device now has this step queued behind the one before: waiting for
+  // that one leaves it busy.
+  batch_stats before = drain();
+  last_ = step_in_flight{slot.stats, std::move(done), static_cast<int64_t>(samples)};
+  return before;
+}
+
+} // namespace troupe

@@ -1,0 +1,487 @@
+// The replica actor's training loop: compute, push, wait for parameters.
+#include "actors/replica/replica.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "actors/threads/core_pinning.hpp"
+#include "actors/replica/data_cache.hpp"
+#include "actors/replica/device_step.hpp"
+#include "actors/replica/gather.hpp"
+#include "actors/replica/store_group.hpp"
+#include "messages/errors.hpp"
+#include "model/backend/device_buffers.hpp"
+#include "model/data/batch_plan.hpp"
+#include "model/data/epoch_schedule.hpp"
+#include "model/network.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_between(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// What a replica owns, built before it is spawned.
+struct replica_setup {
+  replica_config config;
+  store_group store; // every shard, in shard order
+  std::shared_ptr<const dataset> train;
+  std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
+  std::unique_ptr<network> net;
+  // Gradients and parameters change hands in device memory: the replica
+  // computes on the device its store's shards step on, in their process
+  // (see hands_over_on_device).
+  bool device_handover = false;
+};
+
+struct replica_state {
+  static inline const char* name = "troupe.replica";
+
+  std::shared_ptr<replica_setup> setup;
+  params_msg params;
+  // Where the shards' slices of the parameters are joined when they are not
+  // views of one buffer already (shards in other processes, async shards).
+  std::shared_ptr<std::vector<float>> joined;
+  // Gradient buffers in host memory the backend copies fastest (page-locked
+  // for a GPU), reused once the store lets go of them. The store may still
+  // hold the last one for a moment after answering (or, delayed, until its
+  // round closes), so a few rotate, as many as are in flight.
+  std::unique_ptr<device_buffer_pool> host_gradients;
+  // With device hand-over: its steps, and the shards' last answers (views
+  // of their device buffers), held until the next push: the replica's reads
+  // of them have finished by then (it waits for its step's loss), and a
+  // shard steps in place only once none holds them.
+  std::unique_ptr<device_step> on_device;
+  std::vector<params_msg> device_parts;
+  std::vector<float> batch_images;
+  std::vector<int32_t> batch_labels;
+  std::vector<uint32_t> order;                  // this epoch's permutation
+  std::unique_ptr<epoch_schedule> schedule;
+  size_t losses_applied = 0;                    // entries of params.losses seen
+  std::vector<uint32_t> batch_indices;
+  size_t next_round = 0;                        // position in this epoch
+  uint64_t first_round = 0;                     // the store's round at epoch start
+  uint64_t pushes = 0;                          // over the replica's life
+  bool waiting = false;                         // for the answers to push `pushes`
+  bool watchdog_armed = false;                  // a tick is on its way
+  replica_report report;
+  caf::typed_response_promise<replica_report> promise;
+  clock_type::time_point pushed_at;
+};
+
+using replica_pointer = replica_actor::stateful_pointer<replica_state>;
+
+// Re-plans the rest of the epoch for replicas the store reported lost since
+// the last answer (sync): their unprocessed share moves to the survivors.
+void apply_losses(replica_state& st) {
+  const auto& losses = st.params.losses;
+  for (; st.losses_applied < losses.size(); ++st.losses_applied) {
+    const replica_loss& loss = losses[st.losses_applied];
+    if (loss.round < st.first_round)
+      continue; // an earlier epoch's loss: already out of this epoch's schedule
+    if (loss.round - st.first_round >= st.schedule->rounds())
+      continue; // after this epoch's last round: the next epoch re-plans it
+    st.schedule->lose(static_cast<size_t>(loss.round - st.first_round), loss.replica,
+                      loss.share_used);
+  }
+}
+
+// The error a replica answers its epoch order with when a push failed: the
+// store's own refusal keeps its code (bad_gradient, stale_round, ...); CAF's
+// request errors become the Troupe code they mean (the store did not answer
+// in time, or is gone); anything else is passed on as it is. `what` names the
+// push for a person.
+caf::error push_failure(const caf::error& err, const std::string& what) {
+  if (err.category() == caf::atom("troupe"))
+    return make_troupe_error(static_cast<troupe_errc>(err.code()), what + describe(err));
+  if (err == caf::sec::request_timeout)
+    return make_troupe_error(troupe_errc::timeout, what + describe(err));
+  if (err == caf::sec::request_receiver_down)
+    return make_troupe_error(troupe_errc::store_lost, what + describe(err));
+  return err;
+}
+
+// Computes this round's gradient into a host buffer (the network copies it
+// there from a device) for `push`, with whether the network proved it finite.
+batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
+  auto& setup = *st.setup;
+  const size_t count = setup.net->layout().size();
+  if (!st.host_gradients)
+    st.host_gradients =
+      std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
+  auto buffer = st.host_gradients->take();
+  setup.net->use_parameters(st.params.values.data());
+  auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
+                                           samples, buffer.get());
+  push.gradient = shared_floats{std::move(buffer), 0, count};
+  push.proven_finite = setup.net->last_gradient_proven_finite();
+  return stats;
+}
+
+// Writes the samples at `positions` of this epoch's permutation to `out`.
+void samples_at(const replica_state& st, const std::vector<uint32_t>& positions,
+                std::vector<uint32_t>& out) {
+  out.clear();
+  for (auto position : positions)
+    out.push_back(st.order[position]);
+}
+
+// Starts loading the images of this replica's next round, which the round
+// it computes now leaves time for (a hint: a loss that re-plans that round
+// wastes only the hint).
+void prefetch_next_round(const replica_state& st) {
+  if (st.next_round + 1 >= st.schedule->rounds())
+    return;
+  std::vector<uint32_t> samples;
+  samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
+  prefetch_rows(*st.setup->train, samples.data(), samples.size());
+}
+
+// A re-planned round can give a replica more samples than its share at start.
+void grow_batch_buffers(replica_state& st, size_t samples) {
+  auto& setup = *st.setup;
+  setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
+  if (st.on_device)
+    st.on_device->reset();
+  st.batch_images.resize(samples * static_cast<size_t>(setup.net->spec().inputs));
+  st.batch_labels.resize(samples);
+}
+
+std::chrono::milliseconds step_timeout(const replica_state& st) {
+  return std::chrono::milliseconds(st.setup->config.step_timeout_ms);
+}
+
+// Keeps one tick on its way while the replica waits for answers, every
+// quarter step timeout: a push unanswered for a step timeout fails within
+// 1.25 step timeouts.
+void arm_watchdog(replica_pointer self) {
+  auto& st = self->state;
+  if (st.watchdog_armed)
+    return;
+  st.watchdog_armed = true;
+  const auto period = std::max(step_timeout(st) / 4, std::chrono::milliseconds{1});
+  self->delayed_send(replica_actor{self}, period, tick_atom::value);
+}
+
+void check_watchdog(replica_pointer self) {
+  auto& st = self->state;
+  st.watchdog_armed = false;
+  if (!st.waiting)
+    return; // rearmed by the next push
+  if (clock_type::now() - st.pushed_at < step_timeout(st)) {
+    arm_watchdog(self);
+    return;
+  }
+  st.waiting = false;
+  st.promise.deliver(make_troupe_error(
+    troupe_errc::timeout, "replica " + std::to_string(st.setup->config.index) + ": push of round "
+                            + std::to_string(st.first_round + st.next_round)
+                            + " failed: no answer from the store within "
+                            + std::to_string(st.setup->config.step_timeout_ms) + " ms"));
+}
+
+void add_stats(replica_report& report, const batch_stats& stats) {
+  report.samples += static_cast<uint64_t>(stats.samples);
+  report.loss_sum += stats.loss_sum;
+  report.correct += static_cast<uint64_t>(stats.correct);
+}
+
+void run_round(replica_pointer self) {
+  auto& st = self->state;
+  const auto& cfg = st.setup->config;
+  apply_losses(st);
+  if (st.next_round >= st.schedule->rounds()) {
+    if (st.on_device)
+      add_stats(st.report, st.on_device->drain());
+    st.promise.deliver(st.report);
+    return;
+  }
+  const auto start = clock_type::now();
+  const auto positions = st.schedule->positions(st.next_round, cfg.index);
+  push_msg push;
+  push.replica = cfg.index;
+  push.round = st.first_round + st.next_round;
+  push.base_version = st.params.version;
+  push.batch_size = static_cast<uint32_t>(positions.size());
+  if (!positions.empty()) {
+    if (positions.size() > st.setup->net->max_batch())
+      grow_batch_buffers(st, positions.size());
+    samples_at(st, positions, st.batch_indices);
+    batch_stats stats;
+    if (st.setup->device_handover) {
+      if (!st.on_device)
+        st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
+      // The stats of the step before: this one runs on while the replica
+      // pushes it. The shards check its gradient on the device (shared_floats).
+      stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
+                                st.device_parts, st.params.values.data(), push.gradient);
+    } else {
+      gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
+                   st.batch_images.data(), st.batch_labels.data());
+      prefetch_next_round(st);
+      stats = compute_on_host(st, positions.size(), push);
+    }
+    add_stats(st.report, stats);
+    push.loss_sum = stats.loss_sum;
+  }
+  push.device_answer = st.setup->device_handover;
+  // Let go of the parameters: the store can then step them in place.
+  st.params.values = shared_floats{};
+  st.device_parts.clear();
+  if (cfg.slowdown > 1.0f) // a straggler by request: (F - 1) x this step's compute
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+      (cfg.slowdown - 1.0f) * seconds_between(start, clock_type::now())));
+  st.pushed_at = clock_type::now();
+  st.report.compute_seconds += seconds_between(start, st.pushed_at);
+  if (cfg.trace)
+    st.report.trace.push_back(
+      make_trace_span(trace_kind::compute, push.round, start, st.pushed_at));
+  ++st.report.pushes;
+  const uint64_t serial = ++st.pushes;
+  st.waiting = true;
+  arm_watchdog(self);
+  // Each shard gets its slice of the gradient: a view of the same buffer.
+  // No timeout per request: each would wake CAF's clock thread twice per
+  // push (2 cores, sync 2 replicas: ~70k -> ~93k samples/s); the watchdog
+  // bounds the wait instead.
+  const auto& store = st.setup->store;
+  gather<params_msg>(
+    store.shards.size(),
+    [self, &store, &push](size_t k) {
+      push_msg slice = push;
+      if (push.gradient.size() > 0)
+        slice.gradient = push.gradient.slice(store.ranges[k].offset, store.ranges[k].count);
+      return self->request(store.shards[k], caf::infinite, push_atom::value, std::move(slice));
+    },
+    [self, serial](std::vector<params_msg>& parts) {
+      auto& st = self->state;
+      if (!st.waiting || serial != st.pushes)
+        return; // the watchdog gave up on this push already
+      st.waiting = false;
+      const auto answered = clock_type::now();
+      st.report.wait_seconds += seconds_between(st.pushed_at, answered);
+      if (st.setup->config.trace)
+        st.report.trace.push_back(make_trace_span(
+          trace_kind::wait, st.first_round + st.next_round, st.pushed_at, answered));
+      if (st.setup->device_handover) { // used on the device by the next compute
+        st.params = params_msg{parts.front().version, parts.front().round,
+                               parts.front().staleness, 0, shared_floats{},
+                               std::move(parts.front().losses)};
+        st.device_parts = std::move(parts);
+      } else {
+        st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
+      }
+      ++st.next_round;
+      run_round(self);
+    },
+    [self, serial](caf::error& err) {
+      auto& st = self->state;
+      if (!st.waiting || serial != st.pushes)
+        return;
+      st.waiting = false;
+      st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
+                                             + ": push of round "
+                                             + std::to_string(st.first_round + st.next_round)
+                                             + " failed: "));
+    });
+}
+
+replica_actor::behavior_type replica(replica_pointer self,
+                                     std::shared_ptr<replica_setup> setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  if (replica_needs_own_thread(st.setup->config)) { // detached: the thread is its own
+    if (st.setup->config.pin_core)
+      pin_this_thread(st.setup->config.index);
+    schedule_as_batch_thread();
+  }
+  const auto& net = *st.setup->net;
+  st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
+  st.batch_labels.resize(net.max_batch());
+  // Without its store a replica has nothing to do: a node must not keep
+  // replicas of a coordinator that died. Any shard's end is the store's.
+  for (const auto& shard : st.setup->store.shards)
+    self->monitor(shard);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    const auto& shards = self->state.setup->store.shards;
+    for (size_t k = 0; k < shards.size(); ++k)
+      if (msg.source == shards[k].address()) {
+        self->quit(make_troupe_error(troupe_errc::store_lost,
+                                     "store shard " + std::to_string(k) + " of "
+                                       + std::to_string(shards.size())
+                                       + " is gone: " + describe(msg.reason)));
+        return;
+      }
+  });
+  return {
+    [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
+      auto& st = self->state;
+      const auto& cfg = st.setup->config;
+      st.promise = self->make_response_promise<replica_report>();
+      st.params = std::move(order.params);
+      st.device_parts.clear();
+      st.first_round = st.params.round - order.start_round;
+      st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
+                                   order.epoch);
+      // Replicas lost in earlier epochs no longer take part.
+      std::vector<uint32_t> live;
+      for (uint32_t r = 0; r < cfg.replicas; ++r)
+        live.push_back(r);
+      // (Losses from this epoch's first round on are applied by apply_losses.)
+      for (const replica_loss& loss : st.params.losses)
+        if (loss.round < st.first_round)
+          live.erase(std::remove(live.begin(), live.end(), loss.replica), live.end());
+      st.losses_applied = 0;
+      st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
+      st.next_round = order.start_round;
+      st.report = replica_report{};
+      st.report.replica = cfg.index;
+      run_round(self);
+      return st.promise;
+    },
+    [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },
+    [self](tick_atom) { check_watchdog(self); },
+  };
+}
+
+
+// Tells whether a replica hands gradients and parameters over in device
+// memory: it computes on a device of the kind the store steps on
+// (--store-device; the same device, or another GPU the shard copies from),
+// and every shard lives in its process (`here`), where device pointers hold.
+bool hands_over_on_device(const replica_config& config, const std::vector<store_actor>& shards,
+                          const caf::node_id& here) {
+  if (config.device == "cpu" || config.store_device == "cpu"
+      || device_kind(config.device) != device_kind(config.store_device))
+    return false;
+  return std::all_of(shards.begin(), shards.end(),
+                     [&here](const store_actor& shard) { return shard.node() == here; });
+}
+
+expected<std::shared_ptr<replica_setup>>
+make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
+                   std::shared_ptr<const dataset> train, const backend_wrapper& wrap,
+                   const caf::node_id& here) {
+  if (config.replicas == 0 || config.index >= config.replicas)
+    return fail(model_errc::invalid_argument,
+                "replica index " + std::to_string(config.index) + " is outside 0.."
+                  + std::to_string(config.replicas));
+  if (config.global_batch < config.replicas)
+    return fail(model_errc::invalid_argument,
+                "batch size " + std::to_string(config.global_batch)
+                  + " is smaller than the number of replicas ("
+                  + std::to_string(config.replicas) + ")");
+  auto spec = parse_model_spec(config.model);
+  if (!spec)
+    return spec.error();
+  if (!train) {
+    auto cached = cached_train_set(config.data_dir);
+    if (!cached)
+      return cached.error();
+    train = *cached;
+  }
+  if (auto fits = check_model_fits(*spec, *train); !fits)
+    return fits.error();
+  store_group store;
+  store.parameter_count = parameter_layout(*spec).size();
+  auto ranges = split_into_shards(store.parameter_count, shards.size());
+  if (!ranges)
+    return ranges.error();
+  store.ranges = std::move(*ranges);
+  const bool handover = hands_over_on_device(config, shards, here);
+  store.shards = std::move(shards);
+  auto compute = make_backend(config.device);
+  if (!compute)
+    return compute.error();
+  if (wrap)
+    *compute = wrap(config.index, std::move(*compute));
+  auto setup = std::make_shared<replica_setup>();
+  setup->config = config;
+  setup->store = std::move(store);
+  setup->train = std::move(train);
+  setup->compute = std::move(*compute);
+  setup->device_handover = handover;
+  const size_t per_replica = (config.global_batch + config.replicas - 1) / config.replicas;
+  setup->net = std::make_unique<network>(*spec, *setup->compute, per_replica);
+  return setup;
+}
+
+// A replica whose job this node cannot run: it stays up to answer with the
+// reason. Ending at once would lose it, as a monitor that reaches an actor
+// already gone only reports exit_reason::unknown. It ends once it has told,
+// or when its store is gone (nobody will ask then).
+replica_actor::behavior_type failed_replica(replica_pointer self, caf::error reason,
+                                            const std::vector<store_actor>& shards) {
+  for (const auto& shard : shards)
+    self->monitor(shard);
+  self->set_down_handler([self, reason](caf::down_msg&) { self->quit(reason); });
+  return {
+    [self, reason](epoch_atom, epoch_order&) -> caf::result<replica_report> {
+      self->quit(reason);
+      return reason;
+    },
+    [self, reason](ready_atom) -> caf::result<uint32_t> {
+      self->quit(reason);
+      return reason;
+    },
+    [](tick_atom) {},
+  };
+}
+
+// What CAF's remote spawn runs on a node: the same replica, built from the
+// job description alone. A job the node cannot run is logged here and told
+// to the spawner, which asks every remote replica whether it is ready.
+replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
+                                            std::vector<store_actor> shards) {
+  auto setup = make_replica_setup(config, shards, nullptr, {}, self->system().node());
+  if (!setup) {
+    auto reason = to_caf_error(setup.error());
+    std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
+                 config.index, config.replicas, config.device.c_str(),
+                 describe(reason).c_str());
+    return failed_replica(self, std::move(reason), shards);
+  }
+  std::fprintf(stderr, "troupe node: replica %u of %u on %s started\n", config.index,
+               config.replicas, config.device.c_str());
+  self->attach_functor([index = config.index](const caf::error& reason) {
+    std::fprintf(stderr, "troupe node: replica %u stopped: %s\n", index,
+                 reason ? describe(reason).c_str() : "done");
+  });
+  return replica(self, std::move(*setup));
+}
+
+} // namespace
+
+caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
+                                           const replica_config& config,
+                                           std::vector<store_actor> shards,
+                                           std::shared_ptr<const dataset> train,
+                                           const backend_wrapper& wrap) {
+  auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap,
+                                  system.node());
+  if (!setup)
+    return to_caf_error(setup.error());
+  if (replica_needs_own_thread(config))
+    return system.spawn<caf::detached>(replica, std::move(*setup));
+  return system.spawn(replica, std::move(*setup));
+}
+
+bool replica_needs_own_thread(const replica_config& config) {
+  return config.pin_core || config.device != "cpu" || config.slowdown > 1.0f;
+}
+
+caf::actor_factory remote_replica_factory() {
+  return caf::make_actor_factory(remote_replica);
+}
+
+} // namespace troupe

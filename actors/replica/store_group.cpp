@@ -1,0 +1,82 @@
+// Joining shard answers and stats.
+#include "actors/replica/store_group.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace troupe {
+
+namespace {
+
+// True if the slices tile one whole buffer at their own positions, in order.
+bool views_of_one_buffer(const std::vector<params_msg>& parts, size_t parameter_count) {
+  const auto& buffer = parts.front().values.buffer;
+  if (!buffer)
+    return false;
+  size_t end = 0;
+  for (const auto& part : parts) {
+    if (part.values.buffer != buffer || part.values.offset != part.offset
+        || part.offset != end || part.values.device != parts.front().values.device)
+      return false;
+    end += part.values.size();
+  }
+  return end == parameter_count;
+}
+
+} // namespace
+
+params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
+                       std::shared_ptr<std::vector<float>>& scratch, bool copy_always) {
+  params_msg joined;
+  if (parts.empty())
+    return joined;
+  joined.version = parts.front().version;
+  joined.round = parts.front().round;
+  joined.staleness = parts.front().staleness;
+  joined.losses = std::move(parts.front().losses);
+  if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
+    joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count,
+                                  parts.front().values.device};
+    return joined;
+  }
+  if (!scratch || scratch.use_count() > 1 || copy_always)
+    scratch = std::make_shared<std::vector<float>>(parameter_count);
+  scratch->resize(parameter_count);
+  for (const auto& part : parts) {
+    const size_t count = std::min(part.values.size(),
+                                  parameter_count - std::min<size_t>(part.offset, parameter_count));
+    std::memcpy(scratch->data() + part.offset, part.values.data(), count * sizeof(float));
+  }
+  joined.values = shared_floats{scratch};
+  return joined;
+}
+
+store_stats combine_shard_stats(const std::vector<store_stats>& shards) {
+  store_stats all;
+  if (shards.empty())
+    return all;
+  all = shards.front();
+  all.trace.clear(); // spans belong to their shard's track, not to the sum
+  for (size_t k = 1; k < shards.size(); ++k) {
+    const auto& s = shards[k];
+    all.rejected += s.rejected;
+    all.dropped = std::max(all.dropped, s.dropped);
+    all.apply_seconds = std::max(all.apply_seconds, s.apply_seconds);
+    all.staleness_sum += s.staleness_sum;
+    all.staleness_count += s.staleness_count;
+    all.staleness_max = std::max(all.staleness_max, s.staleness_max);
+    all.live_replicas = std::min(all.live_replicas, s.live_replicas);
+  }
+  return all;
+}
+
+uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,
+                              bool on_device) {
+  if (store_nodes > 0)
+    return static_cast<uint32_t>(store_nodes);
+  if (on_device)
+    return 1;
+  return std::max(1u, std::min(replicas, std::max(1u, cores)));
+}
+
+} // namespace troupe

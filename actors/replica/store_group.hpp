@@ -1,0 +1,50 @@
+// A run's store as its users see it: S shard actors in shard order, the
+// ranges of the flat buffer they own, and how their answers and stats add up
+// to the whole store's.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "messages/interfaces.hpp"
+#include "common/expected.hpp"
+#include "model/shard_layout.hpp"
+
+namespace troupe {
+
+/// Holds the shards of a run's store in shard order and the ranges they own.
+struct store_group {
+  std::vector<store_actor> shards;
+  std::vector<shard_range> ranges;
+  size_t parameter_count = 0;
+};
+
+/// Joins the shards' answers (in shard order) into one params_msg over the
+/// whole flat buffer: version, round and losses are shard 0's. Without a
+/// copy when every slice sits at its own position of one whole buffer (sync
+/// shards of one process, or one shard); else the slices are copied into
+/// `scratch`, which is reused when no one else holds it. `copy_always` copies
+/// even then, for a caller that keeps the values while shards step. Slices
+/// in device memory must tile one buffer (a replica that hands over on a
+/// device joins them there: actors/replica/device_step.hpp).
+params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
+                       std::shared_ptr<std::vector<float>>& scratch, bool copy_always = false);
+
+/// Adds the shards' stats up to the store's: pushes and samples as shard 0
+/// counts them (every push reaches every shard), rejections and staleness
+/// over all shards' gradient slices, the longest apply time (shards apply in
+/// parallel) and the fewest live replicas. No trace spans: those stay with
+/// their shard.
+store_stats combine_shard_stats(const std::vector<store_stats>& shards);
+
+/// Chooses the number of store shards when --store-shards is 0: one per
+/// store node when shards run on nodes; one when they step on a GPU
+/// (`on_device`: one launch steps the whole buffer, and a replica copies one
+/// slice a step); otherwise one per replica, at most one per core
+/// of this machine (`cores`) — replicas wait while the store works, so its
+/// shards take the replicas' cores in that time.
+uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,
+                              bool on_device = false);
+
+} // namespace troupe

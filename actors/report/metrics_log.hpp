@@ -1,0 +1,40 @@
+// Progress lines for people and JSON-lines metrics for programs.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "actors/run/coordinator.hpp"
+
+namespace troupe {
+
+/// Formats one epoch as a Keras-like progress line; staleness appears when the
+/// run's update policy reports it (record.staleness_reported).
+std::string progress_line(const epoch_record& record, uint32_t epochs);
+
+/// Writes one JSON object per line: a record per epoch, then a final record.
+class metrics_log {
+public:
+  /// Opens (truncates) `path`; an unwritable path is an error.
+  static caf::expected<metrics_log> open(const std::string& path);
+
+  void write_epoch(const epoch_record& record, const fit_options& options);
+  void write_summary(const fit_summary& summary, const fit_options& options);
+  /// Writes a "step" record: the run's optimizer steps, samples and wall
+  /// time so far, and the epoch's mean training loss so far (--log-every).
+  void write_step(const epoch_progress& progress);
+
+private:
+  explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}
+  void write_line(const std::string& line);
+
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+};
+
+/// Formats a 64-bit checksum as 16 hex digits.
+std::string hex64(uint64_t value);
+
+} // namespace troupe

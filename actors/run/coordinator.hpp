@@ -1,0 +1,48 @@
+// The coordinator: the fit loop. It spawns the store and the replicas, runs the
+// epochs, evaluates on the test set after each one and shuts everything down.
+//
+// Its phases, one small function each (actors/run/epoch_phases.cpp):
+//
+//   fit_atom: spawn the store and the replicas
+//        |
+//        v
+//   start_epoch -- every epoch done --> finish_run: final parameters,
+//        |  ^                           summary to the caller, exits
+//        |  |
+//        |  +-------------------------------------------+
+//        v                                              |
+//   (replicas train; each live one reports)             |
+//        | the last live replica reports                |
+//        v                                              |
+//   collect_epoch_stats: the store's stats -> record,   |
+//        |   unwritten checkpoints -> on_warning        |
+//        v                                              |
+//   evaluate_epoch: test set -> observer.on_epoch       |
+//        v                                              |
+//   checkpoint_if_due: with --checkpoint, save ---------+
+//
+//   Beside the loop: an error in any phase, the store's death (store_lost),
+//   or a replica's (replica_lost) under --on-replica-loss=abort or with none
+//   left -> fail_run: the error to the caller, exits. A replica's death under
+//   continue -> observer.on_warning; the epoch ends once the survivors report.
+#pragma once
+
+#include <memory>
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/report/fit_observer.hpp"
+#include "actors/config/fit_options.hpp"
+#include "messages/protocol.hpp"
+#include "model/data/dataset.hpp"
+
+namespace troupe {
+
+/// Runs a fit to the end and returns its summary, or the error that stopped
+/// it. Every wait inside is bounded; nothing is left running afterwards.
+caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& options,
+                               std::shared_ptr<const dataset_pair> data,
+                               fit_observer observer = {});
+
+} // namespace troupe

@@ -1,0 +1,459 @@
+// The coordinator's phases: start an epoch, gather its reports, collect the
+// store's stats, evaluate, checkpoint, and finish or fail the run.
+#include "actors/run/epoch_phases.hpp"
+
+#include <algorithm>
+
+#include <memory>
+
+#include <caf/all.hpp>
+
+#include "actors/replica/gather.hpp"
+#include "messages/errors.hpp"
+#include "model/data/batch_plan.hpp"
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Fails the run with a request's error: the one error path of every phase.
+auto fail_on_error(coordinator_pointer self) {
+  return [self](caf::error& err) { fail_run(self, std::move(err)); };
+}
+
+// Marks a moment of the run on the trace's coordinator track, with --trace.
+void trace_instant(coordinator_state& st, const std::string& name) {
+  if (st.setup.trace)
+    st.setup.trace->add_instant(name, steady_nanoseconds());
+}
+
+// Sends every actor an exit and stops the coordinator.
+void shutdown(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.setup.trace)
+    st.setup.trace->close(st.setup.where.clock_error_ns);
+  for (auto& replica : st.replicas)
+    self->send_exit(replica, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.store.shards)
+    self->send_exit(shard, caf::exit_reason::user_shutdown);
+  if (st.writer)
+    self->send_exit(st.writer, caf::exit_reason::user_shutdown);
+  self->quit();
+}
+
+// Asks every shard for its parameters and calls `then` with all of them
+// joined: a copy of the coordinator's own, as it keeps them while shards step.
+template <class Then>
+void fetch_params(coordinator_pointer self, Then then) {
+  auto& store = self->state.store;
+  gather<params_msg>(
+    store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           params_atom::value);
+    },
+    [self, then](std::vector<params_msg>& parts) mutable {
+      std::shared_ptr<std::vector<float>> copy;
+      auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
+      then(joined);
+    },
+    fail_on_error(self));
+}
+
+uint32_t live_count(const coordinator_state& st) {
+  return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
+}
+
+// Passes a warning to the observer, if it listens.
+void warn(const coordinator_state& st, const std::string& text) {
+  if (st.setup.observer.on_warning)
+    st.setup.observer.on_warning(text);
+}
+
+// Writes the test set's loss and accuracy under `params` into `record`: the
+// one evaluation, after each epoch and for a resumed run with none left.
+void evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
+  const auto& test = st.setup.data->test;
+  st.eval_net->use_parameters(params.values.data());
+  const auto scored = st.eval_net->evaluate(test.images.data(), test.labels.data(),
+                                            static_cast<size_t>(test.count));
+  record.test_loss = scored.mean_loss();
+  record.test_accuracy = scored.accuracy();
+}
+
+// Sums the replicas' reports and the store's work since the last epoch.
+epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
+                       double seconds) {
+  epoch_record record;
+  record.epoch = st.epoch + 1;
+  double loss_sum = 0;
+  uint64_t correct = 0;
+  uint64_t reported_samples = 0; // of replicas that finished the epoch
+  for (size_t i = 0; i < st.reports.size(); ++i) {
+    if (!st.reported[i])
+      continue;
+    const auto& report = st.reports[i];
+    reported_samples += report.samples;
+    loss_sum += report.loss_sum;
+    correct += report.correct;
+    record.compute_seconds += report.compute_seconds;
+    record.wait_seconds += report.wait_seconds;
+  }
+  // Samples that went into updates, counted by the store: with a lost
+  // replica this still covers its pushes and the survivors' takeover.
+  const auto& last = st.last_stats;
+  record.samples = stats.samples - last.samples;
+  record.train_loss = reported_samples > 0 ? loss_sum / reported_samples : 0;
+  record.train_accuracy = reported_samples > 0 ? double(correct) / reported_samples : 0;
+  record.seconds = seconds;
+  record.samples_per_second = seconds > 0 ? record.samples / seconds : 0;
+  record.pushes = stats.pushes - last.pushes;
+  record.apply_seconds = stats.apply_seconds - last.apply_seconds;
+  const auto staleness = stats.staleness_sum - last.staleness_sum;
+  const auto slices = stats.staleness_count - last.staleness_count;
+  record.staleness_mean = slices > 0 ? double(staleness) / slices : 0;
+  record.staleness_max = stats.staleness_max;
+  record.staleness_reported = stats.staleness_reported;
+  record.dropped = stats.dropped - last.dropped;
+  record.staleness_histogram = stats.staleness_histogram;
+  for (size_t t = 0; t < last.staleness_histogram.size() && t < record.staleness_histogram.size();
+       ++t)
+    record.staleness_histogram[t] -= last.staleness_histogram[t];
+  while (!record.staleness_histogram.empty() && record.staleness_histogram.back() == 0)
+    record.staleness_histogram.pop_back(); // no trailing empty buckets in the metrics
+  record.version = stats.version;
+  record.live_replicas = live_count(st);
+  return record;
+}
+
+// Builds the caller's summary from the final parameters.
+fit_summary summarize(const coordinator_state& st, const params_msg& params) {
+  fit_summary summary;
+  summary.mode = st.setup.options.mode;
+  summary.replicas = static_cast<uint32_t>(st.replicas.size());
+  summary.live_replicas = live_count(st);
+  summary.epochs = st.setup.options.epochs;
+  summary.test_loss = st.last_record.test_loss;
+  summary.test_accuracy = st.last_record.test_accuracy;
+  summary.samples_per_second = st.train_seconds > 0 ? st.train_samples / st.train_seconds : 0;
+  summary.version = params.version;
+  summary.params_fnv1a64 = fnv1a64(params.values.data(), params.values.size() * sizeof(float));
+  summary.params = params.values;
+  summary.replica_totals = st.totals;
+  summary.waited_on = st.last_stats.waited_on;
+  summary.waited_on.resize(st.replicas.size());
+  return summary;
+}
+
+// Phase: every epoch done; the final parameters, the summary, exits.
+void finish_run(coordinator_pointer self) {
+  fetch_params(self, [self](params_msg& params) {
+    auto& st = self->state;
+    if (st.last_record.epoch == 0) // a resumed run with nothing left to do
+      evaluate(st, params, st.last_record);
+    st.done = true;
+    st.promise.deliver(summarize(st, params));
+    shutdown(self);
+  });
+}
+
+// Phase: with --checkpoint, every epoch ends with one (async runs resume
+// from these); then the next epoch starts.
+void checkpoint_if_due(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.setup.options.checkpoint_path.empty()) {
+    start_epoch(self);
+    return;
+  }
+  gather<checkpoint_part>(
+    st.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           save_atom::value);
+    },
+    [self](std::vector<checkpoint_part>& parts) {
+      auto& st = self->state;
+      self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
+        .then(
+          [self](uint64_t) {
+            trace_instant(self->state, "checkpoint");
+            start_epoch(self);
+          },
+          fail_on_error(self));
+    },
+    fail_on_error(self));
+}
+
+// Phase: scores the epoch's parameters on the test set and tells the observer.
+void evaluate_epoch(coordinator_pointer self, epoch_record record) {
+  fetch_params(self, [self, record](params_msg& params) mutable {
+    auto& st = self->state;
+    evaluate(st, params, record);
+    st.last_record = record;
+    if (st.setup.observer.on_epoch)
+      st.setup.observer.on_epoch(record);
+    ++st.epoch;
+    checkpoint_if_due(self);
+  });
+}
+
+// Warns about the periodic checkpoints the writer could not write since it
+// was last asked (training goes on; only the end-of-epoch save is fatal).
+void warn_failed_checkpoints(coordinator_state& st, const checkpoint_stats& stats) {
+  const auto failed = stats.failed - st.last_checkpoint_stats.failed;
+  if (failed == 1)
+    warn(st, "checkpoint not written: " + stats.last_error);
+  else if (failed > 1)
+    warn(st, std::to_string(failed) + " checkpoints not written in epoch "
+               + std::to_string(st.epoch + 1) + ", the last: " + stats.last_error);
+  st.last_checkpoint_stats = stats;
+}
+
+// Phase: with --checkpoint-every, the writer's stats: periodic checkpoints
+// that failed become warnings; then the epoch is scored.
+void check_checkpoints(coordinator_pointer self, epoch_record record) {
+  auto& st = self->state;
+  if (!st.writer) {
+    evaluate_epoch(self, record);
+    return;
+  }
+  self->request(st.writer, step_timeout(st), stats_atom::value)
+    .then(
+      [self, record](checkpoint_stats& stats) {
+        warn_failed_checkpoints(self->state, stats);
+        evaluate_epoch(self, record);
+      },
+      fail_on_error(self));
+}
+
+// With --trace, writes the epoch's spans: the replicas' from their reports,
+// the shards' from their stats (and, for shard 0, the progress polls).
+void write_epoch_trace(coordinator_state& st, const std::vector<store_stats>& shards) {
+  if (!st.setup.trace)
+    return;
+  for (size_t i = 0; i < st.reports.size(); ++i)
+    if (st.reported[i])
+      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
+                                        st.setup.where.replica_clock_offsets[i]);
+  for (size_t k = 0; k < shards.size(); ++k) {
+    auto& spans = st.shard_spans[k];
+    spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
+    st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
+                                    st.setup.where.store_clock_offsets[k]);
+    spans.clear();
+  }
+  trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
+}
+
+// Phase: every live replica reported; the shards' stats make the epoch's record.
+void collect_epoch_stats(coordinator_pointer self) {
+  auto& st = self->state;
+  const double seconds =
+    std::chrono::duration<double>(clock_type::now() - st.epoch_start).count();
+  gather<store_stats>(
+    st.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           stats_atom::value);
+    },
+    [self, seconds](std::vector<store_stats>& shards) {
+      auto& st = self->state;
+      write_epoch_trace(st, shards); // once the epoch's time is taken
+      const auto stats = combine_shard_stats(shards);
+      auto record = sum_epoch(st, stats, seconds);
+      st.last_stats = stats;
+      st.train_seconds += seconds;
+      st.train_samples += record.samples;
+      check_checkpoints(self, record);
+    },
+    fail_on_error(self));
+}
+
+// Moves on once every live replica has reported this epoch.
+void collect_if_epoch_complete(coordinator_pointer self) {
+  auto& st = self->state;
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    if (st.alive[i] && !st.reported[i])
+      return;
+  collect_epoch_stats(self);
+}
+
+// Tells the store where the epoch starts and sends each live replica its order.
+void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
+  auto& st = self->state;
+  const auto& options = st.setup.options;
+  const batch_plan plan(static_cast<size_t>(st.setup.data->train.count), options.batch_size,
+                        st.replicas.size());
+  // A replica waits at most one step timeout per round; this is the backstop.
+  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
+  std::fill(st.reported.begin(), st.reported.end(), false);
+  st.epoch_start = clock_type::now();
+  const uint64_t skipped = st.epoch == st.setup.epoch ? st.setup.resume_round : 0;
+  epoch_order order{st.epoch, params, skipped};
+  for (const auto& shard : st.store.shards)
+    self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  if (st.setup.observer.on_progress)
+    self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                       st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    if (!st.alive[i])
+      continue;
+    self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
+      .then(
+        [self, i](replica_report& report) {
+          auto& st = self->state;
+          st.reports[i] = report;
+          st.reported[i] = true;
+          auto& total = st.totals[i];
+          total.replica = report.replica;
+          total.samples += report.samples;
+          total.loss_sum += report.loss_sum;
+          total.correct += report.correct;
+          total.pushes += report.pushes;
+          total.compute_seconds += report.compute_seconds;
+          total.wait_seconds += report.wait_seconds;
+          collect_if_epoch_complete(self);
+        },
+        [self, i](caf::error& err) {
+          if (err == caf::sec::request_receiver_down) {
+            lose_replica(self, i, describe(err));
+            return;
+          }
+          // A survivor whose shards stopped over another replica's death
+          // (--on-replica-loss=abort): that death's own notice, which names
+          // the replica and where it ran, ends the run.
+          if (err.category() == caf::atom("troupe")
+              && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
+            return;
+          if (self->state.alive[i])
+            fail_run(self, err);
+        });
+  }
+}
+
+} // namespace
+
+std::chrono::milliseconds step_timeout(const coordinator_state& st) {
+  return std::chrono::milliseconds(st.setup.options.step_timeout_ms);
+}
+
+void start_epoch(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.epoch >= st.setup.options.epochs) {
+    finish_run(self);
+    return;
+  }
+  fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
+}
+
+void report_progress(coordinator_pointer self, uint32_t epoch) {
+  auto& st = self->state;
+  if (st.done || epoch != st.epoch + 1 || st.store.shards.empty())
+    return;
+  self->request(st.store.shards.front(), step_timeout(st), stats_atom::value)
+    .then(
+      [self, epoch](store_stats& stats) {
+        auto& st = self->state;
+        if (st.done || epoch != st.epoch + 1)
+          return; // the epoch ended while the counters travelled
+        const auto now = clock_type::now();
+        const auto& options = st.setup.options;
+        epoch_progress progress;
+        progress.epoch = epoch;
+        progress.epochs = options.epochs;
+        progress.samples = stats.samples - st.last_stats.samples;
+        progress.epoch_samples = static_cast<uint64_t>(st.setup.data->train.count);
+        progress.rounds = batch_plan(static_cast<size_t>(st.setup.data->train.count),
+                                     options.batch_size, st.replicas.size())
+                            .rounds();
+        progress.seconds = std::chrono::duration<double>(now - st.epoch_start).count();
+        progress.train_loss = progress.samples > 0
+                                ? (stats.loss_sum - st.last_stats.loss_sum) / progress.samples
+                                : 0;
+        progress.version = stats.version;
+        progress.run_samples = st.train_samples + progress.samples;
+        progress.run_seconds = std::chrono::duration<double>(now - st.setup.run_start).count();
+        if (st.setup.trace) // the poll took shard 0's spans: keep them for the epoch's end
+          st.shard_spans[0].insert(st.shard_spans[0].end(), stats.trace.begin(),
+                                   stats.trace.end());
+        st.setup.observer.on_progress(progress);
+        self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                           st.setup.observer.progress_interval, tick_atom::value, epoch);
+      },
+      [](caf::error&) {}); // a missed report is not worth failing the run
+}
+
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {
+  auto& st = self->state;
+  if (st.done || !st.alive[index])
+    return;
+  st.alive[index] = false;
+  const std::string what = "replica " + std::to_string(index) + " on "
+                           + st.setup.where.replica_places[index] + " died in epoch "
+                           + std::to_string(st.epoch + 1) + ": " + reason;
+  if (st.setup.options.loss_action == replica_loss_action::abort) {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + " (--on-replica-loss=abort)"));
+    return;
+  }
+  if (live_count(st) == 0) {
+    fail_run(self,
+             make_troupe_error(troupe_errc::replica_lost, what + "; no replica is left"));
+    return;
+  }
+  trace_instant(st, "replica " + std::to_string(index) + " lost");
+  warn(st, what + "; continuing with " + std::to_string(live_count(st)) + " replicas");
+  if (!st.reported[index])
+    collect_if_epoch_complete(self);
+}
+
+void fail_run(coordinator_pointer self, caf::error err) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  st.done = true;
+  if (!st.writer) {
+    st.promise.deliver(std::move(err));
+    shutdown(self);
+    return;
+  }
+  // The run stops first: the surviving replicas and the shards get their
+  // exits now, or they would go on closing rounds (a shard closes a round
+  // over the live replicas) and a shard's periodic part could reach the
+  // writer after fit() returned, replacing the file a resume is reading.
+  for (auto& replica : st.replicas)
+    self->send_exit(replica, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.store.shards)
+    self->send_exit(shard, caf::exit_reason::user_shutdown);
+  // Once the writer answers, every part sent before is on disk: ask it
+  // after each shard has answered, or bounced, a request sent behind its
+  // exit, so that whatever the shard sent before it stopped is ahead of the
+  // question in the writer's mailbox.
+  auto report = [self, err]() mutable {
+    self->state.promise.deliver(std::move(err));
+    shutdown(self);
+  };
+  auto ask_writer = [self, report]() {
+    self->request(self->state.writer, step_timeout(self->state), stats_atom::value)
+      .then([report](checkpoint_stats&) mutable { report(); },
+            [report](caf::error&) mutable { report(); });
+  };
+  auto shards_left = std::make_shared<size_t>(st.store.shards.size());
+  auto one_stopped = [ask_writer, shards_left]() {
+    if (--*shards_left == 0)
+      ask_writer();
+  };
+  if (*shards_left == 0) {
+    ask_writer();
+    return;
+  }
+  for (auto& shard : st.store.shards)
+    self->request(shard, step_timeout(st), stats_atom::value)
+      .then([one_stopped](store_stats&) { one_stopped(); },
+            [one_stopped](caf::error&) { one_stopped(); });
+}
+
+} // namespace troupe

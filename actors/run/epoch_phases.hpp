@@ -1,0 +1,91 @@
+// The coordinator's state and the phases of its fit loop (the diagram is in
+// actors/run/coordinator.hpp). coordinator.cpp spawns the actors and calls
+// start_epoch; these functions run the rest of the run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/report/fit_observer.hpp"
+#include "actors/config/fit_options.hpp"
+#include "actors/replica/store_group.hpp"
+#include "actors/report/trace_file.hpp"
+#include "actors/run/placement.hpp"
+#include "actors/store/variable_store.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/protocol.hpp"
+#include "model/backend/backend.hpp"
+#include "model/data/dataset.hpp"
+#include "model/network.hpp"
+
+namespace troupe {
+
+/// Holds what a run starts from; fit() builds it once, the state keeps it.
+struct coordinator_setup {
+  fit_options options; // checked
+  std::shared_ptr<const dataset_pair> data;
+  fit_observer observer;
+  std::vector<std::string> devices; // per replica
+  placement where;
+  store_config store_init;
+  uint32_t epoch = 0;        // the first epoch to run (a resumed run's may be > 0)
+  uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
+  std::shared_ptr<trace_file> trace; // with --trace
+  std::chrono::steady_clock::time_point run_start;
+};
+
+/// Holds the coordinator's run: its setup, the actors and the epoch under way.
+struct coordinator_state {
+  static inline const char* name = "troupe.coordinator";
+
+  coordinator_setup setup;
+  std::unique_ptr<backend> eval_backend;
+  std::unique_ptr<network> eval_net;
+  store_group store;              // its shards
+  checkpoint_writer_actor writer; // with --checkpoint
+  std::vector<replica_actor> replicas;
+  std::vector<bool> alive;
+  std::vector<bool> reported; // this epoch
+  std::vector<replica_report> reports;
+  std::vector<replica_report> totals; // each replica's reports summed over the run
+  std::vector<std::vector<trace_span>> shard_spans; // --trace: polled, not yet written
+  uint32_t epoch = 0;
+  std::chrono::steady_clock::time_point epoch_start;
+  store_stats last_stats;
+  checkpoint_stats last_checkpoint_stats;
+  double train_seconds = 0;
+  uint64_t train_samples = 0;
+  epoch_record last_record;
+  caf::typed_response_promise<fit_summary> promise;
+  bool done = false;
+};
+
+using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
+
+/// Bounds one request of the coordinator: the run's step timeout.
+std::chrono::milliseconds step_timeout(const coordinator_state& st);
+
+/// Starts epoch `st.epoch` on every live replica, or finishes the run when
+/// every epoch is done.
+void start_epoch(coordinator_pointer self);
+
+/// Reports the progress of epoch `epoch` (1-based) to the observer, if it is
+/// still under way, and sets the timer for the next report.
+void report_progress(coordinator_pointer self, uint32_t epoch);
+
+/// Marks replica `index` lost: fails the run (abort, or none left) or warns
+/// through the observer and lets the epoch end over the survivors.
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason);
+
+/// Ends the run with `err` (once) and sends every actor an exit.
+void fail_run(coordinator_pointer self, caf::error err);
+
+} // namespace troupe

@@ -1,0 +1,56 @@
+// Where a run's store and replicas live and how to spawn them there: in this
+// process, or on node programs through CAF's remote spawn after a handshake.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/config/fit_options.hpp"
+#include "actors/store/variable_store.hpp"
+#include "messages/interfaces.hpp"
+#include "model/data/dataset.hpp"
+
+namespace troupe {
+
+/// Spawns replica `config.index` where it belongs, for the store's shards.
+using replica_spawner = std::function<caf::expected<replica_actor>(
+  const replica_config&, const std::vector<store_actor>&)>;
+
+/// Spawns store shard `config.shard` where it belongs, with the run's
+/// checkpoint writer, its coordinator (a shard on a node ends with it) and,
+/// for shards of this process, the buffers they may share (see
+/// spawn_variable_store).
+using store_spawner = std::function<caf::expected<store_actor>(
+  store_config, const checkpoint_writer_actor&, const caf::actor& owner,
+  shared_parameter_buffers)>;
+
+/// Says how to spawn the store's shards and each replica, and where they run
+/// (for messages).
+struct placement {
+  store_spawner spawn_store;
+  bool store_here = true;                  // every shard in this process
+  std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
+  replica_spawner spawn_replica;
+  std::vector<std::string> replica_places; // "cpu", "node H:P (cpu)"
+  // Add to a replica's or shard's steady-clock times to get this process's
+  // (0 here; from the handshake for nodes), within clock_error_ns.
+  std::vector<int64_t> replica_clock_offsets;
+  std::vector<int64_t> store_clock_offsets;
+  int64_t clock_error_ns = 0;
+};
+
+/// Connects to every node the options name (handshake included; a replica
+/// node is linked directly to every store node) and returns the spawners;
+/// local spawns where no node is named. Shard k goes to store node k modulo
+/// their number. `train` serves local replicas. The
+/// spawners refer to `system`, which must outlive them.
+caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
+                                        const std::vector<std::string>& devices,
+                                        std::shared_ptr<const dataset> train);
+
+} // namespace troupe

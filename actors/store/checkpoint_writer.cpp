@@ -1,0 +1,133 @@
+// The checkpoint writer actor and the assembly of shard parts.
+#include "actors/store/checkpoint_writer.hpp"
+
+#include <map>
+
+#include <caf/all.hpp>
+
+#include "messages/errors.hpp"
+#include "model/shard_layout.hpp"
+
+namespace troupe {
+
+expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
+                                         const std::vector<checkpoint_part>& parts) {
+  auto ranges = split_into_shards(target.parameter_count, target.shards);
+  if (!ranges)
+    return ranges.error();
+  if (parts.size() != target.shards)
+    return fail(model_errc::invalid_argument,
+                "a checkpoint needs one part from each of " + std::to_string(target.shards)
+                  + " store shards, got " + std::to_string(parts.size()));
+  const checkpoint_part& lead = parts.front();
+  checkpoint c;
+  c.model = target.model;
+  c.config_fingerprint = target.config_fingerprint;
+  c.optimizer = target.optimizer;
+  c.version = lead.version;
+  c.round = lead.round;
+  c.epoch = lead.epoch;
+  c.epoch_round = lead.epoch_round;
+  c.epoch_complete = lead.epoch_complete;
+  c.optimizer_steps = lead.optimizer_steps;
+  c.params.resize(target.parameter_count);
+  std::vector<bool> seen(target.shards, false);
+  for (const checkpoint_part& part : parts) {
+    const auto what = "checkpoint part of store shard " + std::to_string(part.shard);
+    if (part.shards != target.shards || part.shard >= target.shards || seen[part.shard])
+      return fail(model_errc::invalid_argument,
+                  what + " of " + std::to_string(part.shards) + " does not fit a store of "
+                    + std::to_string(target.shards) + " shards, or came twice");
+    if (part.round != lead.round || part.version != lead.version
+        || part.optimizer_steps != lead.optimizer_steps)
+      return fail(model_errc::invalid_argument,
+                  what + " is of round " + std::to_string(part.round) + ", version "
+                    + std::to_string(part.version) + "; shard "
+                    + std::to_string(lead.shard) + "'s of round "
+                    + std::to_string(lead.round) + ", version "
+                    + std::to_string(lead.version));
+    const shard_range range = (*ranges)[part.shard];
+    if (part.params.size() != range.count
+        || (range.count > 0 && part.optimizer_state.size() % range.count != 0))
+      return fail(model_errc::invalid_argument,
+                  what + " has " + std::to_string(part.params.size()) + " parameters, expected "
+                    + std::to_string(range.count));
+    seen[part.shard] = true;
+    std::copy_n(part.params.data(), range.count, c.params.data() + range.offset);
+    const size_t planes = part.optimizer_state.size() / range.count;
+    if (c.optimizer_state.empty())
+      c.optimizer_state.resize(planes * target.parameter_count);
+    if (c.optimizer_state.size() != planes * target.parameter_count)
+      return fail(model_errc::invalid_argument,
+                  what + " has optimizer state of another shape than shard "
+                    + std::to_string(lead.shard) + "'s");
+    place_optimizer_state(part.optimizer_state.data(), part.optimizer_state.size(),
+                          target.parameter_count, range, c.optimizer_state.data());
+  }
+  return c;
+}
+
+namespace {
+
+struct writer_state {
+  static inline const char* name = "troupe.checkpoint_writer";
+
+  checkpoint_target target;
+  std::map<uint64_t, std::vector<checkpoint_part>> pending; // periodic parts by round
+  uint64_t written_round = 0; // the newest round written so far (+1; 0: none)
+  checkpoint_stats stats;
+
+  expected<size_t> write(const std::vector<checkpoint_part>& parts) {
+    auto assembled = assemble_checkpoint(target, parts);
+    if (!assembled)
+      return assembled.error();
+    auto written = write_checkpoint(target.path, *assembled);
+    if (!written)
+      return written.error();
+    written_round = std::max(written_round, assembled->round + 1);
+    ++stats.written;
+    return written;
+  }
+};
+
+checkpoint_writer_actor::behavior_type
+checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
+                  checkpoint_target target) {
+  self->state.target = std::move(target);
+  return {
+    [self](part_atom, checkpoint_part& part) {
+      auto& st = self->state;
+      if (part.round + 1 <= st.written_round)
+        return; // an epoch-end save of this round (or a later one) came first
+      auto& parts = st.pending[part.round];
+      parts.push_back(std::move(part));
+      if (parts.size() < st.target.shards)
+        return;
+      const uint64_t round = parts.front().round;
+      // Not fatal: training goes on. The stats carry the failure to the
+      // coordinator, which warns through the run's observer.
+      if (auto written = st.write(parts); !written) {
+        ++st.stats.failed;
+        st.stats.last_error = written.error().message;
+      }
+      // Older rounds can no longer complete: a shard sends its parts in order.
+      st.pending.erase(st.pending.begin(), st.pending.upper_bound(round));
+    },
+    [self](save_atom, std::vector<checkpoint_part>& parts) -> caf::result<uint64_t> {
+      auto written = self->state.write(parts);
+      if (!written)
+        return to_caf_error(written.error());
+      return static_cast<uint64_t>(*written);
+    },
+    [self](stats_atom) -> checkpoint_stats { return self->state.stats; },
+  };
+}
+
+} // namespace
+
+checkpoint_writer_actor spawn_checkpoint_writer(caf::actor_system& system,
+                                                checkpoint_target target) {
+  return system.spawn(checkpoint_writer, std::move(target));
+}
+
+} // namespace troupe

@@ -1,0 +1,39 @@
+// The checkpoint writer: assembles one file of the whole flat buffer from the
+// store shards' parts of one round, so a run saved with S shards resumes with
+// any other number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "messages/interfaces.hpp"
+#include "model/checkpoint.hpp"
+#include "common/expected.hpp"
+
+namespace troupe {
+
+/// Says where a run's checkpoints go and what run they belong to.
+struct checkpoint_target {
+  std::string path;
+  std::string model;
+  uint64_t config_fingerprint = 0;
+  std::string optimizer;
+  size_t parameter_count = 0;
+  uint32_t shards = 1;
+};
+
+/// Builds one checkpoint from every shard's part of the same round, in any
+/// order. Fails when a part is missing or doubled, belongs to another round
+/// or shard count, or does not fit its shard's range.
+expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
+                                         const std::vector<checkpoint_part>& parts);
+
+/// Spawns the writer of a run's checkpoints (in this process: the file lands
+/// on the coordinator's disk wherever the shards run).
+checkpoint_writer_actor spawn_checkpoint_writer(caf::actor_system& system,
+                                                checkpoint_target target);
+
+} // namespace troupe
