@@ -19,7 +19,7 @@
 
 #include <fmt/core.h>
 
-#include "actors/threads/core_pinning.hpp"
+#include "actors/runtime/core_pinning.hpp"
 
 namespace {
 
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   };
   const auto work_here_too = [&](uint64_t) { write_from(work_here, work_here); };
 
-  // On the 2-core VM of issue 11's seventh session this took ~80, ~120, ~230
-  // or ~355 ns, changing within minutes as the hypervisor moved the vCPUs.
+  // On a VM this changes within minutes as the hypervisor moves the vCPUs
+  // (the values seen: docs/benchmarks.md, "How we measure").
   fmt::print("a cache line's round trip between the two cores: {:.0f} ns\n",
              round_trip_ns(100000));
   report("rewrite lines no other core touches", t.run(repeats, nothing, rewrite_a));

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   auto idle = ping(system, echo, 300);
   std::printf("idle:             echo round trip median %.0f us, p99 %.0f us\n", idle.first,
               idle.second);
-  troupe::fit_options options;
+  troupe::run_config options;
   options.replicas = 2;
   options.epochs = 3;
   auto shared = std::make_shared<const troupe::dataset_pair>(std::move(*data));

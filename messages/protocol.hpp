@@ -3,7 +3,6 @@
 // fails silently across the network in CAF 0.17.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +10,8 @@
 #include <caf/meta/type_name.hpp>
 
 #include "messages/shared_floats.hpp"
-#include "model/optim/optimizer.hpp"
+#include "common/optimizer_config.hpp"
+#include "messages/policy_spec.hpp"
 
 namespace troupe {
 
@@ -31,21 +31,6 @@ enum class trace_kind : uint8_t {
   step = 2,    // a shard's call that closed a round: reduction, optimizer step, answers
 };
 
-/// Returns a steady-clock time as the nanoseconds trace spans and handshakes
-/// carry (now, by default).
-inline int64_t steady_nanoseconds(
-  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now()) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-}
-
-/// Records `kind` of `round` from `from` to `to`.
-inline trace_span make_trace_span(trace_kind kind, uint64_t round,
-                                  std::chrono::steady_clock::time_point from,
-                                  std::chrono::steady_clock::time_point to) {
-  return trace_span{static_cast<uint8_t>(kind), round, steady_nanoseconds(from),
-                    steady_nanoseconds(to) - steady_nanoseconds(from)};
-}
-
 /// Carries one replica's gradient for one step to the store.
 struct push_msg {
   uint32_t replica = 0;
@@ -61,6 +46,12 @@ struct push_msg {
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
   bool proven_finite = false;
+};
+
+/// Says what a run does when it loses a replica (--on-replica-loss).
+enum class replica_loss_action : uint8_t {
+  abort,        // end the run with the error
+  continue_run, // the survivors finish the epoch (sync: they re-plan it)
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all
@@ -150,7 +141,11 @@ struct replica_config {
 /// policy, its optimizer and where training starts. The one type both for a
 /// shard spawned here and for a node that builds it (--store-nodes).
 struct store_config {
-  std::string mode = "sync"; // the update policy; its factory knows the names
+  policy_spec policy;
+  // What the shard does when a replica dies (--on-replica-loss): abort
+  // stops it (actors/policy/stop_on_loss.hpp), continue closes rounds over
+  // the survivors.
+  replica_loss_action on_replica_loss = replica_loss_action::continue_run;
   optimizer_config optimizer;
   // Where the shard keeps its parameters and optimizer state and steps them:
   // "cpu" (host memory) or a GPU, "cuda:N" (--store-device).
@@ -171,14 +166,7 @@ struct store_config {
   // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
   bool pin_core = false; // run on core shard % cores (--pin-cores)
-  uint32_t staleness = 0;       // ssp: pushes a replica may run ahead (--staleness)
-  uint32_t backup_replicas = 0; // sync: a round closes without this many (--backup-replicas)
-  bool staleness_lr = false;    // async, ssp: lr / max(1, staleness) (--staleness-lr=inverse)
-  bool trace = false;           // record trace spans (--trace)
-  // --on-replica-loss=abort: a replica's death stops the shard (it answers
-  // every open and later push with replica_lost) instead of closing rounds
-  // over the survivors, so no round, and no checkpoint, goes on without it.
-  bool abort_on_replica_loss = false;
+  bool trace = false;    // record trace spans (--trace)
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -292,13 +280,10 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
-  return f(caf::meta::type_name("store_config"), x.mode, x.device, x.optimizer.name,
-           x.optimizer.learning_rate, x.optimizer.beta1, x.optimizer.beta2,
-           x.optimizer.epsilon, x.optimizer.momentum, x.optimizer.nesterov, x.shard, x.shards,
-           x.parameter_count, x.initial_parameters, x.initial_version,
-           x.initial_optimizer_state, x.initial_optimizer_steps, x.initial_round,
-           x.checkpoint_every, x.pin_core, x.staleness, x.backup_replicas, x.staleness_lr,
-           x.trace, x.abort_on_replica_loss);
+  return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
+           x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
+           x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
+           x.initial_round, x.checkpoint_every, x.pin_core, x.trace);
 }
 
 template <class Inspector>

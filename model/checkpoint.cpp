@@ -37,15 +37,16 @@ namespace {
 // Payload: uint64 config_fingerprint, version, round, epoch, epoch_round,
 // epoch_complete (0 or 1), optimizer_steps; then model and optimizer as
 // uint64 length + bytes; then params and optimizer_state as uint64 count +
-// floats.
 //
-// Versions: 2 added epoch_complete. This build writes 2 and reads 1 and 2; a
-// version 1 file reads with epoch_complete false (the resume then compares
-// epoch_round with the epoch's rounds, as version 1 runs did).
+// floats; then (version 3) the settings as uint64 length + "name=value\n" lines.
+//
+// Versions: 2 added epoch_complete, 3 the settings. This build writes 3 and
+// reads 1 to 3; a version 1 file reads with epoch_complete false (the resume
+// then compares epoch_round with the epoch's rounds, as version 1 runs did).
 constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
 constexpr uint32_t byte_order_check = 0x01020304;
 constexpr float float_check = 1.0f;
-constexpr uint32_t format_version = 2;
+constexpr uint32_t format_version = 3;
 constexpr uint32_t oldest_format_version = 1;
 constexpr size_t header_size = 40;
 constexpr size_t header_crc_offset = 36;
@@ -103,6 +104,14 @@ void put_floats(bytes& out, const std::vector<float>& values) {
   out.insert(out.end(), p, p + values.size() * sizeof(float));
 }
 
+// "name=value\n" per setting; a value has no newline (option values are one line).
+std::string settings_lines(const std::vector<setting_text>& settings) {
+  std::string text;
+  for (const auto& s : settings)
+    text += s.name + "=" + s.value + "\n";
+  return text;
+}
+
 bytes encode(const checkpoint& c) {
   bytes out;
   out.reserve(header_size + 7 * 8 + 16 + c.model.size() + c.optimizer.size() + 16
@@ -119,6 +128,7 @@ bytes encode(const checkpoint& c) {
   put_string(out, c.optimizer);
   put_floats(out, c.params);
   put_floats(out, c.optimizer_state);
+  put_string(out, settings_lines(c.settings));
 
   const size_t payload_size = out.size() - header_size;
   std::memcpy(out.data(), magic, sizeof(magic));
@@ -185,6 +195,23 @@ private:
   size_t pos_;
 };
 
+expected<std::vector<setting_text>> parse_settings_lines(const std::string& text,
+                                                         const payload_reader& reader) {
+  std::vector<setting_text> settings;
+  size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    const auto equals = text.find('=', start);
+    if (end == std::string::npos || equals == std::string::npos || equals > end)
+      return reader.malformed("settings line " + std::to_string(settings.size() + 1)
+                              + " is not name=value");
+    settings.push_back(setting_text{text.substr(start, equals - start),
+                                    text.substr(equals + 1, end - equals - 1)});
+    start = end + 1;
+  }
+  return settings;
+}
+
 expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
   payload_reader reader(in, path);
   checkpoint c;
@@ -234,6 +261,15 @@ expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
   if (!state)
     return state.error();
   c.optimizer_state = std::move(*state);
+  if (file_version >= 3) {
+    auto lines = reader.text("settings");
+    if (!lines)
+      return lines.error();
+    auto settings = parse_settings_lines(*lines, reader);
+    if (!settings)
+      return settings.error();
+    c.settings = std::move(*settings);
+  }
   if (reader.remaining() != 0)
     return reader.malformed(std::to_string(reader.remaining())
                             + " bytes left over after the last field");
@@ -397,17 +433,51 @@ expected<checkpoint> read_checkpoint(const std::string& path) {
   return decode_payload(*in, path);
 }
 
+uint64_t settings_fingerprint(const std::vector<setting_text>& settings) {
+  const auto text = settings_lines(settings);
+  return fnv1a64(text.data(), text.size());
+}
+
+namespace {
+
+// "--lr=0.001 there, 0.002 here; --seed=42 there, 7 here": each setting of
+// `now` whose value in `saved` differs, or that `saved` lacks.
+std::string differences(const std::vector<setting_text>& saved,
+                        const std::vector<setting_text>& now) {
+  std::string text;
+  for (const auto& setting : now) {
+    auto found = std::find_if(saved.begin(), saved.end(), [&](const setting_text& s) {
+      return s.name == setting.name;
+    });
+    if (found != saved.end() && found->value == setting.value)
+      continue;
+    text += (text.empty() ? "--" : "; --") + setting.name + "="
+            + (found == saved.end() ? "(not recorded)" : found->value) + " there, "
+            + setting.value + " here";
+  }
+  return text;
+}
+
+} // namespace
+
 status check_compatible(const checkpoint& c, const std::string& model,
-                        uint64_t config_fingerprint, size_t parameter_count,
+                        const std::vector<setting_text>& settings, size_t parameter_count,
                         const std::string& path) {
   if (canonical_model(c.model) != canonical_model(model))
     return fail(model_errc::invalid_argument, "checkpoint " + path + " was written for model "
                                                 + c.model + ", this run trains " + model);
-  if (c.config_fingerprint != config_fingerprint)
+  if (!c.settings.empty()) {
+    if (auto differ = differences(c.settings, settings); !differ.empty())
+      return fail(model_errc::invalid_argument,
+                  "checkpoint " + path + " was written by a run with other settings ("
+                    + differ + "): resume with the original settings");
+  } else if (c.config_fingerprint != settings_fingerprint(settings)) {
     return fail(model_errc::invalid_argument,
-                "checkpoint " + path + " was written with other run settings than this run's "
-                  + "(settings fingerprint " + hex(c.config_fingerprint) + " in the file, "
-                  + hex(config_fingerprint) + " now): resume with the original settings");
+                "checkpoint " + path + " was written with other run settings than this run's, "
+                  "or by an older Troupe (settings fingerprint " + hex(c.config_fingerprint)
+                  + " in the file, " + hex(settings_fingerprint(settings))
+                  + " now; a file of this format does not record which)");
+  }
   if (c.params.size() != parameter_count)
     return fail(model_errc::invalid_argument,
                 "checkpoint " + path + " holds " + std::to_string(c.params.size())

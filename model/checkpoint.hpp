@@ -8,13 +8,17 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "common/settings_fields.hpp"
 
 namespace troupe {
 
 /// Holds everything a run needs to resume where it stopped.
 struct checkpoint {
   std::string model;           // the model spec text, e.g. "784-128relu-10"
-  uint64_t config_fingerprint = 0; // hash of the run settings that must match on resume
+  // The run settings a resume must match (option name, value), and their
+  // hash; a format-1 or 2 file has the hash only.
+  std::vector<setting_text> settings;
+  uint64_t config_fingerprint = 0;
   uint64_t version = 0;        // optimizer steps applied to params
   uint64_t round = 0;          // the store's next round
   uint64_t epoch = 0;          // the epoch in progress, 0-based
@@ -41,12 +45,16 @@ expected<size_t> write_checkpoint(const std::string& path, const checkpoint& c);
 /// A missing or unreadable file is io_error; any damage is bad_format.
 expected<checkpoint> read_checkpoint(const std::string& path);
 
+/// Hashes run settings as a checkpoint's config_fingerprint does.
+uint64_t settings_fingerprint(const std::vector<setting_text>& settings);
+
 /// Checks that `c`, read from `path`, can resume a run training `model` with
-/// settings hashed to `config_fingerprint` and `parameter_count` parameters.
-/// Succeeds, or fails with an invalid_argument error saying what differs. Model
-/// texts are compared in canonical form ("784-128relu-10").
+/// `settings` and `parameter_count` parameters. Succeeds, or fails with an
+/// invalid_argument error naming each setting that differs (a file that
+/// records only the hash: that they differ). Model texts are compared in
+/// canonical form ("784-128relu-10").
 status check_compatible(const checkpoint& c, const std::string& model,
-                        uint64_t config_fingerprint, size_t parameter_count,
+                        const std::vector<setting_text>& settings, size_t parameter_count,
                         const std::string& path);
 
 } // namespace troupe

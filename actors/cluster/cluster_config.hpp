@@ -1,12 +1,17 @@
-// The actor system config every Troupe program starts from: all message types,
-// the middleman with the same heartbeat settings on every node, and the
-// cluster's TLS options.
+// The actor system config every Troupe program starts from, and the one
+// command-line binder its programs share: all message types, the middleman
+// with the same heartbeat settings on every node, the cluster's TLS
+// options, and each option bound with its section, default and unit for
+// --help (option_docs.hpp).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include <caf/actor_system_config.hpp>
+
+#include "actors/cluster/option_docs.hpp"
 
 namespace troupe {
 
@@ -19,15 +24,24 @@ namespace troupe {
 /// usable core.
 class cluster_config : public caf::actor_system_config {
 public:
-  cluster_config();
+  /// A config for `program` (as --help names it), whose --help opens with `about`.
+  explicit cluster_config(std::string program = "troupe", std::string about = "");
+
+  /// Binds `var` to --name=VALUE: listed under `group` in --help with
+  /// `help`, var's current value as its default (or hint.fallback), and the
+  /// hint's unit and minimum.
+  template <class T>
+  cluster_config& bind(option_group group, T& var, const char* name, const std::string& help,
+                       option_hint hint = {});
 
   /// Checks what parse() read and loads the modules it needs; call it after
   /// parse() and before building the actor system.
   caf::error prepare();
 
   /// Parses the command line and config file, then prepare(). Returns the
-  /// exit code when the program should stop here (0 after --help, 2 after
-  /// printing what was wrong), nothing when it should go on.
+  /// exit code when the program should stop here (0 after --help or
+  /// --dump-config, 2 after printing what was wrong), nothing when it should
+  /// go on.
   std::optional<int> parse_and_prepare(int argc, char** argv);
 
   /// Tells whether the links use mutual TLS (known after prepare()).
@@ -41,7 +55,45 @@ public:
   std::string gemm_kernel = "auto";
 
 private:
+  caf::error check_config_file_keys() const;
+
+  std::string program_;
+  std::string about_;
+  option_docs docs_;
   bool tls_enabled_ = false;
 };
+
+template <class T>
+cluster_config& cluster_config::bind(option_group group, T& var, const char* name,
+                                     const std::string& help, option_hint hint) {
+  opt_group{custom_options_, "global"}.add(var, name, help);
+  option_doc doc;
+  doc.group = group;
+  doc.name = name;
+  doc.help = help;
+  doc.unit = hint.unit ? hint.unit : "";
+  doc.minimum = hint.minimum;
+  doc.ini_value = [&var] { return ini_text(var); };
+  if constexpr (std::is_same<T, bool>::value) {
+    doc.value = hint.value ? hint.value : "";
+  } else if constexpr (std::is_integral<T>::value) {
+    doc.value = hint.value ? hint.value : "N";
+    doc.default_text = std::to_string(var);
+    if (hint.minimum > 0)
+      doc.below_minimum = [&var, minimum = hint.minimum] {
+        return static_cast<uint64_t>(var) < minimum;
+      };
+  } else if constexpr (std::is_floating_point<T>::value) {
+    doc.value = hint.value ? hint.value : "X";
+    doc.default_text = ini_text(var);
+  } else {
+    doc.value = hint.value ? hint.value : "TEXT";
+    doc.default_text = var;
+  }
+  if (hint.fallback)
+    doc.default_text = hint.fallback;
+  docs_.add(std::move(doc));
+  return *this;
+}
 
 } // namespace troupe

@@ -7,6 +7,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"
 #include "model/numerics_identity.hpp"

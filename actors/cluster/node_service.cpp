@@ -9,6 +9,7 @@
 
 #include "actors/replica/data_cache.hpp"
 #include "actors/cluster/handshake.hpp"
+#include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"
 
@@ -36,7 +37,7 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
       if (!train)
         return refuse(make_troupe_error(troupe_errc::bad_data,
                                         "the node cannot read the data: "
-                                          + train.error().message));
+                                          + describe(train.error())));
       if (auto fits = check_model_fits(*spec, **train); !fits)
         return refuse(make_troupe_error(troupe_errc::bad_config,
                                         "on the node, in " + theirs.data_dir + ": "
@@ -72,40 +73,19 @@ node_actor spawn_node_service(caf::actor_system& system, node_options options) {
 }
 
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,
-                      const std::string& host_port, std::chrono::milliseconds timeout) {
-  auto address = parse_host_port(host_port);
-  if (!address)
-    return address.error();
+                      const host_port& address, std::chrono::milliseconds timeout) {
   caf::error result;
   caf::scoped_actor self{system};
-  self->request(node, timeout, link_atom::value, address->first, address->second)
+  self->request(node, timeout, link_atom::value, address.host, address.port)
     .receive([](bool) {}, [&](caf::error& err) { result = std::move(err); });
   return result;
 }
 
-caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-    return make_troupe_error(troupe_errc::bad_config,
-                             "'" + text + "' is not HOST:PORT");
-  const auto port_text = text.substr(colon + 1);
-  if (port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos
-      || std::stoul(port_text) == 0 || std::stoul(port_text) > 65535)
-    return make_troupe_error(troupe_errc::bad_config,
-                             "'" + text + "': port must be 1..65535");
-  auto host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2); // [::1]:4000
-  return std::make_pair(host, static_cast<uint16_t>(std::stoul(port_text)));
-}
-
 caf::expected<connected_node> connect_to_node(caf::actor_system& system,
-                                              const std::string& host_port, bool tls,
+                                              const host_port& address, bool tls,
                                               const handshake& hello,
                                               std::chrono::milliseconds timeout) {
-  auto address = parse_host_port(host_port);
-  if (!address)
-    return address.error();
+  const std::string where = address.text();
   // Through the middleman actor, not remote_actor(), whose wait has no bound.
   caf::io::middleman_actor manager = tls ? system.openssl_manager().actor_handle()
                                          : system.middleman().actor_handle();
@@ -114,16 +94,16 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
   // A busy peer can miss the middleman's 1 s handshake deadline
   // (connection_timeout); that is worth another try, a refused port is not.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    self->request(manager, timeout, caf::connect_atom::value, address->first, address->second)
+    self->request(manager, timeout, caf::connect_atom::value, address.host, address.port)
       .receive(
         [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
             const std::set<std::string>& ifs) {
           if (!ptr)
             node = make_troupe_error(troupe_errc::bad_config,
-                                     "nothing is published at " + host_port);
+                                     "nothing is published at " + where);
           else if (ifs != system.message_types<node_actor>())
             node = make_troupe_error(troupe_errc::bad_config,
-                                     host_port + " is not a Troupe node of this version");
+                                     where + " is not a Troupe node of this version");
           else
             node = caf::actor_cast<node_actor>(std::move(ptr));
         },
@@ -133,8 +113,8 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
   }
   if (!node)
     return make_troupe_error(troupe_errc::bad_config,
-                             "cannot reach node " + host_port + ": " + describe(node.error())
-                               + " (is `node --port=" + std::to_string(address->second)
+                             "cannot reach node " + where + ": " + describe(node.error())
+                               + " (is `node --port=" + std::to_string(address.port)
                                + "` running there, with the same TLS settings?)");
   caf::expected<connected_node> result = caf::sec::request_timeout;
   const int64_t sent = steady_nanoseconds();
@@ -153,7 +133,7 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
       },
       [&](caf::error& err) {
         result = make_troupe_error(troupe_errc::bad_config,
-                                   "handshake with node " + host_port
+                                   "handshake with node " + where
                                      + " failed: " + describe(err));
       });
   return result;

@@ -8,6 +8,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/cluster/host_port.hpp"
 #include "messages/interfaces.hpp"
 
 namespace troupe {
@@ -32,18 +33,15 @@ struct connected_node {
   int64_t clock_error_ns = 0;
 };
 
-/// Connects to the node at "HOST:PORT" and runs the handshake; a node that is
+/// Connects to the node at `address` and runs the handshake; a node that is
 /// unreachable, silent or incompatible is an error naming it.
 caf::expected<connected_node> connect_to_node(caf::actor_system& system,
-                                              const std::string& host_port, bool tls,
+                                              const host_port& address, bool tls,
                                               const handshake& hello,
                                               std::chrono::milliseconds timeout);
 
-/// Asks `node` to connect directly to the node at "HOST:PORT".
+/// Asks `node` to connect directly to the node at `address`.
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,
-                      const std::string& host_port, std::chrono::milliseconds timeout);
-
-/// Splits "HOST:PORT"; a malformed address is an error.
-caf::expected<std::pair<std::string, uint16_t>> parse_host_port(const std::string& text);
+                      const host_port& address, std::chrono::milliseconds timeout);
 
 } // namespace troupe

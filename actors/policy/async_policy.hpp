@@ -2,7 +2,7 @@
 // and only its sender is answered.
 #pragma once
 
-#include "actors/policy/update_policy.hpp"
+#include "actors/policy/policy_registry.hpp"
 
 namespace troupe {
 
@@ -12,9 +12,6 @@ namespace troupe {
 class async_policy final : public update_policy {
 public:
   explicit async_policy(const policy_settings& settings = {}) : settings_(settings) {}
-  std::string name() const override { return "async"; }
-  bool reproducible() const override { return false; }
-  bool reports_staleness() const override { return true; }
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t) override {}
   void on_replica_lost(uint32_t, store_port&) override {}
@@ -25,5 +22,8 @@ private:
   policy_settings settings_;
   uint64_t pushes_ = 0;
 };
+
+/// Describes async for the registry (builtin_policies.hpp).
+policy_descriptor async_policy_descriptor();
 
 } // namespace troupe

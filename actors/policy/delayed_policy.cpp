@@ -8,8 +8,32 @@
 
 namespace troupe {
 
+policy_descriptor delayed_policy_descriptor() {
+  policy_descriptor d;
+  d.name = "delayed";
+  d.summary = "every gradient exactly --staleness versions stale, rounds reduced in "
+              "replica order (reproducible)";
+  d.settings = {"staleness"};
+  d.refuse = [](const policy_settings& s) -> std::string {
+    return s.staleness == 0 ? "--mode=delayed needs --staleness=K with K >= 1 (K = 0 is sync)"
+                            : "";
+  };
+  d.traits = [](const policy_settings& s) {
+    policy_traits t;
+    t.reproducible = true;
+    t.steps_per_round = true;
+    t.reports_staleness = true;
+    t.history_depth = s.staleness > 1 ? s.staleness - 1 : 0;
+    return t;
+  };
+  d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {
+    return std::make_unique<delayed_policy>(s.staleness);
+  };
+  return d;
+}
+
 std::optional<push_refusal> delayed_policy::refusal(const gradient_push& push) const {
-  if (auto refused = refuse_outside_rounds(push, live_, round_, lag_, "delayed"))
+  if (auto refused = refuse_outside_rounds(push, live_, round_, lag_))
     return refused;
   auto round_pushes = pending_.find(push.round);
   if (round_pushes != pending_.end() && round_pushes->second.count(push.replica) > 0)
@@ -39,7 +63,7 @@ void delayed_policy::on_replica_lost(uint32_t replica, store_port& store) {
     return;
   auto open = pending_.find(round_);
   const bool pushed = open != pending_.end() && open->second.count(replica) > 0;
-  losses_.push_back(replica_loss{round_, replica, pushed});
+  report_.losses.push_back(replica_loss{round_, replica, pushed});
   // Its pushes for later rounds go: the survivors re-plan its share from the
   // open round on, and would train those samples twice.
   for (auto& entry : pending_)

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "actors/policy/update_policy.hpp"
+#include "actors/policy/policy_registry.hpp"
 
 namespace troupe {
 
@@ -21,14 +21,9 @@ class delayed_policy final : public update_policy {
 public:
   explicit delayed_policy(uint32_t lag) : lag_(lag < 1 ? 1 : lag) {}
 
-  std::string name() const override { return "delayed"; }
-  bool reproducible() const override { return true; }
-  bool reports_staleness() const override { return true; }
-  uint32_t history_depth() const override { return lag_ - 1; }
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override { live_.insert(replica); }
   void on_replica_lost(uint32_t replica, store_port& store) override;
-  std::vector<replica_loss> losses() const override { return losses_; }
   uint64_t next_round() const override { return round_; }
   void set_next_round(uint64_t round) override { round_ = round; }
 
@@ -44,8 +39,10 @@ private:
     uint64_t ticket;
   };
   std::vector<held_answer> held_; // pushes of round round_ + K: answered at the next close
-  std::vector<replica_loss> losses_;
   uint64_t round_ = 0;
 };
+
+/// Describes delayed for the registry (builtin_policies.hpp).
+policy_descriptor delayed_policy_descriptor();
 
 } // namespace troupe

@@ -9,21 +9,20 @@ namespace troupe {
 
 std::optional<push_refusal> refuse_outside_rounds(const gradient_push& push,
                                                   const std::set<uint32_t>& live,
-                                                  uint64_t open_round, uint64_t rounds_ahead,
-                                                  const std::string& mode) {
+                                                  uint64_t open_round, uint64_t rounds_ahead) {
   const auto replica = std::to_string(push.replica);
   const auto round = std::to_string(push.round);
   const auto store_round = std::to_string(open_round);
   if (live.count(push.replica) == 0)
-    return push_refusal{refusal_code::unknown_replica,
-                        "replica " + replica + " is not a live member of this " + mode + " run"};
+    return push_refusal{troupe_errc::unknown_replica,
+                        "replica " + replica + " is not a live member of this run"};
   if (push.round < open_round)
-    return push_refusal{refusal_code::stale_round,
+    return push_refusal{troupe_errc::stale_round,
                         "gradient from replica " + replica + " is for round " + round
                           + ", which is closed (the store is at round " + store_round + ")"};
   if (push.round > open_round + rounds_ahead)
     return push_refusal{
-      refusal_code::unexpected_round,
+      troupe_errc::unexpected_round,
       "gradient from replica " + replica + " is for round " + round
         + (rounds_ahead == 0 ? ", but the store is at round " + store_round
                              : ", more than " + std::to_string(rounds_ahead)
@@ -32,7 +31,7 @@ std::optional<push_refusal> refuse_outside_rounds(const gradient_push& push,
 }
 
 push_refusal duplicate_push_refusal(const gradient_push& push) {
-  return push_refusal{refusal_code::duplicate_push,
+  return push_refusal{troupe_errc::duplicate_push,
                       "replica " + std::to_string(push.replica) + " pushed twice in round "
                         + std::to_string(push.round)};
 }

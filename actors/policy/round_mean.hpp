@@ -14,12 +14,10 @@ namespace troupe {
 
 /// Refuses a push from a replica that is not in `live` (unknown_replica), for
 /// a round before `open_round` (stale_round), or for a round more than
-/// `rounds_ahead` past it (unexpected_round); `mode` names the run for the
-/// message.
+/// `rounds_ahead` past it (unexpected_round).
 std::optional<push_refusal> refuse_outside_rounds(const gradient_push& push,
                                                   const std::set<uint32_t>& live,
-                                                  uint64_t open_round, uint64_t rounds_ahead,
-                                                  const std::string& mode);
+                                                  uint64_t open_round, uint64_t rounds_ahead);
 
 /// Refuses a second push of one replica in one round (duplicate_push).
 push_refusal duplicate_push_refusal(const gradient_push& push);

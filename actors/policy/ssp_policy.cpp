@@ -3,7 +3,30 @@
 
 #include <algorithm>
 
+#include "actors/policy/sync_policy.hpp"
+
 namespace troupe {
+
+policy_descriptor ssp_policy_descriptor() {
+  policy_descriptor d;
+  d.name = "ssp";
+  d.summary = "async, with no replica more than --staleness pushes ahead of the slowest";
+  d.settings = {"staleness", "staleness-lr"};
+  // Staleness 0 is lockstep: sync, with its reduction and its bits.
+  d.traits = [lockstep = sync_policy_descriptor().traits](const policy_settings& s) {
+    if (s.staleness == 0)
+      return lockstep(policy_settings{});
+    policy_traits t;
+    t.reports_staleness = true;
+    return t;
+  };
+  d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {
+    if (s.staleness == 0)
+      return std::make_unique<sync_policy>();
+    return std::make_unique<ssp_policy>(s);
+  };
+  return d;
+}
 
 std::optional<push_refusal> ssp_policy::on_push(gradient_push push, store_port& store) {
   ++pushes_;

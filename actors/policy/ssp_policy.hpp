@@ -6,7 +6,7 @@
 #include <map>
 #include <vector>
 
-#include "actors/policy/update_policy.hpp"
+#include "actors/policy/policy_registry.hpp"
 
 namespace troupe {
 
@@ -19,9 +19,6 @@ public:
   explicit ssp_policy(const policy_settings& settings)
     : settings_(settings), staleness_(settings.staleness) {}
 
-  std::string name() const override { return "ssp"; }
-  bool reproducible() const override { return false; }
-  bool reports_staleness() const override { return true; }
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
@@ -42,5 +39,9 @@ private:
   std::vector<held_answer> held_;
   uint64_t pushes_ = 0;
 };
+
+/// Describes ssp for the registry (builtin_policies.hpp); staleness 0 is
+/// lockstep, and builds the sync policy.
+policy_descriptor ssp_policy_descriptor();
 
 } // namespace troupe

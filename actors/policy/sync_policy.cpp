@@ -7,11 +7,30 @@
 
 namespace troupe {
 
-sync_policy::sync_policy(size_t, uint32_t backup_replicas) : backups_(backup_replicas) {
+policy_descriptor sync_policy_descriptor() {
+  policy_descriptor d;
+  d.name = "sync";
+  d.summary = "one step per round from every replica's gradient, in replica order "
+              "(reproducible)";
+  d.settings = {"backup-replicas"};
+  d.traits = [](const policy_settings& s) {
+    policy_traits t;
+    t.reproducible = s.backup_replicas == 0; // with backups, arrival decides
+    t.steps_per_round = true;
+    // Dropped late gradients are stale; without backups every push is fresh.
+    t.reports_staleness = s.backup_replicas > 0;
+    // A late replica still reads the parameters while its round closes without it.
+    t.replicas_wait_for_rounds = s.backup_replicas == 0;
+    return t;
+  };
+  d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {
+    return std::make_unique<sync_policy>(s.backup_replicas);
+  };
+  return d;
 }
 
 std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) const {
-  if (auto refused = refuse_outside_rounds(push, live_, round_, 0, "sync"))
+  if (auto refused = refuse_outside_rounds(push, live_, round_, 0))
     return refused;
   if (pushed_.count(push.replica) > 0)
     return duplicate_push_refusal(push);
@@ -21,7 +40,7 @@ std::optional<push_refusal> sync_policy::refusal(const gradient_push& push) cons
 std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port& store) {
   if (backups_ > 0 && push.round < round_ && live_.count(push.replica) > 0) {
     // Late for a round that closed without it: a backup's gradient, dropped.
-    ++dropped_;
+    ++report_.dropped;
     push.gradient = shared_floats{};
     store.answer(push.ticket);
     return std::nullopt;
@@ -33,9 +52,10 @@ std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port&
   const auto round = round_;
   close_round_if_complete(store);
   if (round_ != round) { // this push closed the round: it came last
-    if (waited_on_.size() <= replica)
-      waited_on_.resize(replica + 1);
-    ++waited_on_[replica];
+    auto& waited_on = report_.waited_on;
+    if (waited_on.size() <= replica)
+      waited_on.resize(replica + 1);
+    ++waited_on[replica];
   }
   return std::nullopt;
 }
@@ -49,7 +69,7 @@ void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
     return;
   // Recorded before the round may close, so that its answers carry the loss.
   // A gradient it already pushed this round still counts: it is valid work.
-  losses_.push_back(replica_loss{round_, replica, pushed_.count(replica) > 0});
+  report_.losses.push_back(replica_loss{round_, replica, pushed_.count(replica) > 0});
   close_round_if_complete(store);
 }
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "actors/policy/update_policy.hpp"
+#include "actors/policy/policy_registry.hpp"
 
 namespace troupe {
 
@@ -19,19 +19,11 @@ namespace troupe {
 /// parameters and dropped: no longer reproducible, as arrival decides.
 class sync_policy final : public update_policy {
 public:
-  explicit sync_policy(size_t parameter_count = 0, uint32_t backup_replicas = 0);
+  explicit sync_policy(uint32_t backup_replicas = 0) : backups_(backup_replicas) {}
 
-  std::string name() const override { return "sync"; }
-  bool reproducible() const override { return backups_ == 0; }
-  // A late replica still reads the parameters while its round closes without it.
-  bool replicas_wait_for_rounds() const override { return backups_ == 0; }
-  uint64_t dropped() const override { return dropped_; }
-  std::vector<uint64_t> waited_on() const override { return waited_on_; }
-  bool reports_staleness() const override { return false; } // always 0: rounds wait
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
-  std::vector<replica_loss> losses() const override { return losses_; }
   uint64_t next_round() const override { return round_; }
   void set_next_round(uint64_t round) override { round_ = round; }
 
@@ -41,11 +33,11 @@ private:
 
   std::set<uint32_t> live_;
   std::map<uint32_t, gradient_push> pushed_; // this round's pushes, by replica
-  std::vector<replica_loss> losses_;
   uint64_t round_ = 0;
   uint32_t backups_ = 0;
-  uint64_t dropped_ = 0;
-  std::vector<uint64_t> waited_on_;
 };
+
+/// Describes sync for the registry (builtin_policies.hpp).
+policy_descriptor sync_policy_descriptor();
 
 } // namespace troupe

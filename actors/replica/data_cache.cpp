@@ -4,9 +4,11 @@
 #include <map>
 #include <mutex>
 
+#include "messages/errors.hpp"
+
 namespace troupe {
 
-expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir) {
+caf::expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const dataset>> cache;
   std::lock_guard<std::mutex> guard{mutex};
@@ -15,7 +17,7 @@ expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir
     return hit->second;
   auto loaded = load_dataset(dir);
   if (!loaded)
-    return loaded.error();
+    return to_caf_error(loaded.error());
   auto train = std::make_shared<const dataset>(std::move(loaded->train));
   cache.emplace(dir, train);
   return train;

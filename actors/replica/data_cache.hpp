@@ -5,12 +5,13 @@
 #include <memory>
 #include <string>
 
+#include <caf/expected.hpp>
+
 #include "model/data/dataset.hpp"
-#include "common/expected.hpp"
 
 namespace troupe {
 
 /// Returns the training set of `dir`, loading it on first use.
-expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir);
+caf::expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir);
 
 } // namespace troupe

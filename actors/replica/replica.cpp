@@ -9,11 +9,12 @@
 
 #include <caf/all.hpp>
 
-#include "actors/threads/core_pinning.hpp"
+#include "actors/runtime/core_pinning.hpp"
 #include "actors/replica/data_cache.hpp"
 #include "actors/replica/device_step.hpp"
 #include "actors/replica/gather.hpp"
 #include "actors/replica/store_group.hpp"
+#include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
 #include "model/data/batch_plan.hpp"
@@ -368,22 +369,22 @@ bool hands_over_on_device(const replica_config& config, const std::vector<store_
                      [&here](const store_actor& shard) { return shard.node() == here; });
 }
 
-expected<std::shared_ptr<replica_setup>>
+caf::expected<std::shared_ptr<replica_setup>>
 make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
                    std::shared_ptr<const dataset> train, const backend_wrapper& wrap,
                    const caf::node_id& here) {
   if (config.replicas == 0 || config.index >= config.replicas)
-    return fail(model_errc::invalid_argument,
+    return make_troupe_error(troupe_errc::bad_config,
                 "replica index " + std::to_string(config.index) + " is outside 0.."
                   + std::to_string(config.replicas));
   if (config.global_batch < config.replicas)
-    return fail(model_errc::invalid_argument,
+    return make_troupe_error(troupe_errc::bad_config,
                 "batch size " + std::to_string(config.global_batch)
                   + " is smaller than the number of replicas ("
                   + std::to_string(config.replicas) + ")");
   auto spec = parse_model_spec(config.model);
   if (!spec)
-    return spec.error();
+    return to_caf_error(spec.error());
   if (!train) {
     auto cached = cached_train_set(config.data_dir);
     if (!cached)
@@ -391,18 +392,18 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
     train = *cached;
   }
   if (auto fits = check_model_fits(*spec, *train); !fits)
-    return fits.error();
+    return to_caf_error(fits.error());
   store_group store;
   store.parameter_count = parameter_layout(*spec).size();
   auto ranges = split_into_shards(store.parameter_count, shards.size());
   if (!ranges)
-    return ranges.error();
+    return to_caf_error(ranges.error());
   store.ranges = std::move(*ranges);
   const bool handover = hands_over_on_device(config, shards, here);
   store.shards = std::move(shards);
   auto compute = make_backend(config.device);
   if (!compute)
-    return compute.error();
+    return to_caf_error(compute.error());
   if (wrap)
     *compute = wrap(config.index, std::move(*compute));
   auto setup = std::make_shared<replica_setup>();
@@ -445,7 +446,7 @@ replica_actor::behavior_type remote_replica(replica_pointer self, replica_config
                                             std::vector<store_actor> shards) {
   auto setup = make_replica_setup(config, shards, nullptr, {}, self->system().node());
   if (!setup) {
-    auto reason = to_caf_error(setup.error());
+    auto reason = setup.error();
     std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
                  config.index, config.replicas, config.device.c_str(),
                  describe(reason).c_str());
@@ -470,7 +471,7 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
   auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap,
                                   system.node());
   if (!setup)
-    return to_caf_error(setup.error());
+    return setup.error();
   if (replica_needs_own_thread(config))
     return system.spawn<caf::detached>(replica, std::move(*setup));
   return system.spawn(replica, std::move(*setup));

@@ -51,10 +51,10 @@ void metrics_log::write_line(const std::string& line) {
   std::fflush(file_.get());
 }
 
-void metrics_log::write_epoch(const epoch_record& r, const fit_options& options) {
+void metrics_log::write_epoch(const epoch_record& r, const run_config& options) {
   nlohmann::json j = {
     {"record", "epoch"},           {"epoch", r.epoch},
-    {"mode", options.mode},        {"replicas", options.replicas},
+    {"mode", options.policy.name},       {"replicas", options.replicas},
     {"loss", r.train_loss},        {"accuracy", r.train_accuracy},
     {"test_loss", r.test_loss},    {"test_accuracy", r.test_accuracy},
     {"samples", r.samples},        {"seconds", r.seconds},
@@ -78,7 +78,7 @@ void metrics_log::write_step(const epoch_progress& p) {
   write_line(j.dump());
 }
 
-void metrics_log::write_summary(const fit_summary& s, const fit_options& options) {
+void metrics_log::write_summary(const fit_summary& s, const run_config& options) {
   const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {
     {"record", "final"},

@@ -7,7 +7,9 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/run/coordinator.hpp"
+#include "actors/config/run_config.hpp"
+#include "actors/report/fit_observer.hpp"
+#include "messages/protocol.hpp"
 
 namespace troupe {
 
@@ -21,8 +23,8 @@ public:
   /// Opens (truncates) `path`; an unwritable path is an error.
   static caf::expected<metrics_log> open(const std::string& path);
 
-  void write_epoch(const epoch_record& record, const fit_options& options);
-  void write_summary(const fit_summary& summary, const fit_options& options);
+  void write_epoch(const epoch_record& record, const run_config& options);
+  void write_summary(const fit_summary& summary, const run_config& options);
   /// Writes a "step" record: the run's optimizer steps, samples and wall
   /// time so far, and the epoch's mean training loss so far (--log-every).
   void write_step(const epoch_progress& progress);

@@ -32,8 +32,8 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/config/run_config.hpp"
 #include "actors/report/fit_observer.hpp"
-#include "actors/config/fit_options.hpp"
 #include "messages/protocol.hpp"
 #include "model/data/dataset.hpp"
 
@@ -41,7 +41,7 @@ namespace troupe {
 
 /// Runs a fit to the end and returns its summary, or the error that stopped
 /// it. Every wait inside is bounded; nothing is left running afterwards.
-caf::expected<fit_summary> fit(caf::actor_system& system, const fit_options& options,
+caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
                                std::shared_ptr<const dataset_pair> data,
                                fit_observer observer = {});
 

@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include "actors/replica/gather.hpp"
+#include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/model_spec.hpp"
@@ -132,10 +133,10 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
 // Builds the caller's summary from the final parameters.
 fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   fit_summary summary;
-  summary.mode = st.setup.options.mode;
+  summary.mode = st.setup.plan.config.policy.name;
   summary.replicas = static_cast<uint32_t>(st.replicas.size());
   summary.live_replicas = live_count(st);
-  summary.epochs = st.setup.options.epochs;
+  summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;
   summary.samples_per_second = st.train_seconds > 0 ? st.train_samples / st.train_seconds : 0;
@@ -152,8 +153,6 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
 void finish_run(coordinator_pointer self) {
   fetch_params(self, [self](params_msg& params) {
     auto& st = self->state;
-    if (st.last_record.epoch == 0) // a resumed run with nothing left to do
-      evaluate(st, params, st.last_record);
     st.done = true;
     st.promise.deliver(summarize(st, params));
     shutdown(self);
@@ -164,7 +163,7 @@ void finish_run(coordinator_pointer self) {
 // from these); then the next epoch starts.
 void checkpoint_if_due(coordinator_pointer self) {
   auto& st = self->state;
-  if (st.setup.options.checkpoint_path.empty()) {
+  if (st.setup.plan.config.checkpoint_path.empty()) {
     start_epoch(self);
     return;
   }
@@ -284,14 +283,14 @@ void collect_if_epoch_complete(coordinator_pointer self) {
 // Tells the store where the epoch starts and sends each live replica its order.
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
-  const auto& options = st.setup.options;
+  const auto& options = st.setup.plan.config;
   const batch_plan plan(static_cast<size_t>(st.setup.data->train.count), options.batch_size,
                         st.replicas.size());
   // A replica waits at most one step timeout per round; this is the backstop.
   const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
   std::fill(st.reported.begin(), st.reported.end(), false);
   st.epoch_start = clock_type::now();
-  const uint64_t skipped = st.epoch == st.setup.epoch ? st.setup.resume_round : 0;
+  const uint64_t skipped = st.epoch == st.setup.plan.first_epoch ? st.setup.plan.resume_round : 0;
   epoch_order order{st.epoch, params, skipped};
   for (const auto& shard : st.store.shards)
     self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
@@ -337,12 +336,12 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
 } // namespace
 
 std::chrono::milliseconds step_timeout(const coordinator_state& st) {
-  return std::chrono::milliseconds(st.setup.options.step_timeout_ms);
+  return std::chrono::milliseconds(st.setup.plan.config.step_timeout_ms);
 }
 
 void start_epoch(coordinator_pointer self) {
   auto& st = self->state;
-  if (st.epoch >= st.setup.options.epochs) {
+  if (st.epoch >= st.setup.plan.config.epochs) {
     finish_run(self);
     return;
   }
@@ -360,7 +359,7 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         if (st.done || epoch != st.epoch + 1)
           return; // the epoch ended while the counters travelled
         const auto now = clock_type::now();
-        const auto& options = st.setup.options;
+        const auto& options = st.setup.plan.config;
         epoch_progress progress;
         progress.epoch = epoch;
         progress.epochs = options.epochs;
@@ -394,7 +393,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
   const std::string what = "replica " + std::to_string(index) + " on "
                            + st.setup.where.replica_places[index] + " died in epoch "
                            + std::to_string(st.epoch + 1) + ": " + reason;
-  if (st.setup.options.loss_action == replica_loss_action::abort) {
+  if (st.setup.plan.config.on_replica_loss == replica_loss_action::abort) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + " (--on-replica-loss=abort)"));
     return;
@@ -429,9 +428,10 @@ void fail_run(coordinator_pointer self, caf::error err) {
   for (auto& shard : st.store.shards)
     self->send_exit(shard, caf::exit_reason::user_shutdown);
   // Once the writer answers, every part sent before is on disk: ask it
-  // after each shard has answered, or bounced, a request sent behind its
-  // exit, so that whatever the shard sent before it stopped is ahead of the
-  // question in the writer's mailbox.
+  // after each live shard has answered, or bounced, a request sent behind
+  // its exit, so that whatever the shard sent before it stopped is ahead of
+  // the question in the writer's mailbox. A dead shard sends nothing more,
+  // and a request to it would only time out.
   auto report = [self, err]() mutable {
     self->state.promise.deliver(std::move(err));
     shutdown(self);
@@ -441,7 +441,8 @@ void fail_run(coordinator_pointer self, caf::error err) {
       .then([report](checkpoint_stats&) mutable { report(); },
             [report](caf::error&) mutable { report(); });
   };
-  auto shards_left = std::make_shared<size_t>(st.store.shards.size());
+  auto shards_left = std::make_shared<size_t>(
+    std::count(st.shard_alive.begin(), st.shard_alive.end(), true));
   auto one_stopped = [ask_writer, shards_left]() {
     if (--*shards_left == 0)
       ask_writer();
@@ -450,10 +451,11 @@ void fail_run(coordinator_pointer self, caf::error err) {
     ask_writer();
     return;
   }
-  for (auto& shard : st.store.shards)
-    self->request(shard, step_timeout(st), stats_atom::value)
-      .then([one_stopped](store_stats&) { one_stopped(); },
-            [one_stopped](caf::error&) { one_stopped(); });
+  for (size_t k = 0; k < st.store.shards.size(); ++k)
+    if (st.shard_alive[k])
+      self->request(st.store.shards[k], step_timeout(st), stats_atom::value)
+        .then([one_stopped](store_stats&) { one_stopped(); },
+              [one_stopped](caf::error&) { one_stopped(); });
 }
 
 } // namespace troupe

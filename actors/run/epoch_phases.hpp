@@ -15,10 +15,10 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/report/fit_observer.hpp"
-#include "actors/config/fit_options.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/report/trace_file.hpp"
 #include "actors/run/placement.hpp"
+#include "actors/run/run_plan.hpp"
 #include "actors/store/variable_store.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/protocol.hpp"
@@ -30,14 +30,10 @@ namespace troupe {
 
 /// Holds what a run starts from; fit() builds it once, the state keeps it.
 struct coordinator_setup {
-  fit_options options; // checked
+  run_plan plan;
   std::shared_ptr<const dataset_pair> data;
   fit_observer observer;
-  std::vector<std::string> devices; // per replica
   placement where;
-  store_config store_init;
-  uint32_t epoch = 0;        // the first epoch to run (a resumed run's may be > 0)
-  uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
   std::shared_ptr<trace_file> trace; // with --trace
   std::chrono::steady_clock::time_point run_start;
 };
@@ -50,6 +46,7 @@ struct coordinator_state {
   std::unique_ptr<backend> eval_backend;
   std::unique_ptr<network> eval_net;
   store_group store;              // its shards
+  std::vector<bool> shard_alive;  // by shard: no down message seen
   checkpoint_writer_actor writer; // with --checkpoint
   std::vector<replica_actor> replicas;
   std::vector<bool> alive;

@@ -10,7 +10,6 @@
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/replica/replica.hpp"
-#include "actors/policy/update_policy.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe {
@@ -33,106 +32,140 @@ caf::error setup_error_of(caf::actor_system& system, const Handle& spawned,
   return found;
 }
 
+// What every placement step needs: the system, the plan, the handshake.
+struct placing {
+  caf::actor_system& system;
+  const run_config& config;
+  handshake hello;
+  std::chrono::milliseconds timeout;
+};
+
+void place_store_here(placement& out, const placing& p) {
+  auto& system = p.system;
+  out.store_places.assign(p.config.store_shards, "this process");
+  out.store_clock_offsets.assign(p.config.store_shards, 0);
+  out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
+                              const caf::actor&, shared_parameter_buffers shared) {
+    return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
+  };
+}
+
+caf::error place_store_on_nodes(placement& out, const placing& p) {
+  std::vector<node_actor> store_nodes;
+  std::vector<int64_t> offsets;
+  for (const auto& address : p.config.store_nodes) {
+    auto node = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
+    if (!node)
+      return node.error();
+    store_nodes.push_back(node->node);
+    offsets.push_back(node->clock_offset_ns);
+    out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
+  }
+  out.store_here = false;
+  for (uint32_t k = 0; k < p.config.store_shards; ++k) {
+    out.store_places.push_back("node " + p.config.store_nodes[k % store_nodes.size()].text());
+    out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
+  }
+  auto& system = p.system;
+  out.spawn_store = [&system, store_nodes, timeout = p.timeout](
+                      store_config store_opts, const checkpoint_writer_actor& writer,
+                      const caf::actor& owner,
+                      shared_parameter_buffers) -> caf::expected<store_actor> {
+    const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
+    auto shard = system.middleman().remote_spawn<store_actor>(
+      node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
+      timeout);
+    if (!shard)
+      return shard.error();
+    if (auto err = setup_error_of<store_stats>(system, *shard, timeout, stats_atom::value))
+      return err; // e.g. a store device the node cannot open
+    return shard;
+  };
+  return caf::none;
+}
+
+void place_replicas_here(placement& out, const placing& p, const run_plan& plan,
+                         std::shared_ptr<const dataset> train) {
+  auto& system = p.system;
+  out.replica_places = plan.devices;
+  out.replica_clock_offsets.assign(p.config.replicas, 0);
+  out.spawn_replica = [&system, train, wrap = p.config.wrap_replica_backend](
+                        const replica_config& cfg, const std::vector<store_actor>& shards) {
+    return spawn_replica(system, cfg, shards, train, wrap);
+  };
+}
+
+// Connects to a replica node and links it to every store node but itself,
+// so replicas there reach the shards without a detour through this process
+// (which would also route the shard's handle through it, and end with it).
+caf::expected<connected_node> connect_replica_node(const placing& p, const host_port& address) {
+  auto connected = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
+  if (!connected)
+    return connected.error();
+  for (const auto& store_address : p.config.store_nodes) {
+    if (store_address == address)
+      continue;
+    if (auto err = link_nodes(p.system, connected->node, store_address, p.timeout))
+      return make_troupe_error(troupe_errc::bad_config,
+                               "node " + address.text() + " cannot reach the store node "
+                                 + store_address.text() + ": " + describe(err));
+  }
+  return connected;
+}
+
+caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_plan& plan) {
+  std::vector<node_actor> nodes;
+  std::vector<int64_t> node_offsets;
+  for (const auto& address : p.config.nodes) {
+    auto connected = connect_replica_node(p, address);
+    if (!connected)
+      return connected.error();
+    nodes.push_back(connected->node);
+    node_offsets.push_back(connected->clock_offset_ns);
+    out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
+  }
+  const auto per_node = p.config.replicas_per_node;
+  for (uint32_t i = 0; i < p.config.replicas; ++i) {
+    out.replica_places.push_back("node " + p.config.nodes[i / per_node].text() + " ("
+                                 + plan.devices[i] + ")");
+    out.replica_clock_offsets.push_back(node_offsets[i / per_node]);
+  }
+  auto& system = p.system;
+  out.spawn_replica = [&system, nodes, per_node, timeout = p.timeout](
+                        const replica_config& cfg, const std::vector<store_actor>& shards)
+    -> caf::expected<replica_actor> {
+    const auto& node = nodes[cfg.index / per_node];
+    auto replica = system.middleman().remote_spawn<replica_actor>(
+      node.node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
+    if (!replica)
+      return replica.error();
+    if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
+      return err;
+    return replica;
+  };
+  return caf::none;
+}
+
 } // namespace
 
-caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
-                                        const std::vector<std::string>& devices,
+caf::expected<placement> make_placement(caf::actor_system& system, const run_plan& plan,
                                         std::shared_ptr<const dataset> train) {
+  const run_config& c = plan.config;
+  placing p{system, c,
+            make_handshake(system, c.model, c.data_dir, "coordinator",
+                           c.protocol_version != 0 ? c.protocol_version
+                                                   : troupe_protocol_version),
+            std::chrono::milliseconds(c.step_timeout_ms)};
+  p.hello.same_bits_required = plan.traits.reproducible;
   placement out;
-  const auto timeout = std::chrono::milliseconds(opts.step_timeout_ms);
-  auto hello = make_handshake(system, opts.model, opts.data_dir, "coordinator",
-                              opts.protocol_version != 0 ? opts.protocol_version
-                                                         : troupe_protocol_version);
-  if (auto policy = make_update_policy(opts.mode, 0, policy_settings_for(opts)))
-    hello.same_bits_required = (*policy)->reproducible();
-  if (opts.store_nodes.empty()) {
-    out.store_places.assign(opts.store_shards, "this process");
-    out.store_clock_offsets.assign(opts.store_shards, 0);
-    out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
-                                const caf::actor&, shared_parameter_buffers shared) {
-      return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
-    };
-  } else {
-    std::vector<node_actor> store_nodes;
-    std::vector<int64_t> offsets;
-    for (const auto& address : opts.store_nodes) {
-      auto node = connect_to_node(system, address, opts.tls, hello, timeout);
-      if (!node)
-        return node.error();
-      store_nodes.push_back(node->node);
-      offsets.push_back(node->clock_offset_ns);
-      out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
-    }
-    out.store_here = false;
-    for (uint32_t k = 0; k < opts.store_shards; ++k) {
-      out.store_places.push_back("node " + opts.store_nodes[k % opts.store_nodes.size()]);
-      out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
-    }
-    out.spawn_store = [&system, store_nodes, timeout](store_config store_opts,
-                                                      const checkpoint_writer_actor& writer,
-                                                      const caf::actor& owner,
-                                                      shared_parameter_buffers)
-      -> caf::expected<store_actor> {
-      const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
-      auto shard = system.middleman().remote_spawn<store_actor>(
-        node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
-        timeout);
-      if (!shard)
-        return shard.error();
-      if (auto err = setup_error_of<store_stats>(system, *shard, timeout, stats_atom::value))
-        return err; // e.g. a store device the node cannot open
-      return shard;
-    };
-  }
-  if (opts.nodes.empty()) {
-    out.replica_places = devices;
-    out.replica_clock_offsets.assign(opts.replicas, 0);
-    out.spawn_replica = [&system, train, wrap = opts.wrap_replica_backend](
-                          const replica_config& cfg, const std::vector<store_actor>& shards) {
-      return spawn_replica(system, cfg, shards, train, wrap);
-    };
-  } else {
-    std::vector<node_actor> nodes;
-    std::vector<int64_t> node_offsets;
-    for (const auto& address : opts.nodes) {
-      auto connected = connect_to_node(system, address, opts.tls, hello, timeout);
-      if (!connected)
-        return connected.error();
-      auto node = &connected->node;
-      node_offsets.push_back(connected->clock_offset_ns);
-      out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
-      // Store shards on other nodes: link each directly first, so replicas
-      // here reach them without a detour through this process (which would
-      // also route the shard's handle through it, and end with it).
-      for (const auto& store_address : opts.store_nodes) {
-        if (store_address == address)
-          continue;
-        if (auto err = link_nodes(system, *node, store_address, timeout))
-          return make_troupe_error(troupe_errc::bad_config,
-                                   "node " + address + " cannot reach the store node "
-                                     + store_address + ": " + describe(err));
-      }
-      nodes.push_back(*node);
-    }
-    for (uint32_t i = 0; i < opts.replicas; ++i) {
-      out.replica_places.push_back("node " + opts.nodes[i / opts.replicas_per_node] + " ("
-                                   + devices[i] + ")");
-      out.replica_clock_offsets.push_back(node_offsets[i / opts.replicas_per_node]);
-    }
-    const auto per_node = opts.replicas_per_node;
-    out.spawn_replica = [&system, nodes, per_node, timeout](
-                          const replica_config& cfg, const std::vector<store_actor>& shards)
-      -> caf::expected<replica_actor> {
-      const auto& node = nodes[cfg.index / per_node];
-      auto replica = system.middleman().remote_spawn<replica_actor>(
-        node.node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
-      if (!replica)
-        return replica.error();
-      if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
-        return err;
-      return replica;
-    };
-  }
+  if (c.store_nodes.empty())
+    place_store_here(out, p);
+  else if (auto err = place_store_on_nodes(out, p))
+    return err;
+  if (c.nodes.empty())
+    place_replicas_here(out, p, plan, std::move(train));
+  else if (auto err = place_replicas_on_nodes(out, p, plan))
+    return err;
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
-#include "actors/config/fit_options.hpp"
+#include "actors/run/run_plan.hpp"
 #include "actors/store/variable_store.hpp"
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
@@ -44,13 +44,12 @@ struct placement {
   int64_t clock_error_ns = 0;
 };
 
-/// Connects to every node the options name (handshake included; a replica
+/// Connects to every node the plan names (handshake included; a replica
 /// node is linked directly to every store node) and returns the spawners;
 /// local spawns where no node is named. Shard k goes to store node k modulo
-/// their number. `train` serves local replicas. The
-/// spawners refer to `system`, which must outlive them.
-caf::expected<placement> make_placement(caf::actor_system& system, const fit_options& opts,
-                                        const std::vector<std::string>& devices,
+/// their number. `train` serves local replicas. The spawners refer to
+/// `system`, which must outlive them.
+caf::expected<placement> make_placement(caf::actor_system& system, const run_plan& plan,
                                         std::shared_ptr<const dataset> train);
 
 } // namespace troupe

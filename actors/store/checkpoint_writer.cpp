@@ -10,19 +10,28 @@
 
 namespace troupe {
 
-expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
+namespace {
+
+caf::error bad_parts(const std::string& why) {
+  return make_troupe_error(troupe_errc::bad_config, why);
+}
+
+} // namespace
+
+caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                                          const std::vector<checkpoint_part>& parts) {
   auto ranges = split_into_shards(target.parameter_count, target.shards);
   if (!ranges)
-    return ranges.error();
+    return to_caf_error(ranges.error());
   if (parts.size() != target.shards)
-    return fail(model_errc::invalid_argument,
+    return bad_parts(
                 "a checkpoint needs one part from each of " + std::to_string(target.shards)
                   + " store shards, got " + std::to_string(parts.size()));
   const checkpoint_part& lead = parts.front();
   checkpoint c;
   c.model = target.model;
-  c.config_fingerprint = target.config_fingerprint;
+  c.settings = target.settings;
+  c.config_fingerprint = settings_fingerprint(target.settings);
   c.optimizer = target.optimizer;
   c.version = lead.version;
   c.round = lead.round;
@@ -35,12 +44,12 @@ expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
   for (const checkpoint_part& part : parts) {
     const auto what = "checkpoint part of store shard " + std::to_string(part.shard);
     if (part.shards != target.shards || part.shard >= target.shards || seen[part.shard])
-      return fail(model_errc::invalid_argument,
+      return bad_parts(
                   what + " of " + std::to_string(part.shards) + " does not fit a store of "
                     + std::to_string(target.shards) + " shards, or came twice");
     if (part.round != lead.round || part.version != lead.version
         || part.optimizer_steps != lead.optimizer_steps)
-      return fail(model_errc::invalid_argument,
+      return bad_parts(
                   what + " is of round " + std::to_string(part.round) + ", version "
                     + std::to_string(part.version) + "; shard "
                     + std::to_string(lead.shard) + "'s of round "
@@ -49,7 +58,7 @@ expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
     const shard_range range = (*ranges)[part.shard];
     if (part.params.size() != range.count
         || (range.count > 0 && part.optimizer_state.size() % range.count != 0))
-      return fail(model_errc::invalid_argument,
+      return bad_parts(
                   what + " has " + std::to_string(part.params.size()) + " parameters, expected "
                     + std::to_string(range.count));
     seen[part.shard] = true;
@@ -58,7 +67,7 @@ expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
     if (c.optimizer_state.empty())
       c.optimizer_state.resize(planes * target.parameter_count);
     if (c.optimizer_state.size() != planes * target.parameter_count)
-      return fail(model_errc::invalid_argument,
+      return bad_parts(
                   what + " has optimizer state of another shape than shard "
                     + std::to_string(lead.shard) + "'s");
     place_optimizer_state(part.optimizer_state.data(), part.optimizer_state.size(),
@@ -77,16 +86,16 @@ struct writer_state {
   uint64_t written_round = 0; // the newest round written so far (+1; 0: none)
   checkpoint_stats stats;
 
-  expected<size_t> write(const std::vector<checkpoint_part>& parts) {
+  caf::expected<size_t> write(const std::vector<checkpoint_part>& parts) {
     auto assembled = assemble_checkpoint(target, parts);
     if (!assembled)
       return assembled.error();
     auto written = write_checkpoint(target.path, *assembled);
     if (!written)
-      return written.error();
+      return to_caf_error(written.error());
     written_round = std::max(written_round, assembled->round + 1);
     ++stats.written;
-    return written;
+    return *written;
   }
 };
 
@@ -108,7 +117,7 @@ checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
       // coordinator, which warns through the run's observer.
       if (auto written = st.write(parts); !written) {
         ++st.stats.failed;
-        st.stats.last_error = written.error().message;
+        st.stats.last_error = describe(written.error());
       }
       // Older rounds can no longer complete: a shard sends its parts in order.
       st.pending.erase(st.pending.begin(), st.pending.upper_bound(round));
@@ -116,7 +125,7 @@ checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
     [self](save_atom, std::vector<checkpoint_part>& parts) -> caf::result<uint64_t> {
       auto written = self->state.write(parts);
       if (!written)
-        return to_caf_error(written.error());
+        return written.error();
       return static_cast<uint64_t>(*written);
     },
     [self](stats_atom) -> checkpoint_stats { return self->state.stats; },

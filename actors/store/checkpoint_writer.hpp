@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include "messages/interfaces.hpp"
 #include "model/checkpoint.hpp"
-#include "common/expected.hpp"
 
 namespace troupe {
 
@@ -19,7 +19,7 @@ namespace troupe {
 struct checkpoint_target {
   std::string path;
   std::string model;
-  uint64_t config_fingerprint = 0;
+  std::vector<setting_text> settings; // those a resume must match (resume_settings)
   std::string optimizer;
   size_t parameter_count = 0;
   uint32_t shards = 1;
@@ -28,7 +28,7 @@ struct checkpoint_target {
 /// Builds one checkpoint from every shard's part of the same round, in any
 /// order. Fails when a part is missing or doubled, belongs to another round
 /// or shard count, or does not fit its shard's range.
-expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
+caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                                          const std::vector<checkpoint_part>& parts);
 
 /// Spawns the writer of a run's checkpoints (in this process: the file lands

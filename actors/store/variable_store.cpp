@@ -11,12 +11,11 @@
 
 #include <caf/all.hpp>
 
-#include "actors/threads/core_pinning.hpp"
+#include "actors/runtime/core_pinning.hpp"
+#include "actors/runtime/trace_clock.hpp"
 #include "actors/store/store_state.hpp"
-#include "actors/policy/update_policy.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
-#include "model/optim/adam.hpp"
 #include "model/shard_layout.hpp"
 
 namespace troupe {
@@ -24,18 +23,6 @@ namespace troupe {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-// The Troupe error code a refused push is answered with: the refusal's namesake.
-troupe_errc error_code(refusal_code code) {
-  switch (code) {
-    case refusal_code::unknown_replica: return troupe_errc::unknown_replica;
-    case refusal_code::stale_round: return troupe_errc::stale_round;
-    case refusal_code::unexpected_round: return troupe_errc::unexpected_round;
-    case refusal_code::duplicate_push: return troupe_errc::duplicate_push;
-  }
-  return troupe_errc::bad_gradient;
-}
-
 using store_pointer = store_actor::stateful_pointer<store_state>;
 
 // Called after each call into the policy: sends the writer this shard's part
@@ -64,130 +51,127 @@ struct store_setup {
   std::unique_ptr<update_policy> policy;
 };
 
-store_actor::behavior_type variable_store(store_pointer self,
-                                          std::shared_ptr<store_setup> setup) {
+// Counts a push the policy took into the shard's stats.
+void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
+  ++st.stats.pushes;
+  st.stats.samples += push.batch_size;
+  st.stats.loss_sum += push.loss_sum;
+  st.stats.staleness_sum += staleness;
+  ++st.stats.staleness_count;
+  st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
+  if (st.stats.staleness_histogram.empty())
+    st.stats.staleness_histogram.resize(staleness_buckets);
+  ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
+}
+
+// A push: the shard's own checks, then the policy's call. The answer comes
+// when the policy answers its ticket (at once, or when its round closes).
+caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
   auto& st = self->state;
-  st.range = setup->range;
-  st.version = setup->options.initial_version;
-  if (setup->shared_params) {
-    const auto& shared = setup->shared_params;
-    st.params = std::shared_ptr<float>(shared.current, shared.current->data());
-    st.spare = std::shared_ptr<float>(shared.other, shared.other->data());
-    st.base = st.range.offset;
-    st.in_place = true;
-  } else {
-    const float* initial = setup->options.initial_parameters.data();
-    auto values = std::make_shared<std::vector<float>>(initial, initial + st.range.count);
-    if (setup->device) { // the host copy of the initial version, and the buffer there
-      st.device = setup->device;
-      st.uploads = std::make_unique<device_buffer_pool>(st.device, st.range.count);
-      st.params = st.new_buffer();
-      st.device->copy_to_device(st.params.get(), values->data(), st.range.count * sizeof(float));
-      // Answers carry it until the first step's (a delayed shard's, always):
-      // a reader on another stream may not see the upload done otherwise.
-      st.stepped = st.device->record_event();
-      st.host_copy = std::move(values);
-      st.host_version = st.version;
-    } else {
-      st.params = std::shared_ptr<float>(values, values->data());
-    }
+  auto err = st.check_device_verdict();
+  if (!err)
+    err = st.take_gradient(push);
+  if (err) {
+    ++st.stats.rejected;
+    return err;
   }
-  if (setup->options.pin_core) // then detached: this runs on the shard's own thread
-    pin_this_thread(setup->options.shard);
-  st.optim = std::move(setup->optim);
+  const auto start = clock_type::now();
+  const uint64_t round_before = st.policy->next_round();
+  const uint64_t ticket = st.next_ticket++;
+  const uint64_t staleness = st.version >= push.base_version ? st.version - push.base_version
+                                                             : 0;
+  // Open before the policy sees the push: it may answer it at once.
+  auto promise = self->make_response_promise<params_msg>();
+  st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer});
+  auto refused = st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
+                                                  std::move(push.gradient), ticket, staleness},
+                                    st);
+  if (refused) {
+    st.open.erase(ticket);
+    ++st.stats.rejected;
+    promise.deliver(make_troupe_error(refused->code, refused->reason));
+    return promise;
+  }
+  count_push(st, push, staleness);
+  const auto end = clock_type::now();
+  st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
+  if (st.settings.trace && st.policy->next_round() != round_before)
+    st.stats.trace.push_back(make_trace_span(trace_kind::step, round_before, start, end));
+  send_due_part(self);
+  return promise;
+}
+
+// What the shard is at now, for the coordinator's epoch records.
+store_stats current_stats(store_state& st) {
+  st.stats.version = st.version;
+  st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
+  st.stats.staleness_reported = st.traits.reports_staleness;
+  st.stats.dropped = st.policy->report().dropped;
+  st.stats.waited_on = st.policy->report().waited_on;
+  auto answer = st.stats;
+  st.stats.trace.clear(); // each span is shipped once
+  return answer;
+}
+
+// Moves what the setup built into the state.
+void start_shard(store_pointer self, store_setup& setup) {
+  auto& st = self->state;
+  st.range = setup.range;
+  st.version = setup.options.initial_version;
+  st.traits = traits_of(setup.options.policy);
+  if (setup.shared_params)
+    st.buffers = std::make_unique<shard_buffers>(st.range, setup.shared_params,
+                                                 st.traits.history_depth);
+  else
+    st.buffers = std::make_unique<shard_buffers>(
+      st.range, setup.options.initial_parameters.data(), setup.device,
+      setup.device ? setup.options.device : std::string{}, st.traits.history_depth);
+  if (setup.device) {
+    st.verdicts = std::make_unique<device_verdicts>(setup.device, setup.options.shard);
+    st.uploads = std::make_unique<device_buffer_pool>(setup.device, st.range.count);
+  }
+  if (setup.options.pin_core) // then detached: this runs on the shard's own thread
+    pin_this_thread(setup.options.shard);
+  st.optim = std::move(setup.optim);
   // The answers' readers, maybe on other cores, hold the lines a step in
   // place writes; a step into the other shared buffer writes none they hold.
-  st.optim->set_weights_shared(!st.in_place);
-  st.policy = std::move(setup->policy);
-  st.history_depth = st.policy->history_depth();
-  st.writer = std::move(setup->writer);
-  st.settings = setup->options;
+  st.optim->set_weights_shared(!st.buffers->in_place());
+  st.policy = std::move(setup.policy);
+  st.writer = std::move(setup.writer);
+  st.settings = setup.options;
   st.settings.initial_parameters = shared_floats{};
   st.settings.initial_optimizer_state = shared_floats{};
-  st.policy->set_next_round(setup->options.initial_round);
-  st.epoch_first_round = setup->options.initial_round;
+  st.policy->set_next_round(setup.options.initial_round);
+  st.epoch_first_round = setup.options.initial_round;
+}
+
+// A replica's death goes to the policy (which closes rounds without it, or
+// stops); the coordinator's ends the shard: nobody is left to ask for its work.
+void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& msg) {
+  auto& st = self->state;
+  if (owner && msg.source == owner) {
+    self->quit(make_troupe_error(troupe_errc::store_lost,
+                                 "its coordinator is gone: " + describe(msg.reason)));
+    return;
+  }
+  auto replica = st.replicas.find(msg.source);
+  if (replica == st.replicas.end())
+    return;
+  const auto index = replica->second;
+  st.replicas.erase(replica);
+  st.policy->on_replica_lost(index, st);
+  send_due_part(self);
+}
+
+store_actor::behavior_type variable_store(store_pointer self,
+                                          std::shared_ptr<store_setup> setup) {
+  start_shard(self, *setup);
   const auto owner = setup->owner.address();
   if (setup->owner)
     self->monitor(setup->owner);
-  self->set_down_handler([self, owner](caf::down_msg& msg) {
-    auto& st = self->state;
-    if (owner && msg.source == owner) { // nobody is left to ask for its work
-      self->quit(make_troupe_error(troupe_errc::store_lost,
-                                   "its coordinator is gone: " + describe(msg.reason)));
-      return;
-    }
-    auto replica = st.replicas.find(msg.source);
-    if (replica == st.replicas.end())
-      return;
-    const auto index = replica->second;
-    st.replicas.erase(replica);
-    if (st.settings.abort_on_replica_loss) {
-      // The coordinator ends the run on its own news of the death. Until
-      // its exit comes, the survivors must not close rounds without the
-      // lost replica: a periodic checkpoint of one would not be the run's.
-      if (!st.stopped)
-        st.stopped = make_troupe_error(troupe_errc::replica_lost,
-                                       "replica " + std::to_string(index) + " died: store shard "
-                                         + std::to_string(st.settings.shard)
-                                         + " takes no more pushes (--on-replica-loss=abort)");
-      for (auto& entry : st.open)
-        entry.second.promise.deliver(st.stopped);
-      st.open.clear();
-      return;
-    }
-    st.policy->on_replica_lost(index, st);
-    send_due_part(self);
-  });
+  self->set_down_handler([self, owner](caf::down_msg& msg) { on_down(self, owner, msg); });
   return {
-    [self](push_atom, push_msg& push) -> caf::result<params_msg> {
-      auto& st = self->state;
-      if (st.stopped) {
-        ++st.stats.rejected;
-        return st.stopped;
-      }
-      auto err = st.check_device_verdict();
-      if (!err)
-        err = st.take_gradient(push);
-      if (err) {
-        ++st.stats.rejected;
-        return err;
-      }
-      const auto start = clock_type::now();
-      const uint64_t round_before = st.policy->next_round();
-      const uint64_t ticket = st.next_ticket++;
-      const uint64_t staleness = st.version >= push.base_version
-                                   ? st.version - push.base_version
-                                   : 0;
-      const uint32_t samples = push.batch_size;
-      // Open before the policy sees the push: it may answer it at once.
-      auto promise = self->make_response_promise<params_msg>();
-      st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer});
-      auto refused = st.policy->on_push(gradient_push{push.replica, push.round, samples,
-                                                      std::move(push.gradient), ticket,
-                                                      staleness},
-                                        st);
-      if (refused) {
-        st.open.erase(ticket);
-        ++st.stats.rejected;
-        promise.deliver(make_troupe_error(error_code(refused->code), refused->reason));
-        return promise;
-      }
-      ++st.stats.pushes;
-      st.stats.samples += samples;
-      st.stats.loss_sum += push.loss_sum;
-      st.stats.staleness_sum += staleness;
-      ++st.stats.staleness_count;
-      st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
-      if (st.stats.staleness_histogram.empty())
-        st.stats.staleness_histogram.resize(staleness_buckets);
-      ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
-      const auto end = clock_type::now();
-      st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
-      if (st.settings.trace && st.policy->next_round() != round_before)
-        st.stats.trace.push_back(make_trace_span(trace_kind::step, round_before, start, end));
-      send_due_part(self);
-      return promise;
-    },
+    [self](push_atom, push_msg& push) { return take_push(self, push); },
     [self](params_atom) -> caf::result<params_msg> {
       if (auto err = self->state.check_device_verdict())
         return err;
@@ -203,17 +187,7 @@ store_actor::behavior_type variable_store(store_pointer self,
       self->state.rounds_since_checkpoint = 0; // the periodic count starts over
       return self->state.part(true);          // asked for at an epoch's end
     },
-    [self](stats_atom) -> store_stats {
-      auto& st = self->state;
-      st.stats.version = st.version;
-      st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
-      st.stats.staleness_reported = st.policy->reports_staleness();
-      st.stats.dropped = st.policy->dropped();
-      st.stats.waited_on = st.policy->waited_on();
-      auto answer = st.stats;
-      st.stats.trace.clear(); // each span is shipped once
-      return answer;
-    },
+    [self](stats_atom) { return current_stats(self->state); },
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
       auto& st = self->state;
       self->monitor(replica);
@@ -225,59 +199,55 @@ store_actor::behavior_type variable_store(store_pointer self,
 }
 
 // The shard's optimizer: on the host, or with a store device in that
-// device's memory (`device` is then set to its backend). Adam is the one
-// optimizer with a device step.
-expected<std::unique_ptr<optimizer>> make_shard_optimizer(const store_config& options,
-                                                          size_t count,
-                                                          std::shared_ptr<backend>& device) {
-  if (options.device == "cpu")
-    return make_optimizer(options.optimizer, count);
-  if (options.optimizer.name != "adam")
-    return fail(model_errc::invalid_argument,
-                "a store shard on " + options.device + " steps Adam only, not "
-                  + options.optimizer.name);
-  auto opened = make_backend(options.device);
-  if (!opened)
-    return fail(opened.error().code, "store shard " + std::to_string(options.shard) + " on "
-                                       + options.device + ": " + opened.error().message);
-  device = std::move(*opened);
-  return std::unique_ptr<optimizer>(new adam(options.optimizer, count, *device));
+// device's memory (`device` is then set to its backend).
+caf::expected<std::unique_ptr<optimizer>> make_shard_optimizer(const store_config& options,
+                                                               size_t count,
+                                                               std::shared_ptr<backend>& device) {
+  if (options.device != "cpu") {
+    auto opened = make_backend(options.device);
+    if (!opened)
+      return make_troupe_error(troupe_errc::device_failure,
+                               "store shard " + std::to_string(options.shard) + " on "
+                                 + options.device + ": " + opened.error().message);
+    device = std::move(*opened);
+  }
+  auto optim = make_optimizer(options.optimizer, count, device.get());
+  if (!optim)
+    return to_caf_error(optim.error());
+  return std::move(*optim);
 }
 
-expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
-                                                        checkpoint_writer_actor writer) {
+caf::expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,
+                                                             checkpoint_writer_actor writer) {
+  const auto bad = [&options](const std::string& why) {
+    return make_troupe_error(troupe_errc::bad_config,
+                             "store shard " + std::to_string(options.shard) + " " + why);
+  };
   if (options.parameter_count == 0)
     options.parameter_count = options.initial_parameters.size();
   if (options.parameter_count == 0)
-    return fail(model_errc::invalid_argument, "the store needs initial parameters");
+    return bad("has no initial parameters");
   if (options.shard >= options.shards)
-    return fail(model_errc::invalid_argument,
-                "store shard " + std::to_string(options.shard) + " is outside 0.."
-                  + std::to_string(options.shards));
+    return bad("is outside 0.." + std::to_string(options.shards));
   auto ranges = split_into_shards(options.parameter_count, options.shards);
   if (!ranges)
-    return ranges.error();
+    return to_caf_error(ranges.error());
   const shard_range range = (*ranges)[options.shard];
   if (options.initial_parameters.size() != range.count)
-    return fail(model_errc::invalid_argument,
-                "store shard " + std::to_string(options.shard) + " got "
-                  + std::to_string(options.initial_parameters.size())
-                  + " initial parameters, expected " + std::to_string(range.count));
+    return bad("got " + std::to_string(options.initial_parameters.size())
+               + " initial parameters, expected " + std::to_string(range.count));
   auto setup = std::make_shared<store_setup>();
   auto optim = make_shard_optimizer(options, range.count, setup->device);
   if (!optim)
     return optim.error();
-  auto policy = make_update_policy(options.mode, range.count,
-                                   policy_settings{options.staleness, options.backup_replicas,
-                                                   options.staleness_lr});
+  auto policy = make_update_policy(options.policy, options.on_replica_loss, options.shard);
   if (!policy)
     return policy.error();
   if (options.initial_optimizer_state.size() > 0
       && !(*optim)->restore(options.initial_optimizer_state.to_vector(),
                             options.initial_optimizer_steps))
-    return fail(model_errc::invalid_argument,
-                "the checkpoint's optimizer state does not fit optimizer "
-                  + options.optimizer.name);
+    return bad("cannot take the checkpoint's optimizer state: it does not fit optimizer "
+               + options.optimizer.name);
   setup->range = range;
   setup->writer = std::move(writer);
   setup->optim = std::move(*optim);
@@ -320,13 +290,13 @@ store_actor::behavior_type remote_store(store_pointer self, store_config config,
   auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup) {
     std::fprintf(stderr, "troupe node: variable store shard %u of %u cannot start: %s\n", shard,
-                 shards, setup.error().message.c_str());
-    return failed_store(self, to_caf_error(setup.error()), owner);
+                 shards, describe(setup.error()).c_str());
+    return failed_store(self, setup.error(), owner);
   }
   const auto& options = (*setup)->options;
   const std::string on_device = options.device == "cpu" ? "" : ", on " + options.device;
   std::fprintf(stderr, "troupe node: variable store shard %u of %u (%s, %s%s) started\n",
-               options.shard, options.shards, options.mode.c_str(),
+               options.shard, options.shards, options.policy.name.c_str(),
                options.optimizer.name.c_str(), on_device.c_str());
   self->attach_functor([shard = options.shard](const caf::error& reason) {
     std::fprintf(stderr, "troupe node: variable store shard %u stopped: %s\n", shard,
@@ -361,7 +331,7 @@ caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store
                                                 shared_parameter_buffers shared) {
   auto setup = make_store_setup(std::move(config), std::move(writer));
   if (!setup)
-    return to_caf_error(setup.error());
+    return setup.error();
   if (shared) {
     const size_t expected = (*setup)->options.parameter_count;
     if (!shared.other || shared.current->size() != expected || shared.other->size() != expected)

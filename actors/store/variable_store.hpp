@@ -24,9 +24,9 @@ void add_store_actor_type(caf::actor_system_config& config);
 /// The two host buffers that sync shards of one process step their ranges
 /// of in turn: each step copies the shard's range from the buffer its
 /// replicas just read into the other and steps it there, rather than
-/// writing the lines those replicas, on other cores, have just read (on a
-/// 2-core Zen 4 VM the step of 50k floats went from 46-68 to 27-33 us; see
-/// docs/architecture.md, "Backends").
+/// writing the lines those replicas, on other cores, have just read, which
+/// each store would first have to take back from their caches
+/// (docs/architecture.md, "Whose buffer").
 struct shared_parameter_buffers {
   std::shared_ptr<std::vector<float>> current; // the replicas read this one first
   std::shared_ptr<std::vector<float>> other;

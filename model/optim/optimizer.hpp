@@ -8,19 +8,11 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "common/optimizer_config.hpp"
 
 namespace troupe {
 
-/// Chooses an optimizer and its hyperparameters (Keras defaults).
-struct optimizer_config {
-  std::string name = "adam"; // "adam" or "sgd"
-  float learning_rate = 1e-3f;
-  float beta1 = 0.9f;        // adam
-  float beta2 = 0.999f;      // adam
-  float epsilon = 1e-7f;     // adam
-  float momentum = 0.0f;     // sgd
-  bool nesterov = false;     // sgd
-};
+class backend; // model/backend/backend.hpp
 
 /// One term of a weighted gradient sum: weight x gradient.
 struct weighted_gradient {
@@ -76,8 +68,22 @@ public:
   virtual size_t size() const = 0;
 };
 
-/// Creates the optimizer that `config` names, for `size` parameters.
-expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config,
-                                                    size_t size);
+/// Describes one optimizer make_optimizer builds.
+struct optimizer_kind {
+  std::string name;      // optimizer_config::name
+  bool steps_on_device;  // it can keep its state and step on a device backend
+};
+
+/// Lists the optimizers make_optimizer builds, for option checks and help.
+const std::vector<optimizer_kind>& optimizer_kinds();
+
+/// Returns the kind named `name`, or null.
+const optimizer_kind* find_optimizer_kind(const std::string& name);
+
+/// Creates the optimizer that `config` names, for `size` parameters: on the
+/// host, or with `device` set in that backend's memory (only kinds that
+/// step on a device; another is an invalid_argument error).
+expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config, size_t size,
+                                                    backend* device = nullptr);
 
 } // namespace troupe

@@ -1,4 +1,4 @@
-// SGD with momentum, and the optimizer factory.
+// SGD with momentum.
 #include "model/optim/sgd.hpp"
 
 #include "model/backend/cpu/adam_kernel.hpp"
@@ -50,19 +50,6 @@ void optimizer::apply_weighted_sum(float* weights, const std::vector<weighted_gr
   std::vector<float> gradient(size());
   weighted_gradient_sum(terms, 0, gradient.size(), gradient.data());
   apply(weights, gradient.data());
-}
-
-expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config,
-                                                    size_t size) {
-  if (!(config.learning_rate > 0.0f))
-    return fail(model_errc::invalid_argument,
-                "learning rate must be positive, got " + std::to_string(config.learning_rate));
-  if (config.name == "adam")
-    return std::unique_ptr<optimizer>{new adam(config, size)};
-  if (config.name == "sgd")
-    return std::unique_ptr<optimizer>{new sgd(config, size)};
-  return fail(model_errc::invalid_argument,
-              "unknown optimizer '" + config.name + "' (expected adam or sgd)");
 }
 
 } // namespace troupe

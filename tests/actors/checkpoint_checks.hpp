@@ -27,7 +27,7 @@ inline std::string temp_checkpoint_path(const std::string& suite, const std::str
 /// Resumes `options` from the checkpoint at `path` on the test slice and
 /// checks that it ends with the uninterrupted run's version, parameters and
 /// accuracy.
-inline void check_resumes_to(caf::actor_system& system, fit_options options,
+inline void check_resumes_to(caf::actor_system& system, run_config options,
                              const std::string& path, const fit_summary& uninterrupted) {
   options.resume_path = path;
   auto resumed = fit(system, options, shared_test_slice());

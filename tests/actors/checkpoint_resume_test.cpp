@@ -24,8 +24,8 @@ struct resume_config : caf::actor_system_config {
   resume_config() { register_messages(*this); }
 };
 
-fit_options small_run(const std::string& checkpoint) {
-  fit_options o;
+run_config small_run(const std::string& checkpoint) {
+  run_config o;
   o.replicas = 2;
   o.epochs = 2;
   o.batch_size = 16;
@@ -43,7 +43,7 @@ std::string temp_path(const std::string& name) {
 // 125 rounds per epoch it writes at rounds 40, 80, 120, at the end of epoch 1
 // (125; that restarts the count) and at 165; replica 1 dies at its 170th push
 // (round 169), so the last checkpoint is round 165, 40 rounds into epoch 2.
-fit_options interrupted_run(const std::string& checkpoint) {
+run_config interrupted_run(const std::string& checkpoint) {
   auto o = small_run(checkpoint);
   o.checkpoint_every = 40;
   testing::fail_replica_at_push(o, 1, 170);
@@ -118,6 +118,7 @@ TEST_CASE("a checkpoint of another model or other settings is refused",
   auto refused_seed = fit(sys, other_seed, shared_test_slice());
   REQUIRE_FALSE(refused_seed);
   CHECK(describe(refused_seed.error()).find(path) != std::string::npos);
+  CHECK(describe(refused_seed.error()).find("(--seed=11 there, 12 here)") != std::string::npos);
   std::filesystem::remove(path);
 }
 
@@ -129,13 +130,13 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     INFO(mode);
     const auto path = temp_path(mode + "_end.ckpt");
     auto two_epochs = small_run("");
-    two_epochs.mode = mode;
+    two_epochs.policy.name = mode;
     auto uninterrupted = fit(sys, two_epochs, shared_test_slice());
     REQUIRE(uninterrupted);
 
     // One epoch: its end-of-epoch checkpoint carries the flag.
     auto first = small_run(path);
-    first.mode = mode;
+    first.policy.name = mode;
     first.epochs = 1;
     REQUIRE(fit(sys, first, shared_test_slice()));
     auto saved = read_checkpoint(path);
@@ -144,7 +145,7 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     CHECK(saved->epoch == 0);
 
     auto rest = small_run(path);
-    rest.mode = mode;
+    rest.policy.name = mode;
     rest.resume_path = path;
     std::vector<epoch_record> records;
     fit_observer observer;
@@ -187,13 +188,21 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   CHECK(records[0].epoch == 2);
   CHECK(mid->version == saved->version + 85);
 
-  // Set on the same file: that epoch counts as done and nothing is left.
+  // Set on the same file: that epoch counts as done and nothing is left,
+  // which the resume says instead of training nothing.
   saved->epoch_complete = true;
   REQUIRE(write_checkpoint(path, *saved));
   records.clear();
   auto done = fit(sys, resume, shared_test_slice(), observer);
-  REQUIRE(done);
+  REQUIRE_FALSE(done);
   CHECK(records.empty());
-  CHECK(done->version == saved->version);
+  CHECK(describe(done.error())
+        == "checkpoint " + path + " is of a run that finished epoch 2, nothing is left of "
+           "--epochs=2: pass --epochs=3 or more to train on");
+  resume.epochs = 3;
+  auto more = fit(sys, resume, shared_test_slice(), observer);
+  REQUIRE(more);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].epoch == 3);
   std::filesystem::remove(path);
 }

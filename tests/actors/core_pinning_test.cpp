@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "actors/threads/core_pinning.hpp"
+#include "actors/runtime/core_pinning.hpp"
 
 using namespace troupe;
 

@@ -4,7 +4,9 @@
 
 #include <caf/all.hpp>
 
+#include "actors/config/run_options.hpp"
 #include "actors/run/coordinator.hpp"
+#include "actors/run/run_plan.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/backend/backend.hpp"
@@ -12,11 +14,18 @@
 
 using namespace troupe;
 
-// Parses a --devices value that must parse and assigns it to `replicas`.
+// Parses a --devices value that must parse and plans a run of `replicas` on it.
 std::vector<std::string> assigned_devices(const std::string& devices, uint32_t replicas) {
   auto choice = parse_devices(devices);
   REQUIRE(choice);
-  return assign_devices(*choice, replicas);
+  run_config config;
+  config.replicas = replicas;
+  config.devices = *choice;
+  auto checked = check_run_config(config, &test_slice());
+  REQUIRE(checked);
+  auto plan = plan_run(*checked, static_cast<size_t>(test_slice().train.count));
+  REQUIRE(plan);
+  return plan->devices;
 }
 
 TEST_CASE("devices are assigned to replicas round-robin", "[placement]") {
@@ -43,14 +52,6 @@ TEST_CASE("a device list with a bogus entry is a clear error naming the option",
   CHECK_FALSE(parse_devices(""));
 }
 
-TEST_CASE("an on-replica-loss value parses to its action once", "[placement]") {
-  CHECK(*parse_replica_loss("abort") == replica_loss_action::abort);
-  CHECK(*parse_replica_loss("continue") == replica_loss_action::continue_run);
-  auto bogus = parse_replica_loss("ignore");
-  REQUIRE_FALSE(bogus);
-  CHECK(describe(bogus.error()).find("--on-replica-loss: 'ignore'") != std::string::npos);
-}
-
 TEST_CASE("a fit on a cuda device that does not open fails before training, naming it",
           "[placement][fit]") {
   if (make_backend("cuda:0")) {
@@ -61,10 +62,10 @@ TEST_CASE("a fit on a cuda device that does not open fails before training, nami
   } cfg;
   caf::actor_system sys{cfg};
   auto data = shared_test_slice();
-  fit_options options;
+  run_config options;
   options.replicas = 2;
   options.epochs = 1;
-  options.devices = make_backend("cuda:0") ? "cpu,cuda:99" : "cpu,cuda:0";
+  options.devices.pool = {"cpu", make_backend("cuda:0") ? "cuda:99" : "cuda:0"};
   auto result = fit(sys, options, data);
   REQUIRE_FALSE(result);
   const auto text = describe(result.error());

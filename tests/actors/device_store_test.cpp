@@ -14,7 +14,9 @@
 
 #include <caf/all.hpp>
 
+#include "actors/config/run_options.hpp"
 #include "actors/run/coordinator.hpp"
+#include "actors/run/run_plan.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
@@ -39,15 +41,17 @@ struct device_config : caf::actor_system_config {
 };
 
 // 2 replicas, global batch 32 over 2000 samples: 63 rounds an epoch.
-fit_options device_run(const std::string& mode, const std::string& replicas_on,
+run_config device_run(const std::string& mode, const std::string& replicas_on,
                        const std::string& store_on, uint32_t shards) {
-  fit_options o;
-  o.mode = mode;
+  run_config o;
+  o.policy.name = mode;
   o.replicas = 2;
   o.epochs = 1;
   o.batch_size = 32;
   o.seed = 11;
-  o.devices = replicas_on;
+  auto devices = parse_devices(replicas_on);
+  REQUIRE(devices);
+  o.devices = *devices;
   o.store_device = store_on;
   o.store_shards = shards;
   o.step_timeout_ms = 20000;
@@ -138,7 +142,7 @@ TEST_CASE("a store on a device takes host gradients from replicas elsewhere and 
   for (const std::string mode : {"sync", "delayed"}) {
     INFO(mode);
     auto host_options = device_run(mode, "cpu", "cpu", 2);
-    host_options.staleness = mode == "delayed" ? 2 : 0;
+    host_options.policy.settings.staleness = mode == "delayed" ? 2 : 0;
     auto host = fit(sys, host_options, shared_test_slice());
     REQUIRE(host);
     auto device_options = host_options;
@@ -149,7 +153,7 @@ TEST_CASE("a store on a device takes host gradients from replicas elsewhere and 
     CHECK(uploaded->params_fnv1a64 == host->params_fnv1a64);
     CHECK(testing::sim_bus().to_device >= 2 * rounds * gradient_bytes); // every gradient
     // Delayed answers from the versions the shards keep on the device.
-    device_options.devices = "sim:0";
+    device_options.devices.pool = {"sim:0"};
     auto handed_over = fit(sys, device_options, shared_test_slice());
     REQUIRE(handed_over);
     CHECK(handed_over->params_fnv1a64 == host->params_fnv1a64);
@@ -200,7 +204,7 @@ TEST_CASE("a store shard on a device refuses a non-finite host gradient and one 
   caf::actor_system sys{cfg};
   constexpr size_t count = 8;
   store_config options;
-  options.mode = "async";
+  options.policy.name = "async";
   options.device = "sim:0";
   options.initial_parameters = shared_floats{std::vector<float>(count, 0.5f)};
   auto store = spawn_variable_store(sys, options);
@@ -322,24 +326,24 @@ TEST_CASE("the store device option names a device that opens here, needs Adam an
           "[device-store][options]") {
   device_config cfg; // registers sim
   auto options = device_run("sync", "cpu", "tpu:0", 2);
-  auto bogus = check_fit_options(options, &test_slice());
+  auto bogus = check_run_config(options, &test_slice());
   REQUIRE_FALSE(bogus);
   CHECK_THAT(describe(bogus.error()), Catch::Contains("--store-device: 'tpu:0' is not a device"));
 
   options.store_device = "sim:0";
   options.optimizer.name = "sgd";
-  auto sgd = check_fit_options(options, &test_slice());
+  auto sgd = check_run_config(options, &test_slice());
   REQUIRE_FALSE(sgd);
-  CHECK_THAT(describe(sgd.error()), Catch::Contains("--store-device=sim:0 steps Adam only"));
+  CHECK_THAT(describe(sgd.error()), Catch::Contains("--store-device=sim:0 steps adam only: use --optimizer=adam"));
 
   options.optimizer.name = "adam";
-  auto checked = check_fit_options(options, &test_slice());
+  auto checked = check_run_config(options, &test_slice());
   REQUIRE(checked);
   CHECK(checked->store_shards == 2); // as asked
   options.store_shards = 0; // the default on a device: one shard, one launch per step
   options.replicas = 4;
   options.batch_size = 64;
-  checked = check_fit_options(options, &test_slice());
+  checked = check_run_config(options, &test_slice());
   REQUIRE(checked);
   CHECK(checked->store_shards == 1);
   CHECK(default_store_shards(4, 16, 0) == 4);
@@ -349,7 +353,10 @@ TEST_CASE("the store device option names a device that opens here, needs Adam an
   options.store_device = "cuda:0";
   if (make_backend("cuda:0"))
     return; // a GPU machine: it opens
-  auto missing = check_fit_options(options, &test_slice());
+  // Naming a device is an option; opening it is the run's plan, before anything starts.
+  auto named = check_run_config(options, &test_slice());
+  REQUIRE(named);
+  auto missing = plan_run(*named, static_cast<size_t>(test_slice().train.count));
   REQUIRE_FALSE(missing);
   CHECK_THAT(describe(missing.error()), Catch::Contains("--store-device=cuda:0: "));
 }

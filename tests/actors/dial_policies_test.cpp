@@ -21,7 +21,7 @@ TEST_CASE("ssp applies every push at once and answers a replica until it is K ah
           "[policy][ssp]") {
   constexpr size_t count = 3;
   constexpr uint32_t staleness = 2;
-  ssp_policy policy(policy_settings{staleness, 0, false});
+  ssp_policy policy(policy_settings{staleness, 0, staleness_lr_rule::none});
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -52,7 +52,7 @@ TEST_CASE("ssp applies every push at once and answers a replica until it is K ah
 
 TEST_CASE("ssp answers a held push when the slowest replica is lost", "[policy][ssp]") {
   constexpr size_t count = 2;
-  ssp_policy policy(policy_settings{1, 0, false});
+  ssp_policy policy(policy_settings{1, 0, staleness_lr_rule::none});
   fake_store store(count);
   policy.on_replica_joined(0);
   policy.on_replica_joined(1);
@@ -67,7 +67,7 @@ TEST_CASE("backup replicas close a round on the first R - b pushes, apply exactl
           "replica order, and answer and drop the late one",
           "[policy][sync][backup]") {
   constexpr size_t count = 3;
-  sync_policy policy(count, 1);
+  sync_policy policy(1); // one backup replica
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -84,7 +84,7 @@ TEST_CASE("backup replicas close a round on the first R - b pushes, apply exactl
   accept(policy, make_push(1, 0, 4, filled(count, 2.0f), 11), store);
   CHECK(store.steps.size() == 1);
   CHECK(store.answers == std::vector<uint64_t>{10, 12, 11});
-  CHECK(policy.dropped() == 1);
+  CHECK(policy.report().dropped == 1);
   CHECK(store.rounds_closed == 1);
 }
 
@@ -94,18 +94,18 @@ TEST_CASE("staleness-aware learning rate steps a gradient of staleness t at lr /
   constexpr size_t count = 2;
   for (const std::string mode : {"async", "ssp"}) {
     INFO(mode);
-    auto aware = make_update_policy(mode, count, policy_settings{4, 0, true});
-    auto plain = make_update_policy(mode, count, policy_settings{4, 0, false});
-    REQUIRE(aware);
-    REQUIRE(plain);
+    auto aware_settings = settings_for(mode, 4);
+    aware_settings.staleness_lr = staleness_lr_rule::inverse;
+    auto aware = build_policy(mode, aware_settings);
+    auto plain = build_policy(mode, settings_for(mode, 4));
     fake_store aware_store(count);
     fake_store plain_store(count);
-    (*aware)->on_replica_joined(0);
-    (*plain)->on_replica_joined(0);
+    aware->on_replica_joined(0);
+    plain->on_replica_joined(0);
     const uint64_t stalenesses[] = {0, 1, 2, 5};
     for (uint64_t t : stalenesses) {
-      accept(**aware, make_push(0, t, 1, filled(count, 1.0f), t, t), aware_store);
-      accept(**plain, make_push(0, t, 1, filled(count, 1.0f), t, t), plain_store);
+      accept(*aware, make_push(0, t, 1, filled(count, 1.0f), t, t), aware_store);
+      accept(*plain, make_push(0, t, 1, filled(count, 1.0f), t, t), plain_store);
     }
     CHECK(aware_store.lr_scales == std::vector<float>{1.0f, 1.0f, 0.5f, 0.2f});
     CHECK(plain_store.lr_scales == std::vector<float>{1.0f, 1.0f, 1.0f, 1.0f});
@@ -137,7 +137,7 @@ TEST_CASE("the delayed policy hands round r the parameters of store round r + 1 
   accept(policy, make_push(0, 3, 1, filled(count, 1.0f), 14), store);
   CHECK(store.answer_backs == std::vector<answer>{{10, 1}, {11, 1}, {12, 1}, {13, 0}});
   CHECK(refuse(policy, make_push(0, 4, 1, filled(count, 1.0f), 15), store,
-               refusal_code::unexpected_round)
+               troupe_errc::unexpected_round)
           .find("more than 2 rounds ahead") != std::string::npos);
   // Replica 1 pushes round 1: answered from one step back, then the round
   // closes and the held answer goes out with the new current version.
@@ -148,7 +148,7 @@ TEST_CASE("the delayed policy hands round r the parameters of store round r + 1 
   CHECK(bitwise_equal(store.steps[1], std::vector<float>(count, 0.5f * 1.0f + 0.5f * 3.0f)));
   CHECK(policy.next_round() == 2);
   CHECK(store.rounds_closed == 2);
-  CHECK(policy.history_depth() == 1);
+  CHECK(traits_of(policy_spec{"delayed", {2, 0, staleness_lr_rule::none}}).history_depth == 1);
 }
 
 TEST_CASE("the delayed policy closes the open round over the survivors when a replica is "
@@ -163,8 +163,8 @@ TEST_CASE("the delayed policy closes the open round over the survivors when a re
   accept(policy, make_push(2, 0, 1, filled(count, 1.0f), 2), store);
   accept(policy, make_push(2, 1, 1, filled(count, 5.0f), 3), store); // held: round 1 = 0 + K
   policy.on_replica_lost(2, store);
-  REQUIRE(policy.losses().size() == 1);
-  CHECK(policy.losses()[0] == replica_loss{0, 2, true});
+  REQUIRE(policy.report().losses.size() == 1);
+  CHECK(policy.report().losses[0] == replica_loss{0, 2, true});
   CHECK(store.steps.size() == 0); // replica 1 has not pushed round 0
   accept(policy, make_push(1, 0, 1, filled(count, 1.0f), 4), store);
   CHECK(store.steps.size() == 1);

@@ -1,5 +1,5 @@
 // Test-only fault injection: a backend that computes like a real one and
-// throws at its N-th gradient, and the fit_options hook that installs it
+// throws at its N-th gradient, and the run_config hook that installs it
 // around one replica's backend (local replicas only; nothing of it is sent).
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "actors/config/fit_options.hpp"
+#include "actors/config/run_config.hpp"
 #include "model/backend/backend.hpp"
 #include "tests/actors/forwarding_backend.hpp"
 
@@ -39,7 +39,7 @@ private:
 
 /// Makes replica `replica` of a fit die at its push `push` (1-based): it
 /// throws while computing that gradient, as a crashing replica would.
-inline void fail_replica_at_push(fit_options& options, uint32_t replica, uint64_t push) {
+inline void fail_replica_at_push(run_config& options, uint32_t replica, uint64_t push) {
   options.wrap_replica_backend = [replica, push](uint32_t index,
                                                  std::unique_ptr<backend> compute) {
     if (index != replica)

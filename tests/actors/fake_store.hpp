@@ -5,13 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "actors/policy/update_policy.hpp"
+#include "actors/policy/policy_registry.hpp"
 
 namespace troupe::testing {
 
@@ -43,6 +44,11 @@ struct fake_store : store_port {
     events.push_back("answer " + std::to_string(ticket));
   }
 
+  void refuse_open(troupe_errc code, const std::string& reason) override {
+    refusals.emplace_back(code, reason);
+    events.push_back("refused open");
+  }
+
   void round_closed() override {
     ++rounds_closed;
     events.push_back("closed");
@@ -53,6 +59,7 @@ struct fake_store : store_port {
   std::vector<float> lr_scales; // of apply_step
   std::vector<std::pair<uint64_t, uint64_t>> answer_backs; // (ticket, steps back) of answer_from
   std::vector<uint64_t> answers;
+  std::vector<std::pair<troupe_errc, std::string>> refusals; // of refuse_open
   size_t rounds_closed = 0;
   std::vector<std::string> events;
 };
@@ -84,11 +91,30 @@ inline void accept(update_policy& policy, gradient_push push, store_port& store)
 
 // Pushes and expects a refusal with `code`; returns its sentence.
 inline std::string refuse(update_policy& policy, gradient_push push, store_port& store,
-                          refusal_code code) {
+                          troupe_errc code) {
   auto refused = policy.on_push(std::move(push), store);
   REQUIRE(refused);
   CHECK(refused->code == code);
   return refused->reason;
+}
+
+// Builds the registered policy `mode` with `settings`; fails the test if it
+// cannot.
+inline std::unique_ptr<update_policy> build_policy(const std::string& mode,
+                                                   policy_settings settings = {}) {
+  auto policy = make_update_policy(policy_spec{mode, settings});
+  INFO(mode);
+  REQUIRE(policy);
+  return std::move(*policy);
+}
+
+// Settings every registered policy runs with: staleness K where it applies.
+inline policy_settings settings_for(const std::string& mode, uint32_t staleness) {
+  const auto& applies = find_policy(mode)->settings;
+  policy_settings settings;
+  if (std::find(applies.begin(), applies.end(), "staleness") != applies.end())
+    settings.staleness = staleness;
+  return settings;
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

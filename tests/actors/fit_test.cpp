@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "actors/run/coordinator.hpp"
+#include "actors/runtime/core_pinning.hpp"
 #include "tests/actors/failing_backend.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
@@ -36,9 +37,9 @@ struct fit_config : caf::actor_system_config {
 // gradient. Adam's normalisation amplifies reduction round-off on small
 // gradients: measured on the equivalence test, Adam's worst element reached
 // 1.1x the 1e-5 tolerance with 4 replicas, SGD 0.5x.
-fit_options small_options(const std::string& mode, uint32_t replicas, uint32_t batch) {
-  fit_options options;
-  options.mode = mode;
+run_config small_options(const std::string& mode, uint32_t replicas, uint32_t batch) {
+  run_config options;
+  options.policy.name = mode;
   options.replicas = replicas;
   options.epochs = 1;
   options.batch_size = batch;
@@ -70,7 +71,7 @@ struct record_log {
   }
 };
 
-caf::expected<fit_summary> run_fit(const fit_options& options,
+caf::expected<fit_summary> run_fit(const run_config& options,
                                    fit_observer observer = {}) {
   fit_config cfg;
   caf::actor_system sys{cfg};
@@ -83,8 +84,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // A sync fit of `replicas` replicas at batch 32 in which replica
 // `fail_replica` throws at push 5, bounded by 3 s per push.
-fit_options losing_replica_options(uint32_t replicas, uint32_t fail_replica,
-                                   const std::string& on_replica_loss) {
+run_config losing_replica_options(uint32_t replicas, uint32_t fail_replica,
+                                  replica_loss_action on_replica_loss) {
   auto options = small_options("sync", replicas, 32);
   options.on_replica_loss = on_replica_loss;
   testing::fail_replica_at_push(options, fail_replica, 5);
@@ -95,7 +96,7 @@ fit_options losing_replica_options(uint32_t replicas, uint32_t fail_replica,
 // Runs a fit that must fail because a replica was lost; checks the error's
 // code, that it names the replica and that it came within 30 s, and returns
 // the error for the caller's own checks.
-caf::error fit_fails_losing_replica(const fit_options& options, uint32_t lost_replica) {
+caf::error fit_fails_losing_replica(const run_config& options, uint32_t lost_replica) {
   const auto start = std::chrono::steady_clock::now();
   auto summary = run_fit(options);
   const double elapsed = seconds_since(start);
@@ -234,14 +235,14 @@ TEST_CASE("an uneven last round (batch 3 over 3 replicas) counts every sample on
 
 TEST_CASE("a replica lost mid-epoch aborts the fit with an error naming it",
           "[fit][failure]") {
-  const auto error = fit_fails_losing_replica(losing_replica_options(2, 1, "abort"), 1);
+  const auto error = fit_fails_losing_replica(losing_replica_options(2, 1, replica_loss_action::abort), 1);
   CHECK(error.category() == caf::atom("troupe"));
 }
 
 TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with the "
           "others",
           "[fit][failure]") {
-  auto options = losing_replica_options(2, 1, "continue");
+  auto options = losing_replica_options(2, 1, replica_loss_action::continue_run);
   options.epochs = 2;
   record_log log;
   const auto start = std::chrono::steady_clock::now();
@@ -266,7 +267,7 @@ TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with 
 
 TEST_CASE("losing the only replica ends the fit even with on_replica_loss continue",
           "[fit][failure]") {
-  auto options = losing_replica_options(1, 0, "continue");
+  auto options = losing_replica_options(1, 0, replica_loss_action::continue_run);
   testing::fail_replica_at_push(options, 0, 3);
   const auto text = describe(fit_fails_losing_replica(options, 0));
   INFO(text);
@@ -274,7 +275,7 @@ TEST_CASE("losing the only replica ends the fit even with on_replica_loss contin
 }
 
 TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][config]") {
-  auto expect_bad_config = [](const fit_options& options, const std::string& words) {
+  auto expect_bad_config = [](const run_config& options, const std::string& words) {
     auto summary = run_fit(options);
     REQUIRE_FALSE(summary);
     const auto text = describe(summary.error());
@@ -287,51 +288,54 @@ TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][con
   expect_bad_config(bogus_mode, "bogus");
   auto tiny_batch = small_options("sync", 4, 3);
   expect_bad_config(tiny_batch, "smaller than --replicas");
-  auto bogus_loss = small_options("sync", 2, 32);
-  bogus_loss.on_replica_loss = "ignore";
-  expect_bad_config(bogus_loss, "ignore");
-  auto no_replicas = small_options("sync", 0, 32);
-  expect_bad_config(no_replicas, "--replicas");
   auto bad_model = small_options("sync", 2, 32);
   bad_model.model = "784-32relu-7"; // 7 classes; the data has 10
   expect_bad_config(bad_model, "does not fit");
   auto bad_device = small_options("sync", 2, 32);
-  bad_device.devices = "tpu:0";
-  expect_bad_config(bad_device, "tpu:0");
+  bad_device.devices.pool = {"cpu", "tpu:0"};
+  expect_bad_config(bad_device, "--devices: 'tpu:0' is not a device");
   auto async_backups = small_options("async", 3, 32);
-  async_backups.backup_replicas = 1;
-  expect_bad_config(async_backups, "--backup-replicas works with --mode=sync");
+  async_backups.policy.settings.backup_replicas = 1;
+  expect_bad_config(async_backups, "--backup-replicas=1 works with --mode=sync, not async");
   auto all_backups = small_options("sync", 2, 32);
-  all_backups.backup_replicas = 2;
+  all_backups.policy.settings.backup_replicas = 2;
   expect_bad_config(all_backups, "leaves no replica");
   auto sync_staleness = small_options("sync", 2, 32);
-  sync_staleness.staleness = 3;
-  expect_bad_config(sync_staleness, "--staleness works with --mode=ssp or delayed");
-  for (const std::string bad : {"3", "x:2", "1:0.5", "1:abc"}) {
-    auto slow = small_options("sync", 2, 32);
-    slow.slow_replica = bad;
-    expect_bad_config(slow, "--slow-replica: '" + bad + "'");
-  }
+  sync_staleness.policy.settings.staleness = 3;
+  expect_bad_config(sync_staleness, "--staleness=3 works with --mode=ssp or delayed, not sync");
   auto slow_missing = small_options("sync", 2, 32);
-  slow_missing.slow_replica = "2:3";
+  slow_missing.slow = slow_replica{2, 3.0f};
   expect_bad_config(slow_missing, "replica 2 does not exist");
-  auto bogus_lr = small_options("async", 2, 32);
-  bogus_lr.staleness_lr = "sqrt";
-  expect_bad_config(bogus_lr, "--staleness-lr: 'sqrt'");
   auto sync_lr = small_options("sync", 2, 32);
-  sync_lr.staleness_lr = "inverse";
-  expect_bad_config(sync_lr, "--staleness-lr=inverse works with --mode=async or ssp");
+  sync_lr.policy.settings.staleness_lr = staleness_lr_rule::inverse;
+  expect_bad_config(sync_lr, "--staleness-lr=inverse works with --mode=async or ssp, not sync");
   auto too_many_shards = small_options("sync", 2, 32);
   too_many_shards.store_shards = 100000;
   expect_bad_config(too_many_shards, "--store-shards: 100000 store shards are too many");
+  auto too_many_replicas = small_options("sync", 4, 32);
+  too_many_replicas.nodes = {host_port{"127.0.0.1", 9}};
+  expect_bad_config(too_many_replicas, "--replicas=4 does not fit --nodes");
+}
+
+TEST_CASE("a run of 0 replicas has one per core, and nodes x replicas-per-node with nodes",
+          "[fit][config]") {
+  auto here = check_run_config(small_options("sync", 0, 32), &test_slice());
+  REQUIRE(here);
+  CHECK(here->replicas == usable_cores());
+  auto on_nodes = small_options("sync", 0, 32);
+  on_nodes.nodes = {host_port{"127.0.0.1", 9}, host_port{"127.0.0.1", 10}};
+  on_nodes.replicas_per_node = 3;
+  auto placed = check_run_config(on_nodes, &test_slice());
+  REQUIRE(placed);
+  CHECK(placed->replicas == 6);
 }
 
 TEST_CASE("ssp with a slowed replica trains, holds the fast ones within K and reports "
           "staleness",
           "[fit][ssp]") {
   auto options = small_options("ssp", 3, 48);
-  options.staleness = 2;
-  options.slow_replica = "2:3";
+  options.policy.settings.staleness = 2;
+  options.slow = slow_replica{2, 3.0f};
   record_log log;
   auto summary = run_fit(options, log.observer());
   REQUIRE(summary);
@@ -349,7 +353,7 @@ TEST_CASE("ssp with a slowed replica trains, holds the fast ones within K and re
 TEST_CASE("async with a staleness-aware learning rate trains with 2 store shards",
           "[fit][async][staleness-lr]") {
   auto options = small_options("async", 3, 48);
-  options.staleness_lr = "inverse";
+  options.policy.settings.staleness_lr = staleness_lr_rule::inverse;
   options.store_shards = 2;
   auto summary = run_fit(options);
   REQUIRE(summary);
@@ -359,8 +363,8 @@ TEST_CASE("async with a staleness-aware learning rate trains with 2 store shards
 TEST_CASE("sync with a backup replica drops the straggler's late gradients and finishes",
           "[fit][sync][backup]") {
   auto options = small_options("sync", 3, 48);
-  options.backup_replicas = 1;
-  options.slow_replica = "1:4";
+  options.policy.settings.backup_replicas = 1;
+  options.slow = slow_replica{1, 4.0f};
   record_log log;
   auto summary = run_fit(options, log.observer());
   REQUIRE(summary);
@@ -378,7 +382,7 @@ TEST_CASE("delayed fits are bitwise identical run after run and for any number o
     std::vector<fit_summary> runs;
     for (uint32_t shards : {1u, 1u, 1u, 3u}) {
       auto options = small_options("delayed", 3, 48);
-      options.staleness = lag;
+      options.policy.settings.staleness = lag;
       options.store_shards = shards;
       options.epochs = 2;
       auto summary = run_fit(options);
@@ -394,7 +398,7 @@ TEST_CASE("delayed fits are bitwise identical run after run and for any number o
   auto sync = small_options("sync", 3, 48);
   sync.epochs = 2;
   auto delayed = small_options("delayed", 3, 48);
-  delayed.staleness = 1;
+  delayed.policy.settings.staleness = 1;
   delayed.epochs = 2;
   auto a = run_fit(sync);
   auto b = run_fit(delayed);
@@ -407,12 +411,12 @@ TEST_CASE("every point of the dial survives a lost replica with on_replica_loss 
           "[fit][ssp][delayed][backup][failure]") {
   for (const std::string mode : {"ssp", "delayed", "backup"}) {
     INFO(mode);
-    auto options = losing_replica_options(3, 1, "continue");
+    auto options = losing_replica_options(3, 1, replica_loss_action::continue_run);
     if (mode == "backup") {
-      options.backup_replicas = 1;
+      options.policy.settings.backup_replicas = 1;
     } else {
-      options.mode = mode;
-      options.staleness = 2;
+      options.policy.name = mode;
+      options.policy.settings.staleness = 2;
     }
     record_log log;
     auto summary = run_fit(options, log.observer());
@@ -429,14 +433,14 @@ TEST_CASE("a delayed run saved mid-epoch resumes and finishes its epochs",
                      / ("troupe_delayed_" + std::to_string(::getpid()) + ".ckpt"))
                       .string();
   auto options = small_options("delayed", 2, 32);
-  options.staleness = 1;
+  options.policy.settings.staleness = 1;
   options.epochs = 2;
   options.checkpoint_path = path;
   options.checkpoint_every = 20;
   testing::fail_replica_at_push(options, 0, 80); // in epoch 2 (63 rounds each)
   REQUIRE_FALSE(run_fit(options));
   auto resumed = small_options("delayed", 2, 32);
-  resumed.staleness = 1;
+  resumed.policy.settings.staleness = 1;
   resumed.epochs = 2;
   resumed.resume_path = path;
   auto summary = run_fit(resumed);

@@ -356,7 +356,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   hello.gemm_family = "fused";
   hello.same_bits_required = true;
   store_config store;
-  store.mode = "async";
+  store.policy.name = "async";
   store.device = "cuda:3";
   store.optimizer.name = "sgd";
   store.optimizer.learning_rate = 0.5f;
@@ -370,7 +370,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.parameter_count = 1000;
   store.pin_core = true;
   auto sc = roundtrip_in_message(sys, store);
-  CHECK(sc.mode == "async");
+  CHECK(sc.policy.name == "async");
   CHECK(sc.device == "cuda:3");
   CHECK(sc.optimizer.name == "sgd");
   CHECK(sc.optimizer.learning_rate == 0.5f);

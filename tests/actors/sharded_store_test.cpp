@@ -12,6 +12,7 @@
 
 #include "actors/store/checkpoint_writer.hpp"
 #include "actors/run/coordinator.hpp"
+#include "messages/errors.hpp"
 #include "messages/register.hpp"
 #include "model/checkpoint.hpp"
 #include "tests/actors/checkpoint_checks.hpp"
@@ -28,9 +29,9 @@ struct shard_config : caf::actor_system_config {
 
 // 3 replicas, global batch 24 over 2000 samples: 84 rounds an epoch, the last
 // one short; Adam, whose state must follow each shard's range.
-fit_options sharded_run(const std::string& mode, uint32_t shards, uint32_t epochs) {
-  fit_options o;
-  o.mode = mode;
+run_config sharded_run(const std::string& mode, uint32_t shards, uint32_t epochs) {
+  run_config o;
+  o.policy.name = mode;
   o.replicas = 3;
   o.epochs = epochs;
   o.batch_size = 24;
@@ -108,7 +109,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
 TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set that does "
           "not make one round",
           "[shards][checkpoint]") {
-  const checkpoint_target target{"/unused", "784-10", 9, "adam", 40, 2};
+  const checkpoint_target target{"/unused", "784-10", {{"seed", "9"}}, "adam", 40, 2};
   // Shard 0 owns [0, 16), shard 1 [16, 40); Adam's state is m then v.
   auto part = [](uint32_t shard, size_t count, float base, uint64_t round) {
     checkpoint_part p;
@@ -130,7 +131,8 @@ TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set 
   auto whole = assemble_checkpoint(target, {part(1, 24, 16, 7), part(0, 16, 0, 7)});
   REQUIRE(whole);
   CHECK(whole->round == 7);
-  CHECK(whole->config_fingerprint == 9);
+  CHECK(whole->settings == target.settings);
+  CHECK(whole->config_fingerprint == settings_fingerprint(target.settings));
   REQUIRE(whole->params.size() == 40);
   REQUIRE(whole->optimizer_state.size() == 80);
   for (size_t i = 0; i < 40; ++i) {
@@ -140,14 +142,14 @@ TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set 
   }
   auto missing = assemble_checkpoint(target, {part(0, 16, 0, 7)});
   REQUIRE_FALSE(missing);
-  CHECK(missing.error().message.find("one part from each of 2 store shards")
+  CHECK(describe(missing.error()).find("one part from each of 2 store shards")
         != std::string::npos);
   auto rounds = assemble_checkpoint(target, {part(0, 16, 0, 7), part(1, 24, 16, 8)});
   REQUIRE_FALSE(rounds);
-  CHECK(rounds.error().message.find("is of round 8") != std::string::npos);
+  CHECK(describe(rounds.error()).find("is of round 8") != std::string::npos);
   auto twice = assemble_checkpoint(target, {part(0, 16, 0, 7), part(0, 16, 0, 7)});
   REQUIRE_FALSE(twice);
   auto wrong_size = assemble_checkpoint(target, {part(0, 16, 0, 7), part(1, 20, 16, 7)});
   REQUIRE_FALSE(wrong_size);
-  CHECK(wrong_size.error().message.find("expected 24") != std::string::npos);
+  CHECK(describe(wrong_size.error()).find("expected 24") != std::string::npos);
 }

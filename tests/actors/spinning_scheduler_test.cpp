@@ -12,7 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/cluster/cluster_config.hpp"
-#include "actors/threads/spinning_scheduler.hpp"
+#include "actors/runtime/spinning_scheduler.hpp"
 
 using namespace troupe;
 

@@ -68,7 +68,7 @@ struct store_fixture {
                          shared_parameter_buffers shared = {})
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     store_config options;
-    options.mode = mode;
+    options.policy.name = mode;
     options.optimizer.name = "sgd";
     options.optimizer.learning_rate = 1.0f; // params -= mean gradient
     options.initial_parameters = shared_floats{initial_parameters()};
@@ -76,7 +76,7 @@ struct store_fixture {
       adjust(options);
     if (!checkpoint_path.empty())
       writer = spawn_checkpoint_writer(
-        sys, checkpoint_target{checkpoint_path, "784-10", 0, "sgd", parameter_count, 1});
+        sys, checkpoint_target{checkpoint_path, "784-10", {}, "sgd", parameter_count, 1});
     auto spawned = spawn_variable_store(sys, std::move(options), writer, std::move(shared));
     REQUIRE(spawned);
     store = *spawned;

@@ -10,7 +10,7 @@ using namespace troupe::testing;
 
 TEST_CASE("in an aborting run a replica's death stops the store: no round closes without it",
           "[store][sync][failure]") {
-  store_fixture f("sync", 3, [](store_config& o) { o.abort_on_replica_loss = true; });
+  store_fixture f("sync", 3, [](store_config& o) { o.on_replica_loss = replica_loss_action::abort; });
   for (uint32_t i = 0; i < 3; ++i)
     f.watch(i);
   f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));

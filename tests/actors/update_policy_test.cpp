@@ -17,44 +17,49 @@
 using namespace troupe;
 using namespace troupe::testing;
 
-TEST_CASE("the policy factory builds sync and async and refuses other modes",
+TEST_CASE("the registry builds every policy it lists, describes each, and refuses unknown "
+          "modes and settings that do not apply",
           "[policy]") {
-  auto sync = make_update_policy("sync", 4);
-  REQUIRE(sync);
-  CHECK((*sync)->name() == "sync");
-  auto async = make_update_policy("async", 4);
-  REQUIRE(async);
-  CHECK((*async)->name() == "async");
-  auto bogus = make_update_policy("bogus", 4);
-  REQUIRE_FALSE(bogus);
-  CHECK(bogus.error().code == model_errc::invalid_argument);
-  CHECK(bogus.error().message.find("bogus") != std::string::npos);
-  CHECK(bogus.error().message.find("sync, async") != std::string::npos);
-  // The factory's list is what option checks offer; sync (the default) first.
-  const auto& modes = update_policy_modes();
-  REQUIRE(modes.size() >= 2);
-  CHECK(modes[0] == "sync");
-  CHECK(modes[1] == "async");
-  for (const auto& mode : update_policy_modes()) {
-    auto policy = make_update_policy(mode, 4, policy_settings{2, 0});
-    REQUIRE(policy);
-    CHECK((*policy)->name() == mode);
+  // The registry's list is what option checks and --help offer; sync (the default) first.
+  const auto names = policy_names();
+  REQUIRE(names.size() >= 4);
+  CHECK(names[0] == "sync");
+  CHECK(names[1] == "async");
+  for (const auto& mode : names) {
+    INFO(mode);
+    const policy_spec spec{mode, settings_for(mode, 2)};
+    CHECK_FALSE(check_policy_spec(spec));
+    CHECK(make_update_policy(spec));
+    CHECK_FALSE(find_policy(mode)->summary.empty());
   }
-  // Staleness 0 is lockstep: the factory builds sync, bits and all.
-  auto lockstep = make_update_policy("ssp", 4, policy_settings{0, 0});
-  REQUIRE(lockstep);
-  CHECK((*lockstep)->name() == "sync");
-  CHECK((*lockstep)->reproducible());
-  auto backups = make_update_policy("sync", 4, policy_settings{0, 1});
-  REQUIRE(backups);
-  CHECK_FALSE((*backups)->reproducible());
-  CHECK_FALSE((*backups)->replicas_wait_for_rounds());
+  auto bogus = make_update_policy(policy_spec{"bogus"});
+  REQUIRE_FALSE(bogus);
+  CHECK(contains(describe(bogus.error()), "--mode: 'bogus' (expected sync, async"));
+  // Staleness 0 is lockstep: ssp is then sync, bits and buffers and all.
+  const auto lockstep = traits_of(policy_spec{"ssp", {0, 0, staleness_lr_rule::none}});
+  CHECK(lockstep.reproducible);
+  CHECK(lockstep.replicas_wait_for_rounds);
+  CHECK(lockstep.steps_per_round);
+  CHECK_FALSE(traits_of(policy_spec{"ssp", {1, 0, staleness_lr_rule::none}}).reproducible);
+  // Backup replicas give up the bits, and a late replica may still read.
+  const auto backups = traits_of(policy_spec{"sync", {0, 1, staleness_lr_rule::none}});
+  CHECK_FALSE(backups.reproducible);
+  CHECK_FALSE(backups.replicas_wait_for_rounds);
+  CHECK(backups.reports_staleness);
+  CHECK(traits_of(policy_spec{"delayed", {3, 0, staleness_lr_rule::none}}).history_depth == 2);
+  // A setting another policy reads is refused, naming the policies it works with.
+  auto stale_sync = check_policy_spec(policy_spec{"sync", {2, 0, staleness_lr_rule::none}});
+  CHECK(contains(describe(stale_sync), "--staleness=2 works with --mode=ssp or delayed, not sync"));
+  auto delayed_zero = check_policy_spec(policy_spec{"delayed", {}});
+  CHECK(contains(describe(delayed_zero), "--mode=delayed needs --staleness=K with K >= 1"));
+  // A second policy of a taken name is refused.
+  CHECK(register_policy(*find_policy("sync")));
 }
 
 TEST_CASE("sync answers nobody until every live replica has pushed the round",
           "[policy][sync]") {
   constexpr size_t count = 5;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -93,7 +98,7 @@ TEST_CASE("sync reduces in replica order weighted by batch size, whatever the "
   const float total = 4.0f;
 
   auto run = [&](const std::vector<uint32_t>& arrival) {
-    sync_policy policy(count);
+    sync_policy policy;
     fake_store store(count);
     for (uint32_t r = 0; r < 3; ++r)
       policy.on_replica_joined(r);
@@ -138,31 +143,31 @@ TEST_CASE("sync refuses unknown replicas, stale and future rounds and duplicates
           "saying why",
           "[policy][sync]") {
   constexpr size_t count = 2;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   policy.on_replica_joined(0);
   policy.on_replica_joined(1);
 
   auto why = refuse(policy, make_push(7, 0, 1, filled(count, 1.0f), 0), store,
-                    refusal_code::unknown_replica);
-  CHECK(contains(why, "replica 7 is not a live member of this sync run"));
+                    troupe_errc::unknown_replica);
+  CHECK(contains(why, "replica 7 is not a live member of this run"));
   why = refuse(policy, make_push(0, 1, 1, filled(count, 1.0f), 0), store,
-               refusal_code::unexpected_round);
+               troupe_errc::unexpected_round);
   CHECK(contains(why, "gradient from replica 0 is for round 1, but the store is at round 0"));
 
   accept(policy, make_push(0, 0, 1, filled(count, 1.0f), 1), store);
   why = refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 2), store,
-               refusal_code::duplicate_push);
+               troupe_errc::duplicate_push);
   CHECK(contains(why, "replica 0 pushed twice in round 0"));
   accept(policy, make_push(1, 0, 1, filled(count, 1.0f), 3), store);
   REQUIRE(policy.next_round() == 1);
 
   why = refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 4), store,
-               refusal_code::stale_round);
+               troupe_errc::stale_round);
   CHECK(contains(why, "gradient from replica 0 is for round 0, which is closed (the store "
                       "is at round 1)"));
   refuse(policy, make_push(0, 2, 1, filled(count, 1.0f), 4), store,
-         refusal_code::unexpected_round);
+         troupe_errc::unexpected_round);
   // Refusals change nothing: one step, the two answers and the one closed
   // round of round 0, and round 1 still takes both replicas.
   CHECK(store.steps.size() == 1);
@@ -178,7 +183,7 @@ TEST_CASE("sync refuses unknown replicas, stale and future rounds and duplicates
 TEST_CASE("sync closes a round over the others when a replica is lost",
           "[policy][sync][failure]") {
   constexpr size_t count = 4;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -194,11 +199,11 @@ TEST_CASE("sync closes a round over the others when a replica is lost",
   CHECK(policy.next_round() == 1);
 
   // The loss is kept for the replicas: lost in round 0, nothing pushed there.
-  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, false}});
+  CHECK(policy.report().losses == std::vector<replica_loss>{{0, 2, false}});
 
   // The lost replica is unknown from now on, and rounds need only the others.
   refuse(policy, make_push(2, 1, 2, filled(count, 1.0f), 0), store,
-         refusal_code::unknown_replica);
+         troupe_errc::unknown_replica);
   accept(policy, make_push(1, 1, 2, filled(count, 5.0f), 22), store);
   accept(policy, make_push(0, 1, 2, filled(count, 7.0f), 23), store);
   REQUIRE(store.steps.size() == 2);
@@ -210,17 +215,17 @@ TEST_CASE("sync closes a round over the others when a replica is lost",
   policy.on_replica_lost(1, store);
   CHECK(store.steps.size() == 2);
   CHECK(store.answers.size() == 4);
-  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, false}, {2, 1, false}});
+  CHECK(policy.report().losses == std::vector<replica_loss>{{0, 2, false}, {2, 1, false}});
   // A replica lost twice (or never known) is recorded once.
   policy.on_replica_lost(1, store);
   policy.on_replica_lost(9, store);
-  CHECK(policy.losses().size() == 2);
+  CHECK(policy.report().losses.size() == 2);
 }
 
 TEST_CASE("sync counts a gradient pushed by a replica that is lost later in the round",
           "[policy][sync][failure]") {
   constexpr size_t count = 2;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -235,12 +240,12 @@ TEST_CASE("sync counts a gradient pushed by a replica that is lost later in the 
     CHECK(v == Approx(2.0f).margin(1e-6)); // (1 + 1 + 4) / 3
   CHECK(store.answers == std::vector<uint64_t>{31, 32, 30});
   // Its share of round 0 was used: survivors must not re-plan it.
-  CHECK(policy.losses() == std::vector<replica_loss>{{0, 2, true}});
+  CHECK(policy.report().losses == std::vector<replica_loss>{{0, 2, true}});
 }
 
 TEST_CASE("sync lets a 0-sample push take part without weight", "[policy][sync]") {
   constexpr size_t count = 3;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -300,7 +305,7 @@ TEST_CASE("async applies and answers each push at once", "[policy][async]") {
   CHECK(store.answers.back() == 71);
   policy.on_replica_lost(1, store);
   CHECK(store.rounds_closed == 0);
-  CHECK(policy.losses().empty());
+  CHECK(policy.report().losses.empty());
 }
 
 namespace {
@@ -322,13 +327,13 @@ struct releasing_store : fake_store {
 TEST_CASE("every policy but delayed lets go of a gradient before it answers its pusher",
           "[policy][sync][async]") {
   constexpr size_t count = 4;
-  for (const auto& mode : update_policy_modes()) {
+  for (const auto& mode : policy_names()) {
     INFO(mode);
     // Delayed answers first by design (the replica computes on while its round
     // waits) and lets go when the round closes.
-    if (mode == "delayed")
+    if (traits_of(policy_spec{mode, settings_for(mode, 2)}).history_depth > 0)
       continue;
-    auto policy = make_update_policy(mode, count, policy_settings{2, 0, false});
+    auto policy = make_update_policy(policy_spec{mode, settings_for(mode, 2)});
     REQUIRE(policy);
     releasing_store store(count);
     for (uint32_t r = 0; r < 2; ++r)
@@ -346,7 +351,7 @@ TEST_CASE("every policy but delayed lets go of a gradient before it answers its 
 
 TEST_CASE("sync closes each round once, after its step and its answers", "[policy][sync]") {
   constexpr size_t count = 2;
-  sync_policy policy(count);
+  sync_policy policy;
   fake_store store(count);
   for (uint32_t r = 0; r < 3; ++r)
     policy.on_replica_joined(r);
@@ -362,7 +367,7 @@ TEST_CASE("sync closes each round once, after its step and its answers", "[polic
 
   // A refused push closes nothing.
   refuse(policy, make_push(0, 0, 1, filled(count, 1.0f), 3), store,
-         refusal_code::stale_round);
+         troupe_errc::stale_round);
   CHECK(store.rounds_closed == 1);
 
   // Round 1 closed by a loss: once, after the answers.
@@ -394,15 +399,14 @@ TEST_CASE("the policies say whether staleness is worth reporting, and the progre
   record.epoch = 1;
   record.staleness_mean = 1.5;
   record.staleness_max = 4;
-  for (const auto& mode : update_policy_modes()) {
+  for (const auto& mode : policy_names()) {
     INFO(mode);
-    auto policy = make_update_policy(mode, 4);
-    REQUIRE(policy);
-    record.staleness_reported = (*policy)->reports_staleness();
+    record.staleness_reported = traits_of(policy_spec{mode, settings_for(mode, 2)})
+                                  .reports_staleness;
     const auto line = progress_line(record, 3);
     CHECK(line.rfind("Epoch 1/3 - ", 0) == 0);
     CHECK(contains(line, "staleness mean 1.50 max 4") == record.staleness_reported);
   }
-  CHECK_FALSE(sync_policy(4).reports_staleness()); // its pushes wait: always 0
-  CHECK(async_policy().reports_staleness());
+  CHECK_FALSE(traits_of(policy_spec{"sync"}).reports_staleness); // its pushes wait: always 0
+  CHECK(traits_of(policy_spec{"async"}).reports_staleness);
 }

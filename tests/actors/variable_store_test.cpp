@@ -31,7 +31,7 @@ TEST_CASE("a store is not spawned for an unknown mode, optimizer or no parameter
   test_config cfg;
   caf::actor_system sys{cfg};
   store_config bad_mode;
-  bad_mode.mode = "bogus";
+  bad_mode.policy.name = "bogus";
   bad_mode.initial_parameters = shared_floats{initial_parameters()};
   auto a = spawn_variable_store(sys, bad_mode);
   REQUIRE_FALSE(a);
@@ -146,7 +146,7 @@ TEST_CASE("a store is not spawned with shared buffers of the wrong size", "[stor
   test_config cfg;
   caf::actor_system sys{cfg};
   store_config options;
-  options.mode = "sync";
+  options.policy.name = "sync";
   options.initial_parameters = shared_floats{initial_parameters()};
   auto shared = shared_parameter_buffers::holding(initial_parameters());
   shared.other->resize(parameter_count - 1);

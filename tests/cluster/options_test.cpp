@@ -2,6 +2,8 @@
 // a non-zero exit, an error naming the option on stderr, nothing on stdout.
 #include "tests/cluster/cluster_test.hpp"
 
+#include <sstream>
+
 using namespace troupe::cluster_test;
 
 TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][options]") {
@@ -10,9 +12,9 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     std::string named; // what the error must say
   };
   const std::vector<bad_option> table{
-    {"--replicas=0", "--replicas"},
-    {"--batch-size=0", "--batch-size"},
-    {"--epochs=0", "--epochs"},
+    {"--nodes=127.0.0.1:9", "--replicas=2 does not fit --nodes"},
+    {"--batch-size=0", "--batch-size=0: --batch-size takes a whole number, 1 or more"},
+    {"--epochs=0", "--epochs=0: --epochs takes a whole number, 1 or more"},
     {"--mode=bogus", "--mode"},
     {"--on-replica-loss=ignore", "--on-replica-loss"},
     {"--optimizer=bogus", "--optimizer"},
@@ -25,6 +27,10 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--backup-replicas=2", "--backup-replicas"},
     {"--slow-replica=9:2", "--slow-replica"},
     {"--staleness-lr=inverse", "--staleness-lr"},
+    {"--staleness-lr=sqrt", "--staleness-lr: 'sqrt' (expected none or inverse)"},
+    {"--slow-replica=1:0.5", "--slow-replica: '1:0.5'"},
+    {"--store-node=127.0.0.1:4000 --store-nodes=127.0.0.1:4001", "use --store-nodes alone"},
+    {"--config-file=/nonexistent/troupe.ini", "--config-file=/nonexistent/troupe.ini: cannot open"},
     {"--progress=fancy", "--progress"},
     {"--log-every=10", "--log-every"},
     {"--nodes=localhost", "--nodes"},
@@ -45,7 +51,9 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     for (std::string base : {"--epochs=1", "--replicas=2"})
       if (bad.argument.rfind(base.substr(0, base.find('=') + 1), 0) != 0)
         args.push_back(base);
-    args.push_back(bad.argument);
+    std::istringstream words(bad.argument); // one or more arguments
+    for (std::string word; words >> word;)
+      args.push_back(word);
     process mnist{mnist_command(args), dir.path(), "mnist-" + std::to_string(index++)};
     const auto status = mnist.wait(exit_timeout);
     const auto out = mnist.out();

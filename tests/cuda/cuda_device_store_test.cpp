@@ -22,14 +22,14 @@ struct gpu_store_config : caf::actor_system_config {
   gpu_store_config() { register_messages(*this); }
 };
 
-fit_options gpu_run(const std::string& mode, const std::string& store_on, uint32_t shards) {
-  fit_options o;
-  o.mode = mode;
+run_config gpu_run(const std::string& mode, const std::string& store_on, uint32_t shards) {
+  run_config o;
+  o.policy.name = mode;
   o.replicas = 2;
   o.epochs = 2;
   o.batch_size = 64;
   o.seed = 3;
-  o.devices = "cuda:0";
+  o.devices.pool = {"cuda:0"};
   o.store_device = store_on;
   o.store_shards = shards;
   o.step_timeout_ms = 60000;
@@ -63,7 +63,7 @@ TEST_CASE("async with the store on the gpu learns, with replicas on the gpu and 
   gpu_store_config cfg;
   caf::actor_system sys{cfg};
   auto options = gpu_run("async", "cuda:0", 2);
-  options.devices = "cuda:0,cpu"; // one hands over on the device, one pushes host gradients
+  options.devices.pool = {"cuda:0", "cpu"}; // one hands over on the device, one pushes host gradients
   auto run = fit(sys, options, shared_test_slice());
   REQUIRE(run);
   CHECK(run->test_accuracy > 0.6);

@@ -59,10 +59,16 @@ struct temp_dir {
   }
 };
 
+// The settings a checkpoint of sample() records, and their length on disk.
+const std::vector<setting_text> sample_settings{
+  {"mode", "sync"}, {"replicas", "2"}, {"seed", "42"}, {"lr", "0.001"}};
+const size_t sample_settings_bytes = 8 + std::string("mode=sync\nreplicas=2\nseed=42\nlr=0.001\n").size();
+
 checkpoint sample(size_t parameter_count = 1000, float offset = 0.0f) {
   checkpoint c;
   c.model = "784-128relu-10";
-  c.config_fingerprint = 0x0123456789abcdefull;
+  c.settings = sample_settings;
+  c.config_fingerprint = settings_fingerprint(sample_settings);
   c.version = 4242;
   c.round = 4243;
   c.epoch = 3;
@@ -139,6 +145,7 @@ TEST_CASE("a checkpoint reads back equal field by field and bit for bit", "[chec
   REQUIRE(back);
   CHECK(back->model == c.model);
   CHECK(back->config_fingerprint == c.config_fingerprint);
+  CHECK(back->settings == c.settings);
   CHECK(back->version == c.version);
   CHECK(back->round == c.round);
   CHECK(back->epoch == c.epoch);
@@ -174,7 +181,7 @@ TEST_CASE("the file starts with the documented header and standard CRC-32", "[ch
   CHECK(std::string(file.begin(), file.begin() + 8) == "TROUPECK");
   uint32_t version = 0;
   std::memcpy(&version, file.data() + 16, 4);
-  CHECK(version == 2);
+  CHECK(version == 3);
   uint64_t payload_size = 0;
   std::memcpy(&payload_size, file.data() + 24, 8);
   CHECK(payload_size + 40 == file.size());
@@ -361,7 +368,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   const auto whole = load(path);
-  for (uint32_t version : {0u, 3u, 0xffffffffu}) {
+  for (uint32_t version : {0u, 4u, 0xffffffffu}) {
     INFO("version " << version);
     auto file = whole;
     std::memcpy(file.data() + 16, &version, 4);
@@ -372,7 +379,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
     CHECK(result.error().code == model_errc::bad_format);
     CHECK_THAT(result.error().message,
                Catch::Contains("unknown format version " + std::to_string(version))
-                 && Catch::Contains("reads versions 1 to 2"));
+                 && Catch::Contains("reads versions 1 to 3"));
   }
 }
 
@@ -383,9 +390,10 @@ TEST_CASE("a format 1 file, from before epoch_complete, still loads with the fla
   auto c = sample(10);
   c.epoch_complete = true;
   REQUIRE(write_checkpoint(path, c));
-  // Format 1 is format 2 without the epoch_complete field, the sixth integer
-  // of the payload.
+  // Format 1 is format 3 without the settings, its last field, and without
+  // the epoch_complete field, the sixth integer of the payload.
   auto file = load(path);
+  file.resize(file.size() - sample_settings_bytes);
   const auto flag_at = static_cast<std::ptrdiff_t>(40 + 5 * 8);
   file.erase(file.begin() + flag_at, file.begin() + flag_at + 8);
   uint32_t version = 1;
@@ -401,6 +409,31 @@ TEST_CASE("a format 1 file, from before epoch_complete, still loads with the fla
   CHECK(back->model == c.model);
   CHECK(same_bits(back->params, c.params));
   CHECK(same_bits(back->optimizer_state, c.optimizer_state));
+}
+
+TEST_CASE("a format 2 file, from before the settings, loads with their hash alone and a "
+          "resume with other settings is refused by it",
+          "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  REQUIRE(write_checkpoint(path, sample(10)));
+  auto file = load(path);
+  file.resize(file.size() - sample_settings_bytes);
+  uint32_t version = 2;
+  std::memcpy(file.data() + 16, &version, 4);
+  reseal(file);
+  save(path, file);
+  auto back = read_checkpoint(path);
+  REQUIRE(back);
+  CHECK(back->settings.empty());
+  CHECK(back->config_fingerprint == settings_fingerprint(sample_settings));
+  CHECK(check_compatible(*back, back->model, sample_settings, 10, path));
+  auto other = sample_settings;
+  other[2].value = "7";
+  auto refused = check_compatible(*back, back->model, other, 10, path);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message,
+             Catch::Contains("other run settings") && Catch::Contains("does not record which"));
 }
 
 TEST_CASE("an epoch_complete flag other than 0 or 1 is refused", "[checkpoint]") {
@@ -483,31 +516,35 @@ TEST_CASE("lengths that lie inside a well-checksummed file are refused", "[check
 
 TEST_CASE("check_compatible accepts the run a checkpoint was written for", "[checkpoint]") {
   const auto c = sample(1000);
-  auto ok = check_compatible(c, "784-128relu-10", c.config_fingerprint, 1000, "run.ckpt");
+  auto ok = check_compatible(c, "784-128relu-10", sample_settings, 1000, "run.ckpt");
   CHECK(ok);
   // The same model spelled with a leading zero is still the same model.
-  CHECK(check_compatible(c, "784-0128relu-10", c.config_fingerprint, 1000, "run.ckpt"));
+  CHECK(check_compatible(c, "784-0128relu-10", sample_settings, 1000, "run.ckpt"));
 }
 
-TEST_CASE("check_compatible refuses another model, other settings or another size",
+TEST_CASE("check_compatible refuses another model, other settings, naming each, or another "
+          "size",
           "[checkpoint]") {
   auto c = sample(1000);
   c.model = "784-64relu-10";
-  auto model = check_compatible(c, "784-128relu-10", c.config_fingerprint, 1000, "run.ckpt");
+  auto model = check_compatible(c, "784-128relu-10", sample_settings, 1000, "run.ckpt");
   REQUIRE_FALSE(model);
   CHECK(model.error().code == model_errc::invalid_argument);
   CHECK(model.error().message
         == "checkpoint run.ckpt was written for model 784-64relu-10, this run trains 784-128relu-10");
 
   c.model = "784-128relu-10";
-  auto settings = check_compatible(c, c.model, c.config_fingerprint + 1, 1000, "run.ckpt");
+  auto other = sample_settings;
+  other[2].value = "7";
+  other[3].value = "0.002";
+  auto settings = check_compatible(c, c.model, other, 1000, "run.ckpt");
   REQUIRE_FALSE(settings);
   CHECK(settings.error().code == model_errc::invalid_argument);
-  CHECK_THAT(settings.error().message,
-             Catch::Contains("run.ckpt") && Catch::Contains("other run settings")
-               && Catch::Contains("0x0123456789abcdef"));
+  CHECK(settings.error().message
+        == "checkpoint run.ckpt was written by a run with other settings (--seed=42 there, 7 "
+           "here; --lr=0.001 there, 0.002 here): resume with the original settings");
 
-  auto size = check_compatible(c, c.model, c.config_fingerprint, 1010, "run.ckpt");
+  auto size = check_compatible(c, c.model, sample_settings, 1010, "run.ckpt");
   REQUIRE_FALSE(size);
   CHECK(size.error().code == model_errc::invalid_argument);
   CHECK_THAT(size.error().message,

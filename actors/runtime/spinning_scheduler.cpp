@@ -4,7 +4,7 @@
 // a replica); handed to a sleeping worker, each costs a futex wake-up of a
 // core that went idle (2 cores, sync 2 replicas, global batch 32: ~174k ->
 // ~183k samples/s in quiet runs).
-#include "actors/threads/spinning_scheduler.hpp"
+#include "actors/runtime/spinning_scheduler.hpp"
 
 #include <atomic>
 #include <chrono>

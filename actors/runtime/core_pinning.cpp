@@ -1,5 +1,5 @@
 // Thread pinning (pthread_setaffinity_np) and scheduling class.
-#include "actors/threads/core_pinning.hpp"
+#include "actors/runtime/core_pinning.hpp"
 
 #include <pthread.h>
 #include <sched.h>

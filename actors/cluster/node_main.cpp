@@ -1,0 +1,216 @@
+// The node program's logic: its options, its stop signals, listening for
+// coordinators and shutting down within a bound.
+#include "actors/cluster/node_main.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <caf/openssl/publish.hpp>
+
+#include "actors/cluster/cluster_config.hpp"
+#include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/node_service.hpp"
+#include "actors/cluster/remote_replicas.hpp"
+#include "actors/cluster/tls.hpp"
+#include "actors/replica/slow_replica.hpp"
+#include "actors/store/variable_store.hpp"
+#include "messages/errors.hpp"
+#include "model/numerics_identity.hpp"
+
+namespace troupe {
+
+namespace {
+
+struct node_config : cluster_config {
+  size_t port = 4242;
+  std::string bind_address = "127.0.0.1";
+  std::string model;
+  size_t max_frame_size = default_max_frame_size;
+  std::string slow_replica_text; // I:F, as mnist's
+
+  node_config()
+    : cluster_config("node", "Hosts replicas and store shards for Troupe coordinators, job "
+                             "after job, until SIGINT or SIGTERM.") {
+    const auto g = option_group::node;
+    bind(g, port, "port", "TCP port to listen on (0: any free port, printed)");
+    bind(g, bind_address, "bind", "address to listen on", option_hint{"ADDRESS"});
+    bind(g, model, "model", "serve only this model", option_hint{}.otherwise("any"));
+    bind(g, max_frame_size, "max-frame-size",
+         "largest message payload a plaintext peer may announce; a larger one closes its "
+         "connection",
+         option_hint{}.in("bytes"));
+    bind(g, slow_replica_text, "slow-replica",
+         "I:F makes replica I of every job here take F times its compute per step",
+         option_hint{"I:F"});
+    add_replica_actor_type(*this);
+    add_store_actor_type(*this);
+  }
+};
+
+// Stop signals reach main through this pipe, whichever thread the kernel
+// delivers them to: threads started before main (OpenBLAS starts its pool
+// when the library loads) do not block them, and a signal that lands there
+// while main is not inside a wait would otherwise kill the node outright.
+int stop_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int signal_number) {
+  const auto byte = static_cast<unsigned char>(signal_number);
+  (void) !write(stop_pipe[1], &byte, 1);
+}
+
+// Blocks the stop signals before CAF starts its threads, so that none of
+// them is interrupted, and routes them to stop_pipe; wait_for_stop unblocks
+// them. False (with the reason printed) if the system refused.
+bool catch_stop_signals(sigset_t& stop_signals) {
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  struct sigaction on_stop {};
+  on_stop.sa_handler = on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  on_stop.sa_flags = SA_RESTART;
+  if (pipe2(stop_pipe, O_CLOEXEC) != 0 || fcntl(stop_pipe[1], F_SETFL, O_NONBLOCK) != 0
+      || sigaction(SIGINT, &on_stop, nullptr) != 0
+      || sigaction(SIGTERM, &on_stop, nullptr) != 0) {
+    std::perror("error: cannot set up the stop signals");
+    return false;
+  }
+  return true;
+}
+
+// Returns the signal that stopped the node.
+int wait_for_stop(const sigset_t& stop_signals) {
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+  unsigned char signal_number = 0;
+  while (read(stop_pipe[0], &signal_number, 1) != 1 && errno == EINTR) {
+  }
+  return signal_number;
+}
+
+// The node's own options, checked; an error names the option.
+caf::error check_node_options(const node_config& cfg) {
+  if (cfg.port > 65535)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--port=" + std::to_string(cfg.port) + " is not a TCP port");
+  auto slow = parse_slow_replica(cfg.slow_replica_text);
+  if (!slow)
+    return slow.error();
+  if (slow->factor != 1.0f)
+    slow_remote_replica(slow->index, slow->factor);
+  return check_max_frame_size(cfg.max_frame_size);
+}
+
+// Why `address`:`port` cannot be bound, as the system says (e.g. "Address
+// already in use"), or "" if it can be: CAF's own error does not say.
+std::string why_not_bindable(const std::string& address, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+    return "";
+  std::string why;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const int yes = 1;
+  if (fd >= 0) {
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes); // as CAF's publish does
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0)
+      why = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return why;
+}
+
+// Publishes the node service on --bind:--port: with TLS, the handshake
+// refuses a peer without a cluster certificate before BASP reads a byte from
+// it; in plaintext, connections that announce oversized frames are closed
+// (actors/cluster/frame_guard.hpp).
+caf::expected<uint16_t> listen(caf::actor_system& system, const node_config& cfg,
+                               const node_actor& service) {
+  const auto requested = static_cast<uint16_t>(cfg.port);
+  auto port = cfg.tls()
+                ? caf::openssl::publish(service, requested, cfg.bind_address.c_str(), true)
+                : publish_guarded(system, caf::actor_cast<caf::strong_actor_ptr>(service),
+                                  system.message_types(service), requested, cfg.bind_address,
+                                  true, cfg.max_frame_size);
+  if (port)
+    return port;
+  auto why = requested != 0 ? why_not_bindable(cfg.bind_address, requested) : "";
+  if (why.empty())
+    why = describe(port.error());
+  return make_troupe_error(troupe_errc::bad_config, "cannot listen on " + cfg.bind_address + ":"
+                                                      + std::to_string(cfg.port) + ": " + why);
+}
+
+void print_listening(const node_config& cfg, uint16_t port) {
+  std::printf("troupe node listening on %s:%u (%s)\n", cfg.bind_address.c_str(),
+              static_cast<unsigned>(port), cfg.tls() ? "mutual TLS" : "plaintext");
+  const auto numerics = current_numerics();
+  std::printf("troupe node: GEMM kernel %s (%s multiply-add), %s, %s\n",
+              numerics.gemm_kernel.c_str(), numerics.gemm_family.c_str(),
+              numerics.build.c_str(), numerics.libm.c_str());
+}
+
+} // namespace
+
+int node_main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  sigset_t stop_signals;
+  if (!catch_stop_signals(stop_signals))
+    return 1;
+  node_config cfg;
+  if (auto exit_code = cfg.parse_and_prepare(argc, argv))
+    return *exit_code;
+  if (auto err = check_node_options(cfg)) {
+    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+    return 2;
+  }
+  if (!cfg.tls() && !is_loopback(cfg.bind_address))
+    std::fprintf(stderr,
+                 "warning: listening on %s without TLS: anyone who reaches this port can "
+                 "run jobs here (use --tls-cert, --tls-key and --tls-ca)\n",
+                 cfg.bind_address.c_str());
+  caf::actor_system system{cfg};
+  node_options options;
+  options.model = cfg.model;
+  options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
+  options.tls = cfg.tls();
+  auto service = spawn_node_service(system, options);
+  auto port = listen(system, cfg, service);
+  if (!port) {
+    std::fprintf(stderr, "error: %s\n", describe(port.error()).c_str());
+    caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  print_listening(cfg, *port);
+  const int signal_number = wait_for_stop(stop_signals);
+  std::printf("troupe node: stopping (%s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  stop_remote_replicas();
+  caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
+  // CAF 0.17 sometimes never finishes destroying a remote-spawned detached
+  // replica stopped mid-request, and the actor system's destructor waits
+  // for it forever: bound the wait.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    std::fprintf(stderr, "troupe node: CAF did not finish shutting down within 3 s; "
+                         "exiting anyway\n");
+    std::_Exit(0);
+  }).detach();
+  return 0;
+}
+
+} // namespace troupe

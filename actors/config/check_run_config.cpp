@@ -1,0 +1,150 @@
+// The one check of a run's configuration, and the settings a resumed run
+// must share with the run it continues.
+#include "actors/config/run_config.hpp"
+
+#include "actors/policy/policy_registry.hpp"
+#include "actors/replica/store_group.hpp"
+#include "actors/runtime/core_pinning.hpp"
+#include "messages/errors.hpp"
+#include "model/backend/backend.hpp"
+#include "model/checkpoint.hpp"
+#include "model/model_spec.hpp"
+#include "model/optim/optimizer.hpp"
+#include "model/parameter_layout.hpp"
+#include "model/shard_layout.hpp"
+
+namespace troupe {
+
+namespace {
+
+caf::error bad_config(const std::string& why) {
+  return make_troupe_error(troupe_errc::bad_config, why);
+}
+
+// The replica count: given, or one per core here, or nodes x per node.
+caf::error settle_replicas(run_config& c) {
+  if (!c.nodes.empty()) {
+    if (c.replicas_per_node == 0)
+      return bad_config("--replicas-per-node must be at least 1");
+    const auto placed = static_cast<uint32_t>(c.nodes.size()) * c.replicas_per_node;
+    if (c.replicas != 0 && c.replicas != placed)
+      return bad_config("--replicas=" + std::to_string(c.replicas) + " does not fit --nodes: "
+                        + std::to_string(c.nodes.size()) + " node(s) x --replicas-per-node="
+                        + std::to_string(c.replicas_per_node) + " run "
+                        + std::to_string(placed)
+                        + " replicas (drop --replicas, or change --replicas-per-node)");
+    c.replicas = placed;
+  }
+  if (c.replicas == 0)
+    c.replicas = usable_cores();
+  if (c.slow.factor != 1.0f && c.slow.index >= c.replicas)
+    return bad_config("--slow-replica: replica " + std::to_string(c.slow.index)
+                      + " does not exist (--replicas=" + std::to_string(c.replicas) + ")");
+  if (c.batch_size < c.replicas)
+    return bad_config("--batch-size=" + std::to_string(c.batch_size)
+                      + " is smaller than --replicas=" + std::to_string(c.replicas)
+                      + " (the batch is global: each replica takes its share)");
+  return caf::none;
+}
+
+caf::error check_policy(const run_config& c) {
+  if (auto err = check_policy_spec(c.policy))
+    return err;
+  const auto backups = c.policy.settings.backup_replicas;
+  if (backups >= c.replicas && backups > 0)
+    return bad_config("--backup-replicas=" + std::to_string(backups)
+                      + " leaves no replica to close a round (--replicas="
+                      + std::to_string(c.replicas) + ")");
+  return caf::none;
+}
+
+caf::error check_training(const run_config& c) {
+  if (c.epochs == 0)
+    return bad_config("--epochs must be at least 1");
+  if (c.step_timeout_ms == 0)
+    return bad_config("--step-timeout must be positive");
+  if (find_optimizer_kind(c.optimizer.name) == nullptr) {
+    std::string known;
+    for (const auto& kind : optimizer_kinds())
+      known += (known.empty() ? "" : " or ") + kind.name;
+    return bad_config("--optimizer: '" + c.optimizer.name + "' (expected " + known + ")");
+  }
+  if (!(c.optimizer.learning_rate > 0.0f))
+    return bad_config("--lr must be positive, got " + to_setting_text(c.optimizer.learning_rate));
+  if (c.checkpoint_every > 0 && c.checkpoint_path.empty())
+    return bad_config("--checkpoint-every needs --checkpoint=PATH");
+  for (const auto& device : c.devices.pool)
+    if (!names_a_device(device))
+      return bad_config("--devices: '" + device
+                        + "' is not a device (expected cpu, cuda:N or auto)");
+  return caf::none;
+}
+
+// --store-device names a device, whose kind the optimizer can step on.
+caf::error check_store_device(const run_config& c) {
+  const std::string& device = c.store_device;
+  if (!names_a_device(device))
+    return bad_config("--store-device: '" + device
+                      + "' is not a device (expected cpu or cuda:N)");
+  if (device == "cpu" || find_optimizer_kind(c.optimizer.name)->steps_on_device)
+    return caf::none;
+  std::string on_device;
+  for (const auto& kind : optimizer_kinds())
+    if (kind.steps_on_device)
+      on_device += (on_device.empty() ? "" : " or ") + kind.name;
+  return bad_config("--store-device=" + device + " steps " + on_device + " only: use --optimizer="
+                    + on_device + ", or --store-device=cpu for " + c.optimizer.name);
+}
+
+// The number of store shards: given, or the default; one the model cannot
+// split is refused.
+caf::error settle_store_shards(run_config& c, size_t parameter_count) {
+  if (c.store_shards == 0)
+    c.store_shards = default_store_shards(c.replicas, usable_cores(), c.store_nodes.size(),
+                                          c.store_device != "cpu");
+  if (auto ranges = split_into_shards(parameter_count, c.store_shards); !ranges)
+    return bad_config("--store-shards: " + ranges.error().message);
+  return caf::none;
+}
+
+} // namespace
+
+caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data) {
+  if (auto err = settle_replicas(config))
+    return err;
+  if (auto err = check_policy(config))
+    return err;
+  if (auto err = check_training(config))
+    return err;
+  auto spec = parse_model_spec(config.model);
+  if (!spec)
+    return to_caf_error(spec.error());
+  if (!data || data->train.count == 0 || data->test.count == 0)
+    return make_troupe_error(troupe_errc::bad_data, "no training or test data");
+  if (auto fits = check_model_fits(*spec, data->train); !fits)
+    return to_caf_error(fits.error());
+  if (auto err = check_store_device(config))
+    return err;
+  if (auto err = settle_store_shards(config, parameter_layout(*spec).size()))
+    return err;
+  return config;
+}
+
+std::vector<setting_text> resume_settings(const run_config& c) {
+  auto spec = parse_model_spec(c.model); // "784-128relu-10" however it was written
+  std::vector<setting_text> all{{"model", spec ? to_string(*spec) : c.model}};
+  for (auto& s : settings_text(c.policy))
+    all.push_back(std::move(s));
+  all.push_back({"replicas", std::to_string(c.replicas)});
+  all.push_back({"batch-size", std::to_string(c.batch_size)});
+  all.push_back({"seed", std::to_string(c.seed)});
+  for (auto& s : settings_text(c.optimizer))
+    all.push_back(std::move(s));
+  return all;
+}
+
+uint64_t run_fingerprint(const run_config& config) {
+  return settings_fingerprint(resume_settings(config));
+}
+
+} // namespace troupe

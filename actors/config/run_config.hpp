@@ -1,0 +1,82 @@
+// What a training run is asked to do: one typed value. A program fills it in
+// (from the command line: run_options.hpp), check_run_config checks it once,
+// and actors/run/run_plan.hpp derives what each store shard, replica and the
+// checkpoint writer get from it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/cluster/host_port.hpp"
+#include "actors/replica/backend_wrapper.hpp"
+#include "actors/replica/slow_replica.hpp"
+#include "common/optimizer_config.hpp"
+#include "common/settings_fields.hpp"
+#include "messages/policy_spec.hpp"
+#include "messages/protocol.hpp"
+#include "model/data/dataset.hpp"
+
+namespace troupe {
+
+/// Names the devices replicas take round-robin (--devices).
+struct device_plan {
+  bool automatic = false;               // every CUDA device that opens, else the cpu
+  std::vector<std::string> pool{"cpu"}; // otherwise: "cpu" or "cuda:N", in order
+};
+
+/// Describes a whole training run.
+struct run_config {
+  // Training: the model, its data and how it is optimized.
+  std::string model = "784-128relu-10";
+  std::string data_dir;   // IDX files; nodes read them from their own disk
+  uint32_t epochs = 5;
+  uint32_t batch_size = 32; // global: samples per round over all replicas
+  optimizer_config optimizer;
+  uint64_t seed = 42;
+  // Consistency: the store's update policy and its settings.
+  policy_spec policy;
+  // Replicas, and where they run. 0 replicas: one per usable core here, or
+  // nodes x replicas_per_node with nodes (check_run_config fills it in).
+  uint32_t replicas = 0;
+  device_plan devices;
+  std::vector<host_port> nodes; // empty: every replica in this process
+  uint32_t replicas_per_node = 1;
+  slow_replica slow;
+  bool pin_cores = false; // pin replica i and store shard i to core i % cores
+  // The store: its shards, where they run and step.
+  uint32_t store_shards = 0; // 0: default_store_shards() (check_run_config fills it in)
+  std::vector<host_port> store_nodes; // shard k on node k mod n; empty: here
+  std::string store_device = "cpu";   // cpu | cuda:N
+  // Failures.
+  replica_loss_action on_replica_loss = replica_loss_action::abort;
+  uint32_t step_timeout_ms = 60000; // bound on one push's answer
+  // Checkpoints, on this process's disk.
+  std::string checkpoint_path;
+  uint32_t checkpoint_every = 0; // also every N sync rounds; 0: after each epoch only
+  std::string resume_path;
+  // What the run records and how it talks to nodes.
+  std::string trace_path;        // a Chrome trace of the run
+  bool tls = false;              // connect to nodes over mutual TLS
+  uint32_t protocol_version = 0; // to announce to nodes; 0: this build's
+  // Test hook, never sent: wraps each local replica's backend (fault injection).
+  backend_wrapper wrap_replica_backend;
+};
+
+/// Lists the settings a resumed run must share with the run that wrote the
+/// checkpoint, under their option names: the model, the policy and its
+/// settings, replicas, batch size, seed and the optimizer. Epochs may differ.
+std::vector<setting_text> resume_settings(const run_config& config);
+
+/// Hashes resume_settings(config).
+uint64_t run_fingerprint(const run_config& config);
+
+/// Checks a run against its data and fills in what follows from the rest
+/// (the replica count, the number of store shards); every problem is a
+/// bad_config or bad_data error naming the option. Opens no device and
+/// connects to nothing.
+caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data);
+
+} // namespace troupe

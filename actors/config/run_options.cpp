@@ -1,0 +1,163 @@
+// Binding a run's options, and parsing the typed ones.
+#include "actors/config/run_options.hpp"
+
+#include <sstream>
+
+#include "actors/policy/policy_registry.hpp"
+#include "messages/errors.hpp"
+#include "model/backend/backend.hpp"
+#include "model/data/dataset.hpp"
+
+namespace troupe {
+
+namespace {
+
+// "sync (one step per round ...), async (...)": the registered policies.
+std::string mode_help() {
+  std::string text = "the store's update policy, one of";
+  const auto names = policy_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    text += std::string(i == 0 ? " " : "; ") + names[i] + ": " + find_policy(names[i])->summary;
+  return text;
+}
+
+void bind_training(cluster_config& cli, run_config& c) {
+  const auto g = option_group::training;
+  cli.bind(g, c.model, "model", "layer list: inputs, then hidden layers with activations, then "
+                                "classes");
+  cli.bind(g, c.data_dir, "data-dir",
+           "directory with the four (Fashion-)MNIST IDX files, gzipped or not; nodes read it "
+           "from their own disk", {"DIR"});
+  cli.bind(g, c.epochs, "epochs", "passes over the training set", option_hint{}.at_least(1));
+  cli.bind(g, c.batch_size, "batch-size", "samples per round across all replicas (global)",
+           option_hint{}.in("samples").at_least(1));
+  cli.bind(g, c.optimizer.name, "optimizer", "adam or sgd (Keras-exact)");
+  cli.bind(g, c.optimizer.learning_rate, "lr", "learning rate");
+  cli.bind(g, c.optimizer.beta1, "beta1", "adam: decay of the first moment");
+  cli.bind(g, c.optimizer.beta2, "beta2", "adam: decay of the second moment");
+  cli.bind(g, c.optimizer.epsilon, "epsilon", "adam: added to the root of the second moment");
+  cli.bind(g, c.optimizer.momentum, "momentum", "sgd: momentum");
+  cli.bind(g, c.optimizer.nesterov, "nesterov", "sgd: Nesterov momentum");
+  cli.bind(g, c.seed, "seed", "seed of the initial weights and of every epoch's shuffle");
+}
+
+void bind_consistency(cluster_config& cli, run_config& c, std::string& staleness_lr) {
+  const auto g = option_group::consistency;
+  cli.bind(g, c.policy.name, "mode", mode_help());
+  cli.bind(g, c.policy.settings.staleness, "staleness",
+           "ssp: pushes a replica may run ahead of the slowest live one (0: as sync); delayed: "
+           "K >= 1 versions every gradient is stale", option_hint{"K"});
+  cli.bind(g, c.policy.settings.backup_replicas, "backup-replicas",
+           "sync: close each round on the first replicas - N gradients and drop the late ones "
+           "(gives up bitwise reproducibility)");
+  cli.bind(g, staleness_lr, "staleness-lr",
+           "async, ssp: none, or inverse (a gradient of staleness t steps at lr / max(1, t))");
+}
+
+} // namespace
+
+run_options::run_options(cluster_config& cli) : cli_(cli) {
+  config_.data_dir = default_data_dir();
+  auto& c = config_;
+  bind_training(cli, c);
+  bind_consistency(cli, c, staleness_lr_);
+  const auto d = option_group::distribution;
+  cli.bind(d, c.replicas, "replicas", "replicas, each computing its share of every round",
+           option_hint{}.otherwise("one per core here, or nodes x --replicas-per-node"));
+  cli.bind(d, devices_, "devices", "cpu, cuda:0,cuda:1,... (round-robin over the replicas) or "
+                                   "auto (every GPU that opens, else cpu)");
+  cli.bind(d, nodes_, "nodes", "node programs to run the replicas on (default: all here)",
+           {"H:P,H:P"});
+  cli.bind(d, c.replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)",
+           option_hint{}.at_least(1));
+  cli.bind(d, slow_replica_, "slow-replica",
+           "I:F makes replica I take F times its compute per step (a reproducible straggler)",
+           {"I:F"});
+  const auto s = option_group::store;
+  cli.bind(s, c.store_shards, "store-shards",
+           "shard actors, each owning a range of the parameters and its optimizer state",
+           option_hint{}.otherwise("one per replica, at most one per core; with "
+                                   "--store-nodes one per node; with --store-device=cuda:N one"));
+  cli.bind(s, store_nodes_, "store-nodes", "nodes to run the store's shards on, round-robin "
+                                           "(default: this process)", {"H:P,H:P"});
+  cli.bind(s, store_node_, "store-node", "one node to run the whole store on", {"H:P"});
+  cli.bind(s, c.store_device, "store-device",
+           "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
+           "device hand gradients over in device memory)");
+  const auto f = option_group::failures;
+  cli.bind(f, on_replica_loss_, "on-replica-loss",
+           "abort (end the run) or continue (the survivors finish the epoch)");
+  cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
+           option_hint{"MS"}.in("ms").at_least(1));
+  const auto k = option_group::checkpoints;
+  cli.bind(k, c.checkpoint_path, "checkpoint",
+           "write a checkpoint to this file (atomically) after each epoch", {"FILE"});
+  cli.bind(k, c.checkpoint_every, "checkpoint-every",
+           "also every N sync rounds (0: after each epoch only)", option_hint{}.in("sync rounds"));
+  cli.bind(k, c.resume_path, "resume", "continue the run saved in this checkpoint", {"FILE"});
+  cli.bind(option_group::output, c.trace_path, "trace",
+           "write a Chrome trace of every round (Perfetto, chrome://tracing) to this file",
+           {"FILE"});
+}
+
+caf::expected<run_config> run_options::to_run_config() const {
+  run_config c = config_;
+  c.tls = cli_.tls();
+  c.pin_cores = cli_.pin_cores;
+  c.protocol_version = static_cast<uint32_t>(cli_.protocol_version);
+  auto devices = parse_devices(devices_);
+  if (!devices)
+    return devices.error();
+  c.devices = std::move(*devices);
+  auto nodes = parse_host_port_list("nodes", nodes_);
+  if (!nodes)
+    return nodes.error();
+  c.nodes = std::move(*nodes);
+  auto store_nodes = parse_host_port_list(store_node_.empty() ? "store-nodes" : "store-node",
+                                          store_node_.empty() ? store_nodes_ : store_node_);
+  if (!store_nodes)
+    return store_nodes.error();
+  if (!store_node_.empty() && !store_nodes_.empty())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--store-node and --store-nodes both name store nodes: use "
+                             "--store-nodes alone");
+  c.store_nodes = std::move(*store_nodes);
+  if (on_replica_loss_ != "abort" && on_replica_loss_ != "continue")
+    return make_troupe_error(troupe_errc::bad_config, "--on-replica-loss: '" + on_replica_loss_
+                                                        + "' (expected abort or continue)");
+  c.on_replica_loss = on_replica_loss_ == "abort" ? replica_loss_action::abort
+                                                   : replica_loss_action::continue_run;
+  if (staleness_lr_ != "none" && staleness_lr_ != "inverse")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--staleness-lr: '" + staleness_lr_ + "' (expected none or inverse)");
+  c.policy.settings.staleness_lr = staleness_lr_ == "inverse" ? staleness_lr_rule::inverse
+                                                              : staleness_lr_rule::none;
+  auto slow = parse_slow_replica(slow_replica_);
+  if (!slow)
+    return slow.error();
+  c.slow = *slow;
+  return c;
+}
+
+caf::expected<device_plan> parse_devices(const std::string& text) {
+  device_plan plan;
+  if (text == "auto") {
+    plan.automatic = true;
+    plan.pool.clear();
+    return plan;
+  }
+  plan.pool.clear();
+  std::stringstream list(text);
+  for (std::string device; std::getline(list, device, ',');) {
+    if (!names_a_device(device))
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--devices: '" + device
+                                 + "' is not a device (expected cpu, cuda:N or auto)");
+    plan.pool.push_back(device);
+  }
+  if (plan.pool.empty())
+    return make_troupe_error(troupe_errc::bad_config, "--devices names no device");
+  return plan;
+}
+
+} // namespace troupe

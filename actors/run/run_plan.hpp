@@ -1,0 +1,58 @@
+// What fit() works out from a checked run before it spawns anything, and
+// the one place where the run becomes what each store shard, replica and
+// the checkpoint writer are given.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/config/run_config.hpp"
+#include "actors/policy/policy_registry.hpp"
+#include "actors/store/checkpoint_writer.hpp"
+#include "messages/protocol.hpp"
+#include "model/shard_layout.hpp"
+
+namespace troupe {
+
+/// Holds where a run's store starts: the seeded initial parameters, or a
+/// checkpoint's state.
+struct store_start {
+  shared_floats parameters;      // the whole flat buffer
+  shared_floats optimizer_state; // every plane of it; empty: a fresh optimizer
+  uint64_t version = 0;
+  uint64_t optimizer_steps = 0;
+  uint64_t round = 0;
+};
+
+/// Holds a planned run.
+struct run_plan {
+  run_config config; // checked
+  policy_traits traits;
+  std::vector<std::string> devices; // per replica
+  size_t parameter_count = 0;
+  std::vector<shard_range> ranges; // of the store's shards
+  store_start start;
+  uint32_t first_epoch = 0;  // a resumed run's may be > 0
+  uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
+};
+
+/// Plans a checked run over `train_count` training samples: the device of
+/// each replica (--devices=auto opens the GPUs to see which exist; a store
+/// device in this process must open), the store's ranges and where it
+/// starts (--resume: the checkpoint, which must fit the run and leave an
+/// epoch to train).
+caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count);
+
+/// Returns what store shard `shard` of the plan is built from.
+store_config store_config_for(const run_plan& plan, uint32_t shard);
+
+/// Returns the job description of replica `index`.
+replica_config replica_config_for(const run_plan& plan, uint32_t index);
+
+/// Returns where the run's checkpoints go, and what run they are of.
+checkpoint_target checkpoint_target_for(const run_plan& plan);
+
+} // namespace troupe

@@ -1,0 +1,89 @@
+// The buffers one store shard steps its range of the parameters in, and the
+// older versions its answers still read: which buffer a step writes, and
+// which one an answer shares (docs/architecture.md, "Whose buffer").
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/store/variable_store.hpp"
+#include "messages/shared_floats.hpp"
+#include "model/backend/backend.hpp"
+#include "model/shard_layout.hpp"
+
+namespace troupe {
+
+/// Holds a shard's parameters at the current version, in the memory it
+/// steps in (the host's, or its store device's), and what its policy's
+/// traits ask to keep: `history_depth` older versions (delayed answers from
+/// them). Either a buffer of the shard's own, shared with the answers that
+/// carry it (a step writes in place when nobody else holds it, else a copy:
+/// in a retired buffer nobody holds any more, else a new one), or, for sync
+/// shards of one process on the host, the shard's range of two buffers every
+/// shard writes its own range of in turn (a sync replica reads the
+/// parameters only between a round's answer and its next push, and no shard
+/// steps before every live replica has pushed).
+class shard_buffers {
+public:
+  /// Buffers of the shard's own, starting at `initial` (range.count floats
+  /// on the host), on `device` (null: the host).
+  shard_buffers(shard_range range, const float* initial, std::shared_ptr<backend> device,
+                std::string device_name, uint32_t history_depth);
+
+  /// The shard's range of two shared host buffers, which hold every shard's.
+  shard_buffers(shard_range range, const shared_parameter_buffers& shared,
+                uint32_t history_depth);
+
+  /// Returns the store device, or null on the host.
+  const std::shared_ptr<backend>& device() const { return device_; }
+
+  /// Tells whether the shard steps two shared buffers in turn.
+  bool in_place() const { return in_place_; }
+
+  /// Before a step from version `version`: keeps it if the history asks,
+  /// and leaves step_target() a buffer the step may write without changing
+  /// a version someone still reads.
+  void make_writable(uint64_t version);
+
+  /// Returns where the next step writes: the shard's range of the current buffer.
+  float* step_target() { return params_.get() + base_; }
+
+  /// Marks a step queued on the device: answers carry an event that fires
+  /// once it is done (with a history, the host waits for it instead: those
+  /// answers come from older buffers the event does not cover).
+  void step_done();
+
+  /// Returns the current parameters `steps_back` versions back (the oldest
+  /// kept when fewer are; 0: the current ones, at `version`) as a view where
+  /// they live, with its version.
+  std::pair<shared_floats, uint64_t> view(uint64_t steps_back, uint64_t version) const;
+
+  /// Returns the parameters of `view` on the host: the view itself on the
+  /// host; for the current version a copy made once per version, else a
+  /// copy for this call.
+  shared_floats on_host(const shared_floats& view, uint64_t version);
+
+private:
+  std::shared_ptr<float> new_buffer() const;
+  std::shared_ptr<float> free_buffer();
+
+  size_t count_;
+  size_t base_ = 0; // where the range starts in params_ (shared buffers: its offset)
+  std::shared_ptr<backend> device_;
+  std::string device_name_; // empty on the host
+  std::shared_ptr<float> params_;
+  bool in_place_ = false;
+  std::shared_ptr<float> spare_; // in place: the other shared buffer
+  std::vector<std::shared_ptr<float>> retired_;
+  std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history_; // oldest first
+  size_t history_depth_;
+  std::shared_ptr<const device_event> stepped_; // fires once the last step is done
+  std::shared_ptr<std::vector<float>> host_copy_;
+  uint64_t host_version_ = UINT64_MAX;
+};
+
+} // namespace troupe
