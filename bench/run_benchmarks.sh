@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints every speed figure docs/benchmarks.md reports, in one run:
+# Prints docs/benchmarks.md's single-replica, one-process, two-node and wire figures:
 #   bench/run_benchmarks.sh [repeats]     (after scripts/quickstart.sh or test.sh built build/)
 # Each figure is the median of `repeats` runs (default 3) of one training epoch
 # on Fashion-MNIST (60,000 samples), training loop only.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 11's figure on this machine: sync, 2 replicas, global batch 32, one
-# epoch, with 1 and 2 store shards (and pinned), as a ratio to train_bench's
-# single-replica rate at batch 32 measured in the same run (target >= 1.3x);
+# The sharded store's figure on this machine: sync, 2 replicas, global batch
+# 32, one epoch, with 1 and 2 store shards (and pinned), as a ratio to
+# train_bench's single-replica rate at batch 32 measured in the same run;
 # "paired" is the median of each run's ratio to the base run just before it.
 # Two train_bench runs side by side show what two independent loops get from
 # the host's two cores in the same minutes: the runtime's ceiling there.

@@ -14,15 +14,8 @@
 namespace troupe {
 
 /// Names the version of Troupe's wire protocol; peers must speak the same.
-/// 3: params_msg carries losses as replica_loss values; store_stats says
-/// whether the policy reports staleness, and counts unwritten checkpoints.
-/// 4: the sharded store: gradient and parameter slices (params_msg.offset),
-/// store_config per shard, checkpoint parts, replicas spawned with every shard.
-/// 5: replicas take a tick_atom (their push watchdog).
-/// 6: the device-aware store: store_config.device, replica_config.store_device,
-/// push_msg.device_answer.
-/// 7: store_config.abort_on_replica_loss.
-constexpr uint32_t troupe_protocol_version = 7;
+/// It changes whenever a message's encoding or meaning does.
+constexpr uint32_t troupe_protocol_version = 8;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

@@ -17,7 +17,8 @@
 #                      (OpenBLAS, 36 MB, which train_bench links to print its
 #                      GEMM beside ours) goes in as lib/NAME.xz, which
 #                      run_store_figures.sh unpacks: so the whole of DEST stays
-#                      under the 64 MiB a device call carries
+#                      under 64 MiB, small enough to copy to the GPU machine
+#                      beside the checkout
 # Usage: bench/gpu/pack_deps.sh [--prebuilt=BUILD_DIR] [--no-build] [DEST]
 #   BUILD_DIR  a configured build with CUDA (e.g. build-cuda); the four targets
 #              are built there first (mnist and train_bench only where the
@@ -112,14 +113,14 @@ if [ -n "$prebuilt_build" ]; then
   echo "prebuilt/lib: $(ls "$dest/prebuilt/lib" | tr '\n' ' ')"
 fi
 
-# Keep the pack out of git (it travels to the GPU machine as a carried path).
+# Keep the pack out of git: it is copied to the GPU machine beside the checkout.
 if [ -d "$root/.git" ] && ! grep -qx '/.gpu-deps/' "$root/.git/info/exclude" 2>/dev/null; then
   echo '/.gpu-deps/' >> "$root/.git/info/exclude"
 fi
 du -sh "$dest"/* "$dest"/prebuilt/* 2>/dev/null || true
 total=$(du -sb "$dest" | cut -f1)
-echo "total: $((total >> 20)) MiB in $dest (a device call carries at most 64 MiB)"
+echo "total: $((total >> 20)) MiB in $dest (the pack is kept under 64 MiB)"
 if [ "$total" -gt $((64 << 20)) ]; then
-  echo "error: $dest is over 64 MiB: it cannot be carried to the GPU machine as it is" >&2
+  echo "error: $dest is over 64 MiB, the most a pack may hold: pack fewer binaries, or compress more of lib/" >&2
   exit 3
 fi

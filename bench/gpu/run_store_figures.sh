@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Every GPU and 16-core figure of issue #11 in one run, from carried binaries
-# (pack_deps.sh --prebuilt), building nothing; meant for ONE device call of
-# about 5 minutes on the GPU machine (one H200, 16 cores, CUDA, PyTorch).
+# Every GPU and 16-core figure of the sharded store in one run, from binaries
+# built elsewhere (pack_deps.sh --prebuilt), building nothing: about 5 minutes
+# on a GPU machine with 16 cores, CUDA and PyTorch (written for one H200).
 # Usage: bench/gpu/run_store_figures.sh --prebuilt=DIR [OUT_DIR]
 #   DIR      what pack_deps.sh --prebuilt made (e.g. .gpu-deps): DIR/prebuilt/
 #            {mnist,train_bench} and DIR/prebuilt/lib (a lib/NAME.xz is
 #            unpacked to a temporary folder), DIR/fashion-mnist
 #   OUT_DIR  each run's log, figures.txt (this output) and torch_graph.py
-#            (default $OUT/figures, else a new /tmp/troupe-figures.* folder)
+#            (default $OUT/figures when $OUT is set, else /tmp/troupe-figures.*)
 # Figures, each the median of 3 one-epoch runs on Fashion-MNIST (60 000
 # samples), training loop only, printed as `figure: LABEL VALUE samples/s`
 # after the exact command:
@@ -20,17 +20,17 @@
 #   (c) mnist on cuda:0: sync 1 replica batch 32, sync 2 replicas global 64,
 #       async 2 replicas --batch-size=64, each with the store's shards on the
 #       host and again on the GPU (--store-device=cuda:0); before them the
-#       device store's CUDA tests (troupe_cuda_tests "[store]", when carried)
+#       device store's CUDA tests (troupe_cuda_tests "[store]", when packed)
 #   (d) PyTorch on the same GPU at batch 32: bench/gpu/torch_mlp.py eager and
 #       fused Adam, and a whole-step CUDA graph (this script's torch_graph.py)
 # Without a GPU (no nvidia-smi or no device) (c) and (d) print "skipped: ...".
 # Environment: TROUPE_FIGURES_SMOKE=1 runs (b) with 2 replicas (a dry run on a
-# small machine); TROUPE_FIGURES_REPEATS (3); TROUPE_FIGURES_BUDGET_S (240: a
-# figure gets fewer runs, never none, once its section's share is spent);
+# small machine); TROUPE_FIGURES_REPEATS (3); TROUPE_FIGURES_BUDGET_S (240 s: no
+# run starts after it; a figure gets fewer runs, never none, past its share);
 # TROUPE_FIGURES_RUN_TIMEOUT_S (60, per run); TROUPE_DATA_DIR (else
 # DIR/fashion-mnist, else /usr/share/datasets/fashion-mnist).
 # Exit status: 0 every figure it tried has a value, 1 some run failed or a
-# figure did not run for the time budget (or no PyTorch with a GPU),
+# figure got no run within TROUPE_FIGURES_BUDGET_S (or no PyTorch with a GPU),
 # 2 unusable setup (no DIR, no binary, no data, a library that does not load).
 set -uo pipefail
 
@@ -48,7 +48,7 @@ done
 fail_setup() { echo "error: $*" >&2; exit 2; }
 
 [ -n "$pack" ] || fail_setup "--prebuilt=DIR is required (a folder made by bench/gpu/pack_deps.sh --prebuilt=BUILD_DIR)"
-[ -d "$pack" ] || fail_setup "no folder $pack (--prebuilt): make it with bench/gpu/pack_deps.sh --prebuilt=BUILD_DIR and carry it"
+[ -d "$pack" ] || fail_setup "no folder $pack (--prebuilt): make it with bench/gpu/pack_deps.sh --prebuilt=BUILD_DIR and copy it here"
 pack=$(cd "$pack" && pwd)
 bin=$pack/prebuilt
 [ -d "$bin" ] || fail_setup "no $bin: $pack was packed without --prebuilt=BUILD_DIR"
@@ -164,21 +164,21 @@ fi
 if [ -n "$smoke" ]; then big=2; mid=1; else big=14; mid=8; fi
 echo "# $(date -u +%FT%TZ) on $cores cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $(ldd --version 2>&1 | head -1); GPU: ${gpu:-none}"
-echo "# data: $data; repeats: $repeats; budget: ${budget}s; logs: $out_dir"
-[ -n "$smoke" ] && echo "# SMOKE (TROUPE_FIGURES_SMOKE): the CPU figures use $big and $mid replicas instead of 14 and 8; not the issue's figures"
+echo "# data: $data; repeats: $repeats; no run starts after ${budget}s; logs: $out_dir"
+[ -n "$smoke" ] && echo "# SMOKE (TROUPE_FIGURES_SMOKE): the CPU figures use $big and $mid replicas instead of 14 and 8; not the 16-core figures"
 [ -z "$smoke" ] && [ "$cores" -lt 16 ] && echo "# note: $cores cores, fewer than the 16 the CPU figures assume"
 
 # --- helpers --------------------------------------------------------------------
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
 section_deadline=$((start + budget))
-section() { # section TITLE PERCENT: the runs after each figure's first stop at PERCENT of the budget
+section() { # section TITLE PERCENT: the runs after each figure's first stop at PERCENT of the time limit
   section_deadline=$((start + budget * $2 / 100))
   echo
   echo "## $1"
 }
 # may_run RUNS_SO_FAR LAST_SECONDS: whether one more run fits. A figure's first
-# run only needs the whole budget not to be spent; later ones its section's share.
+# run only needs the whole time limit not to be spent; later ones its section's share.
 may_run() {
   if [ "$1" -eq 0 ]; then
     [ "$SECONDS" -lt $((start + budget)) ]
@@ -199,8 +199,8 @@ run_repeats() {
   case "$*" in *@RUN@*) echo "  (run n: $label.n.*)" ;; *) echo ;; esac
   for ((i = 1; i <= repeats; i++)); do
     if ! may_run "${#values[@]}" "$last"; then
-      echo "  (time budget spent: $((i - 1)) of $repeats runs)"
-      if [ "${#values[@]}" -eq 0 ]; then not_run="not run (time budget spent)"; status=1; fi
+      echo "  (time limit reached: $((i - 1)) of $repeats runs)"
+      if [ "${#values[@]}" -eq 0 ]; then not_run="not run (time limit reached)"; status=1; fi
       break
     fi
     log=$out_dir/$label.$i.log
@@ -412,15 +412,15 @@ PYTHON
     echo "ratio: gpu_sync_1r_b32 / torch_eager_b32 = $(ratio "$rate_gpu_sync_1r_b32" "${rate_torch_eager_b32:-0}");" \
       "gpu_sync_1r_b32 / torch_graph_b32 = $(ratio "$rate_gpu_sync_1r_b32" "${rate_torch_graph_b32:-0}")"
   fi
-  if [ -n "${rate_gpu_sync_1r_b32_store_gpu:-}" ]; then # issue #11's target: >= 1.9x the graph
+  if [ -n "${rate_gpu_sync_1r_b32_store_gpu:-}" ]; then # the store on the GPU against PyTorch's best
     echo "ratio: gpu_sync_1r_b32_store_gpu / torch_graph_b32 = $(ratio "$rate_gpu_sync_1r_b32_store_gpu" "${rate_torch_graph_b32:-0}");" \
       "gpu_sync_1r_b32_store_gpu / gpu_sync_1r_b32 = $(ratio "$rate_gpu_sync_1r_b32_store_gpu" "$rate_gpu_sync_1r_b32")"
   fi
   if [ "$SECONDS" -lt $((start + budget)) ]; then
     if jax_version=$(timeout 30 python3 -c 'import jax; print(jax.__version__)' 2>/dev/null); then
-      echo "jax $jax_version imports (no JAX figure: optional in issue #11)"
+      echo "jax $jax_version imports (this script measures no JAX figure)"
     else
-      echo "jax: does not import here (optional: no JAX figure)"
+      echo "jax: does not import here (this script measures no JAX figure)"
     fi
   fi
 fi
