@@ -9,6 +9,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 #include "common/optimizer_config.hpp"
 #include "messages/policy_spec.hpp"
@@ -40,6 +41,8 @@ struct push_msg {
   double loss_sum = 0;       // the batch's summed training loss (for progress)
   shared_floats gradient;    // mean-loss gradient, the receiving shard's slice of it;
                              // may be empty when batch_size is 0
+  device_floats device_gradient; // instead, in device memory: a replica and shard of one
+                                 // process on devices of one kind (--store-device)
   bool device_answer = false; // answer with parameters in the store's device memory:
                               // the pusher is on that device, in the shard's process
   // The pusher proved every float of the gradient finite (network::
@@ -74,6 +77,7 @@ struct params_msg {
   uint64_t staleness = 0; // for a push answer: version - base_version at apply
   uint64_t offset = 0;    // where `values` starts in the flat buffer
   shared_floats values;
+  device_floats device_values; // instead, in device memory (push_msg::device_answer)
   std::vector<replica_loss> losses; // every replica lost so far, in order (sync)
 };
 
@@ -237,7 +241,7 @@ typename Inspector::result_type inspect(Inspector& f, trace_span& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
-           x.batch_size, x.loss_sum, x.device_answer, x.gradient);
+           x.batch_size, x.loss_sum, x.device_answer, x.gradient, x.device_gradient);
 }
 
 template <class Inspector>
@@ -248,7 +252,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness, x.offset,
-           x.values, x.losses);
+           x.values, x.device_values, x.losses);
 }
 
 template <class Inspector>

@@ -1,4 +1,5 @@
-// Bulk serialization of shared_floats.
+// Bulk serialization of shared_floats; device_floats refuses the wire.
+#include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 
 #include <caf/sec.hpp>
@@ -13,10 +14,6 @@ constexpr size_t max_floats = size_t{1} << 30;
 } // namespace
 
 caf::error inspect(caf::serializer& sink, shared_floats& x) {
-  if (x.on_device())
-    return caf::make_error(caf::sec::invalid_argument,
-                           "a buffer of " + std::to_string(x.size()) + " floats in " + x.device
-                             + " memory cannot leave its process");
   size_t size = x.size();
   if (auto err = sink.begin_sequence(size))
     return err;
@@ -42,6 +39,19 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
   }
   x = shared_floats{std::move(values)};
   return source.end_sequence();
+}
+
+caf::error inspect(caf::serializer&, device_floats& x) {
+  if (!x)
+    return caf::none;
+  return caf::make_error(caf::sec::invalid_argument,
+                         "a buffer of " + std::to_string(x.floats.size()) + " floats in "
+                           + x.device + " memory cannot leave its process");
+}
+
+caf::error inspect(caf::deserializer&, device_floats& x) {
+  x = device_floats{}; // never written: a message that held one stayed in its process
+  return caf::none;
 }
 
 } // namespace troupe

@@ -1,9 +1,10 @@
-// A flat float buffer, or a slice of one, shared between messages (gradients,
-// parameters). Inside one process a copy shares the buffer; across processes
-// the view is written as one block of raw bytes instead of CAF's
-// element-by-element default (~100x faster).
+// A flat float buffer in host memory, or a slice of one, shared between
+// messages (gradients, parameters). Inside one process a copy shares the
+// buffer; across processes the view is written as one block of raw bytes
+// instead of CAF's element-by-element default (~100x faster).
 // That block assumes every node has the same byte order and IEEE-754 floats;
-// the connect handshake checks it.
+// the connect handshake checks it. Floats in a device's memory travel in a
+// device_floats (device_floats.hpp), which never leaves its process.
 #pragma once
 
 #include <cstddef>
@@ -26,25 +27,12 @@ class device_event; // model/backend/backend.hpp
 /// shard's part of a gradient. Inside one process a slice is never a copy;
 /// across processes only the slice is written, and read back as a whole
 /// buffer of its own.
-///
-/// The buffer may also sit in a device's memory (`device`, e.g. "cuda:0"),
-/// where a replica and a store shard of one process hand it over without a
-/// copy to the host. Such a view holds device pointers: only code on a device
-/// of that kind reads it, and it never leaves its process (serializing it is
-/// an error). Its writes have finished when it is sent, or finish when
-/// `ready` fires: a reader queues its ops behind that event. Its producer
-/// has checked on the device whether its floats are finite: the float
-/// `non_finite` points to (in the same memory, written before `ready`) is
-/// then non-zero if any is NaN or Inf, and a reader must not use them.
 struct shared_floats {
   // The first float of the whole buffer; the pointer also owns what holds
-  // the buffer (a std::vector, or device memory with its release).
+  // the buffer (a std::vector, or memory with its release).
   std::shared_ptr<const float> buffer;
-  size_t offset = 0;  // where the view starts in `buffer`
-  size_t count = 0;   // floats in the view
-  std::string device; // empty: host memory; else the device whose memory holds it
-  std::shared_ptr<const device_event> ready; // device memory: its writes are done then
-  std::shared_ptr<const float> non_finite;   // device memory: the check's flag, or null
+  size_t offset = 0; // where the view starts in `buffer`
+  size_t count = 0;  // floats in the view
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -59,28 +47,21 @@ struct shared_floats {
     own(std::move(v));
   }
   /// Views `view_count` floats from `view_offset` on of the buffer that
-  /// starts at `first`, in `where`'s memory (empty: the host's).
-  shared_floats(std::shared_ptr<const float> first, size_t view_offset, size_t view_count,
-                std::string where = {})
-    : buffer(std::move(first)), offset(view_offset), count(view_count),
-      device(std::move(where)) {}
+  /// starts at `first`.
+  shared_floats(std::shared_ptr<const float> first, size_t view_offset, size_t view_count)
+    : buffer(std::move(first)), offset(view_offset), count(view_count) {}
   /// Takes ownership of `v` as the shared buffer.
   explicit shared_floats(std::vector<float> v)
     : shared_floats(std::make_shared<const std::vector<float>>(std::move(v))) {}
 
   size_t size() const { return count; }
-  /// Tells whether the floats sit in a device's memory rather than the host's.
-  bool on_device() const { return !device.empty(); }
-  /// Returns where the view starts: a device pointer when on_device().
+  /// Returns where the view starts.
   const float* data() const { return buffer ? buffer.get() + offset : nullptr; }
   /// Returns the view of `slice_count` floats from `slice_offset` on, within this view.
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
-    shared_floats view{buffer, offset + slice_offset, slice_count, device};
-    view.ready = ready;
-    view.non_finite = non_finite;
-    return view;
+    return shared_floats{buffer, offset + slice_offset, slice_count};
   }
-  /// Copies the viewed floats out (host memory only).
+  /// Copies the viewed floats out.
   std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }
 
 private:
@@ -92,8 +73,7 @@ private:
   }
 };
 
-/// Writes the buffer as a length and one raw block; a buffer in device
-/// memory is an error (it cannot leave its process).
+/// Writes the buffer as a length and one raw block.
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
 /// Reads what inspect(serializer&) wrote into a fresh buffer.

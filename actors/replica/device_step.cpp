@@ -14,11 +14,13 @@ device_step::device_step(std::shared_ptr<backend> compute, std::string device)
 // recorded step reads that buffer, whose address never changes.
 void device_step::use_parts(network& net, const std::vector<params_msg>& parts) {
   for (const auto& part : parts)
-    if (part.values.ready)
-      compute_->wait_for(*part.values.ready);
-  for (const auto& part : parts)
-    compute_->copy_to_device(net.device_parameters() + part.offset, part.values.data(),
-                             part.values.size() * sizeof(float));
+    if (part.device_values.ready)
+      compute_->wait_for(*part.device_values.ready);
+  for (const auto& part : parts) {
+    const auto& values = part.device_values ? part.device_values.floats : part.values;
+    compute_->copy_to_device(net.device_parameters() + part.offset, values.data(),
+                             values.size() * sizeof(float));
+  }
   net.use_device_parameters();
 }
 
@@ -75,7 +77,7 @@ batch_stats device_step::drain() {
 batch_stats device_step::run(network& net, const dataset& data,
                              const std::vector<uint32_t>& indices,
                              const std::vector<params_msg>& parts, const float* host_params,
-                             shared_floats& gradient) {
+                             device_floats& gradient) {
   const size_t samples = indices.size();
   const size_t count = net.layout().size();
   if (!gradients_)
@@ -96,9 +98,8 @@ batch_stats device_step::run(network& net, const dataset& data,
   compute_->copy_to_device(buffer.get() + count, net.device_non_finite_flag(), sizeof(float));
   net.queue_take_stats(slot.stats.get());
   auto done = compute_->record_event();
-  gradient = shared_floats{buffer, 0, count, device_};
-  gradient.ready = done;
-  gradient.non_finite = std::shared_ptr<const float>(buffer, buffer.get() + count);
+  gradient = device_floats{shared_floats{buffer, 0, count}, device_, done,
+                           std::shared_ptr<const float>(buffer, buffer.get() + count)};
   // The device now has this step queued behind the one before: waiting for
   // that one leaves it busy.
   batch_stats before = drain();

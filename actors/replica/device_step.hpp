@@ -40,7 +40,7 @@ public:
   /// waiting for that step only.
   batch_stats run(network& net, const dataset& data, const std::vector<uint32_t>& indices,
                   const std::vector<params_msg>& parts, const float* host_params,
-                  shared_floats& gradient);
+                  device_floats& gradient);
 
   /// Waits for the last step queued and returns its stats (an epoch's end).
   batch_stats drain();

@@ -197,6 +197,91 @@ void add_stats(replica_report& report, const batch_stats& stats) {
   report.correct += static_cast<uint64_t>(stats.correct);
 }
 
+void run_round(replica_pointer self);
+
+// Computes this replica's share of the round into `push`: on its device
+// (hand-over: the gradient stays there) or into a host buffer.
+void compute_share(replica_state& st, const std::vector<uint32_t>& positions, push_msg& push) {
+  const auto& cfg = st.setup->config;
+  if (positions.size() > st.setup->net->max_batch())
+    grow_batch_buffers(st, positions.size());
+  samples_at(st, positions, st.batch_indices);
+  batch_stats stats;
+  if (st.setup->device_handover) {
+    if (!st.on_device)
+      st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
+    // The stats of the step before: this one runs on while the replica
+    // pushes it. The shards check its gradient on the device (device_floats).
+    stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
+                              st.device_parts, st.params.values.data(), push.device_gradient);
+  } else {
+    gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
+                 st.batch_images.data(), st.batch_labels.data());
+    prefetch_next_round(st);
+    stats = compute_on_host(st, positions.size(), push);
+  }
+  add_stats(st.report, stats);
+  push.loss_sum = stats.loss_sum;
+}
+
+// Takes the shards' answers to push `serial` and runs the next round.
+void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>& parts) {
+  auto& st = self->state;
+  if (!st.waiting || serial != st.pushes)
+    return; // the watchdog gave up on this push already
+  st.waiting = false;
+  const auto answered = clock_type::now();
+  st.report.wait_seconds += seconds_between(st.pushed_at, answered);
+  if (st.setup->config.trace)
+    st.report.trace.push_back(make_trace_span(trace_kind::wait, st.first_round + st.next_round,
+                                              st.pushed_at, answered));
+  if (st.setup->device_handover) { // used on the device by the next compute
+    st.params = params_msg{};
+    st.params.version = parts.front().version;
+    st.params.round = parts.front().round;
+    st.params.staleness = parts.front().staleness;
+    st.params.losses = std::move(parts.front().losses);
+    st.device_parts = std::move(parts);
+  } else {
+    st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
+  }
+  ++st.next_round;
+  run_round(self);
+}
+
+// Sends each shard its slice of the gradient (a view of the same buffer)
+// and waits for every answer. No timeout per request: each would wake CAF's
+// clock thread twice per push; the watchdog bounds the wait instead.
+void push_to_shards(replica_pointer self, const push_msg& push) {
+  auto& st = self->state;
+  const uint64_t serial = ++st.pushes;
+  st.waiting = true;
+  arm_watchdog(self);
+  const auto& store = st.setup->store;
+  gather<params_msg>(
+    store.shards.size(),
+    [self, &store, &push](size_t k) {
+      const auto [offset, count] = store.ranges[k];
+      push_msg slice = push;
+      if (push.gradient.size() > 0)
+        slice.gradient = push.gradient.slice(offset, count);
+      if (push.device_gradient)
+        slice.device_gradient = push.device_gradient.slice(offset, count);
+      return self->request(store.shards[k], caf::infinite, push_atom::value, std::move(slice));
+    },
+    [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
+    [self, serial](caf::error& err) {
+      auto& st = self->state;
+      if (!st.waiting || serial != st.pushes)
+        return;
+      st.waiting = false;
+      st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
+                                             + ": push of round "
+                                             + std::to_string(st.first_round + st.next_round)
+                                             + " failed: "));
+    });
+}
+
 void run_round(replica_pointer self) {
   auto& st = self->state;
   const auto& cfg = st.setup->config;
@@ -214,27 +299,8 @@ void run_round(replica_pointer self) {
   push.round = st.first_round + st.next_round;
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
-  if (!positions.empty()) {
-    if (positions.size() > st.setup->net->max_batch())
-      grow_batch_buffers(st, positions.size());
-    samples_at(st, positions, st.batch_indices);
-    batch_stats stats;
-    if (st.setup->device_handover) {
-      if (!st.on_device)
-        st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
-      // The stats of the step before: this one runs on while the replica
-      // pushes it. The shards check its gradient on the device (shared_floats).
-      stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
-                                st.device_parts, st.params.values.data(), push.gradient);
-    } else {
-      gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
-                   st.batch_images.data(), st.batch_labels.data());
-      prefetch_next_round(st);
-      stats = compute_on_host(st, positions.size(), push);
-    }
-    add_stats(st.report, stats);
-    push.loss_sum = stats.loss_sum;
-  }
+  if (!positions.empty())
+    compute_share(st, positions, push);
   push.device_answer = st.setup->device_handover;
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};
@@ -248,53 +314,7 @@ void run_round(replica_pointer self) {
     st.report.trace.push_back(
       make_trace_span(trace_kind::compute, push.round, start, st.pushed_at));
   ++st.report.pushes;
-  const uint64_t serial = ++st.pushes;
-  st.waiting = true;
-  arm_watchdog(self);
-  // Each shard gets its slice of the gradient: a view of the same buffer.
-  // No timeout per request: each would wake CAF's clock thread twice per
-  // push (2 cores, sync 2 replicas: ~70k -> ~93k samples/s); the watchdog
-  // bounds the wait instead.
-  const auto& store = st.setup->store;
-  gather<params_msg>(
-    store.shards.size(),
-    [self, &store, &push](size_t k) {
-      push_msg slice = push;
-      if (push.gradient.size() > 0)
-        slice.gradient = push.gradient.slice(store.ranges[k].offset, store.ranges[k].count);
-      return self->request(store.shards[k], caf::infinite, push_atom::value, std::move(slice));
-    },
-    [self, serial](std::vector<params_msg>& parts) {
-      auto& st = self->state;
-      if (!st.waiting || serial != st.pushes)
-        return; // the watchdog gave up on this push already
-      st.waiting = false;
-      const auto answered = clock_type::now();
-      st.report.wait_seconds += seconds_between(st.pushed_at, answered);
-      if (st.setup->config.trace)
-        st.report.trace.push_back(make_trace_span(
-          trace_kind::wait, st.first_round + st.next_round, st.pushed_at, answered));
-      if (st.setup->device_handover) { // used on the device by the next compute
-        st.params = params_msg{parts.front().version, parts.front().round,
-                               parts.front().staleness, 0, shared_floats{},
-                               std::move(parts.front().losses)};
-        st.device_parts = std::move(parts);
-      } else {
-        st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
-      }
-      ++st.next_round;
-      run_round(self);
-    },
-    [self, serial](caf::error& err) {
-      auto& st = self->state;
-      if (!st.waiting || serial != st.pushes)
-        return;
-      st.waiting = false;
-      st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
-                                             + ": push of round "
-                                             + std::to_string(st.first_round + st.next_round)
-                                             + " failed: "));
-    });
+  push_to_shards(self, push);
 }
 
 replica_actor::behavior_type replica(replica_pointer self,

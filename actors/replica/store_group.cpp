@@ -16,7 +16,7 @@ bool views_of_one_buffer(const std::vector<params_msg>& parts, size_t parameter_
   size_t end = 0;
   for (const auto& part : parts) {
     if (part.values.buffer != buffer || part.values.offset != part.offset
-        || part.offset != end || part.values.device != parts.front().values.device)
+        || part.offset != end)
       return false;
     end += part.values.size();
   }
@@ -35,8 +35,7 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
   joined.staleness = parts.front().staleness;
   joined.losses = std::move(parts.front().losses);
   if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
-    joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count,
-                                  parts.front().values.device};
+    joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count};
     return joined;
   }
   if (!scratch || scratch.use_count() > 1 || copy_always)

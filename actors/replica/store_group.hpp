@@ -25,9 +25,9 @@ struct store_group {
 /// copy when every slice sits at its own position of one whole buffer (sync
 /// shards of one process, or one shard); else the slices are copied into
 /// `scratch`, which is reused when no one else holds it. `copy_always` copies
-/// even then, for a caller that keeps the values while shards step. Slices
-/// in device memory must tile one buffer (a replica that hands over on a
-/// device joins them there: actors/replica/device_step.hpp).
+/// even then, for a caller that keeps the values while shards step. Answers
+/// in device memory are not joined here: a replica that hands over on a
+/// device copies them there (actors/replica/device_step.hpp).
 params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
                        std::shared_ptr<std::vector<float>>& scratch, bool copy_always = false);
 

@@ -6,9 +6,9 @@
 
 namespace troupe {
 
-void device_verdicts::note_checked(const shared_floats& gradient, uint32_t replica,
+void device_verdicts::note_checked(const device_floats& gradient, uint32_t replica,
                                    uint64_t round) {
-  checked_[gradient.data()] = checked_gradient{replica, round, gradient.non_finite};
+  checked_[gradient.floats.data()] = checked_gradient{replica, round, gradient.non_finite};
 }
 
 std::optional<device_verdicts::step_verdict>

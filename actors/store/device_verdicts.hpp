@@ -1,6 +1,6 @@
 // A store shard on a device never applies a gradient with NaN or Inf, and
 // never reads one on the host: replicas on its device flag their gradients
-// there (shared_floats::non_finite), the step skips itself on the device if
+// there (device_floats::non_finite), the step skips itself on the device if
 // a flag is set, and the shard reads that verdict one step later, when the
 // next round's first push, a checkpoint or the final parameters wait for it.
 #pragma once
@@ -15,7 +15,7 @@
 
 #include <caf/error.hpp>
 
-#include "messages/shared_floats.hpp"
+#include "messages/device_floats.hpp"
 #include "model/backend/backend.hpp"
 #include "model/optim/optimizer.hpp"
 
@@ -30,7 +30,7 @@ public:
 
   /// Notes a gradient on this device whose replica checked it there: the
   /// step that reads it checks its flag.
-  void note_checked(const shared_floats& gradient, uint32_t replica, uint64_t round);
+  void note_checked(const device_floats& gradient, uint32_t replica, uint64_t round);
 
   /// Runs `step` (an optimizer step over `terms` with `optim`), made to
   /// skip itself on the device if any of the terms' flags is set: one flag

@@ -9,10 +9,8 @@
 namespace troupe {
 
 shard_buffers::shard_buffers(shard_range range, const float* initial,
-                             std::shared_ptr<backend> device, std::string device_name,
-                             uint32_t history_depth)
-  : count_(range.count), device_(std::move(device)), device_name_(std::move(device_name)),
-    history_depth_(history_depth) {
+                             std::shared_ptr<backend> device, uint32_t history_depth)
+  : count_(range.count), device_(std::move(device)), history_depth_(history_depth) {
   params_ = new_buffer();
   if (!device_) {
     std::copy_n(initial, count_, params_.get());
@@ -93,9 +91,7 @@ std::pair<shared_floats, uint64_t> shard_buffers::view(uint64_t steps_back,
     buffer = kept.first;
     version = kept.second;
   }
-  shared_floats values{std::move(buffer), base_, count_, device_name_};
-  values.ready = stepped_;
-  return {std::move(values), version};
+  return {shared_floats{std::move(buffer), base_, count_}, version};
 }
 
 shared_floats shard_buffers::on_host(const shared_floats& view, uint64_t version) {

@@ -32,7 +32,7 @@ public:
   /// Buffers of the shard's own, starting at `initial` (range.count floats
   /// on the host), on `device` (null: the host).
   shard_buffers(shard_range range, const float* initial, std::shared_ptr<backend> device,
-                std::string device_name, uint32_t history_depth);
+                uint32_t history_depth);
 
   /// The shard's range of two shared host buffers, which hold every shard's.
   shard_buffers(shard_range range, const shared_parameter_buffers& shared,
@@ -62,6 +62,10 @@ public:
   /// they live, with its version.
   std::pair<shared_floats, uint64_t> view(uint64_t steps_back, uint64_t version) const;
 
+  /// Returns the event after which the last step's writes are done (null on
+  /// the host): device views of the buffers are ready then.
+  const std::shared_ptr<const device_event>& ready() const { return stepped_; }
+
   /// Returns the parameters of `view` on the host: the view itself on the
   /// host; for the current version a copy made once per version, else a
   /// copy for this call.
@@ -74,7 +78,6 @@ private:
   size_t count_;
   size_t base_ = 0; // where the range starts in params_ (shared buffers: its offset)
   std::shared_ptr<backend> device_;
-  std::string device_name_; // empty on the host
   std::shared_ptr<float> params_;
   bool in_place_ = false;
   std::shared_ptr<float> spare_; // in place: the other shared buffer

@@ -39,7 +39,10 @@ params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
   msg.losses = policy->report().losses;
   auto [values, at_version] = buffers->view(steps_back, version);
   msg.version = at_version;
-  msg.values = device_answer ? std::move(values) : buffers->on_host(values, version);
+  if (device_answer && device())
+    msg.device_values = device_floats{std::move(values), settings.device, buffers->ready(), {}};
+  else
+    msg.values = buffers->on_host(values, version);
   return msg;
 }
 
@@ -84,18 +87,57 @@ void store_state::refuse_open(troupe_errc code, const std::string& reason) {
   open.clear();
 }
 
-shared_floats store_state::copy_here(const shared_floats& gradient) {
+shared_floats store_state::copy_here(const float* source, size_t count,
+                                     const device_event* ready, bool from_device) {
   auto buffer = uploads->take();
-  if (gradient.ready)
-    device()->wait_for(*gradient.ready);
-  device()->copy_to_device(buffer.get(), gradient.data(), gradient.size() * sizeof(float));
-  if (gradient.on_device())
+  if (ready)
+    device()->wait_for(*ready);
+  device()->copy_to_device(buffer.get(), source, count * sizeof(float));
+  if (from_device)
     device()->finish();
-  return shared_floats{std::move(buffer), 0, gradient.size(), settings.device};
+  return shared_floats{std::move(buffer), 0, count};
+}
+
+caf::error store_state::take_device_gradient(push_msg& push) {
+  auto& gradient = push.device_gradient;
+  const std::string here = device() ? settings.device : std::string{};
+  if (device_kind(gradient.device) != device_kind(here))
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             "gradient from replica " + std::to_string(push.replica) + " is in "
+                               + memory_name(gradient.device) + ", which store shard "
+                               + std::to_string(settings.shard) + " in " + memory_name(here)
+                               + " cannot read");
+  if (gradient.device != here) { // another device of this kind: copied, then checked here
+    push.gradient = copy_here(gradient.floats.data(), gradient.floats.size(),
+                              gradient.ready.get(), true);
+    gradient = device_floats{};
+    return check_finite(push);
+  }
+  if (gradient.ready) // the replica's step may still be writing it
+    device()->wait_for(*gradient.ready);
+  const bool checked_there = gradient.non_finite != nullptr;
+  if (checked_there)
+    verdicts->note_checked(gradient, push.replica, push.round); // see device_verdicts
+  push.gradient = std::move(gradient.floats);
+  gradient = device_floats{};
+  return checked_there ? caf::none : check_finite(push);
+}
+
+caf::error store_state::check_finite(const push_msg& push) const {
+  if (push.proven_finite) // by its replica in this process, from its bounds
+    return caf::none;
+  const float* values = push.gradient.data();
+  const size_t size = push.gradient.size();
+  if (device() ? device()->has_non_finite(values, size) : has_non_finite(values, size))
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             "gradient from replica " + std::to_string(push.replica)
+                               + " contains NaN or Inf");
+  return caf::none;
 }
 
 caf::error store_state::take_gradient(push_msg& push) {
-  const size_t size = push.gradient.size();
+  const size_t size = push.device_gradient ? push.device_gradient.floats.size()
+                                           : push.gradient.size();
   if (!(size == range.count || (size == 0 && push.batch_size == 0)))
     return make_troupe_error(troupe_errc::bad_gradient,
                              "gradient from replica " + std::to_string(push.replica)
@@ -104,30 +146,11 @@ caf::error store_state::take_gradient(push_msg& push) {
                                + std::to_string(range.count));
   if (size == 0)
     return caf::none;
-  const std::string here = device() ? settings.device : std::string{};
-  if (push.gradient.device == here && push.gradient.on_device() && push.gradient.non_finite) {
-    verdicts->note_checked(push.gradient, push.replica, push.round);
-    if (push.gradient.ready) // the replica's step may still be writing it
-      device()->wait_for(*push.gradient.ready);
-    return caf::none; // checked on the device: see device_verdicts
-  }
-  if (push.gradient.device != here) {
-    if (push.gradient.on_device() && device_kind(push.gradient.device) != device_kind(here))
-      return make_troupe_error(troupe_errc::bad_gradient,
-                               "gradient from replica " + std::to_string(push.replica)
-                                 + " is in " + memory_name(push.gradient.device)
-                                 + ", which store shard " + std::to_string(settings.shard)
-                                 + " in " + memory_name(here) + " cannot read");
-    push.gradient = copy_here(push.gradient);
-  }
-  if (push.proven_finite) // by its replica in this process, from its bounds
-    return caf::none;
-  if (device() ? device()->has_non_finite(push.gradient.data(), size)
-               : has_non_finite(push.gradient.data(), size))
-    return make_troupe_error(troupe_errc::bad_gradient,
-                             "gradient from replica " + std::to_string(push.replica)
-                               + " contains NaN or Inf");
-  return caf::none;
+  if (push.device_gradient)
+    return take_device_gradient(push);
+  if (device())
+    push.gradient = copy_here(push.gradient.data(), size, nullptr, false);
+  return check_finite(push);
 }
 
 } // namespace troupe

@@ -71,13 +71,14 @@ struct store_state : store_port {
   // none on the host.
   caf::error check_device_verdict() { return verdicts ? verdicts->check() : caf::none; }
 
-  // The shard's own checks of a push, which leave it ready for the policy:
-  // the size of its slice, memory the shard can read (a device shard first
-  // copies a host gradient, or one on another device of its kind, to its
-  // own), and finite values (a gradient in device memory comes checked by
-  // the replica that computed it: see shared_floats; one in host memory
-  // may come proven finite by its replica: see push_msg). Whether its
-  // replica and round fit is the policy's call (on_push).
+  // The shard's own checks of a push, which leave push.gradient ready for
+  // the policy, in the memory the shard steps in: the size of its slice,
+  // memory the shard can read (a device shard first copies a host gradient,
+  // or one on another device of its kind, to its own), and finite values (a
+  // gradient in device memory comes checked by the replica that computed it:
+  // see device_floats; one in host memory may come proven finite by its
+  // replica: see push_msg). Whether its replica and round fit is the
+  // policy's call (on_push).
   caf::error take_gradient(push_msg& push);
 
   // What the policy asks of the store (store_port).
@@ -91,12 +92,20 @@ struct store_state : store_port {
   void round_closed() override;
 
 private:
-  // A gradient in host memory or on another device, copied to this
-  // shard's device, so that the policy sees gradients here only. A copy from
-  // another device finishes before the pusher gets its buffer back (it is
-  // free once the returned view replaces the original); a host source is
-  // read before copy_to_device returns.
-  shared_floats copy_here(const shared_floats& gradient);
+  // A gradient in device memory: checked there by its replica (on this
+  // device), or copied here from another device of this kind.
+  caf::error take_device_gradient(push_msg& push);
+
+  // `count` floats from `source` (host memory, or another device's once
+  // `ready` fired), copied to this shard's device, so that the policy sees
+  // gradients here only. A copy from another device finishes before the
+  // pusher gets its buffer back (it is free once the returned view replaces
+  // the original); a host source is read before copy_to_device returns.
+  shared_floats copy_here(const float* source, size_t count, const device_event* ready,
+                          bool from_device);
+
+  // Refuses a gradient with NaN or Inf, read where it is now.
+  caf::error check_finite(const push_msg& push) const;
 
   // Runs an optimizer step over `terms` on the shard's buffers.
   template <class Step>

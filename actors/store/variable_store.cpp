@@ -123,9 +123,8 @@ void start_shard(store_pointer self, store_setup& setup) {
     st.buffers = std::make_unique<shard_buffers>(st.range, setup.shared_params,
                                                  st.traits.history_depth);
   else
-    st.buffers = std::make_unique<shard_buffers>(
-      st.range, setup.options.initial_parameters.data(), setup.device,
-      setup.device ? setup.options.device : std::string{}, st.traits.history_depth);
+    st.buffers = std::make_unique<shard_buffers>(st.range, setup.options.initial_parameters.data(),
+                                                 setup.device, st.traits.history_depth);
   if (setup.device) {
     st.verdicts = std::make_unique<device_verdicts>(setup.device, setup.options.shard);
     st.uploads = std::make_unique<device_buffer_pool>(setup.device, st.range.count);

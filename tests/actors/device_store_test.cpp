@@ -220,7 +220,7 @@ TEST_CASE("a store shard on a device refuses a non-finite host gradient and one 
     std::fill(buffer.get(), buffer.get() + count, value);
     push_msg push;
     push.batch_size = 4;
-    push.gradient = shared_floats{std::move(buffer), 0, count, device};
+    push.device_gradient = device_floats{shared_floats{std::move(buffer), 0, count}, device, {}, {}};
     return push;
   };
   auto push_and_wait = [&](push_msg push) {
@@ -252,7 +252,8 @@ TEST_CASE("a store shard on a device refuses a non-finite host gradient and one 
   auto device_answer = push_and_wait(std::move(on_device));
   REQUIRE(device_answer);
   CHECK(device_answer->version == 1);
-  CHECK(device_answer->values.device == "sim:0");
+  CHECK(device_answer->device_values.device == "sim:0");
+  CHECK(device_answer->values.size() == 0); // not also on the host
 
   testing::sim_bus().between_devices = 0;
   auto across = push_and_wait(gradient_on("sim:1", 1.0f));
@@ -266,7 +267,7 @@ TEST_CASE("a store shard on a device refuses a non-finite host gradient and one 
   auto host_answer = push_and_wait(std::move(host_push));
   REQUIRE(host_answer);
   CHECK(host_answer->version == 3);
-  REQUIRE_FALSE(host_answer->values.on_device());
+  REQUIRE_FALSE(host_answer->device_values);
   // Three Adam steps on a constant gradient move every weight down alike.
   for (float value : host_answer->values.to_vector())
     CHECK(value == host_answer->values.data()[0]);

@@ -156,17 +156,21 @@ TEST_CASE("a buffer in device memory refuses to leave its process, with a clear 
   caf::actor_system sys{cfg};
   push_msg push = sample_push();
   const auto whole = floats({1.0f, 2.0f, 3.0f, 4.0f});
-  // A view marked as device memory: its pointer must never be read on the host.
-  push.gradient = shared_floats{whole.buffer, 1, 3, "cuda:0"};
-  CHECK(push.gradient.slice(1, 2).device == "cuda:0"); // a slice stays where it is
+  // A view of device memory: its pointer must never be read on the host.
+  push.gradient = shared_floats{};
+  push.device_gradient = device_floats{shared_floats{whole.buffer, 1, 3}, "cuda:0", {}, {}};
+  CHECK(push.device_gradient.slice(1, 2).device == "cuda:0"); // a slice stays where it is
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   auto err = sink(push);
   REQUIRE(err);
   CHECK_THAT(sys.render(err), Catch::Contains("3 floats in cuda:0 memory cannot leave"));
-  // The same floats on the host travel.
+  // The same floats on the host travel, and a message read back holds no device view.
+  push.device_gradient = device_floats{};
   push.gradient = shared_floats{whole.buffer, 1, 3};
-  CHECK(roundtrip(sys, push).gradient.to_vector() == std::vector<float>{2.0f, 3.0f, 4.0f});
+  const auto back = roundtrip(sys, push);
+  CHECK(back.gradient.to_vector() == std::vector<float>{2.0f, 3.0f, 4.0f});
+  CHECK_FALSE(back.device_gradient);
 }
 
 TEST_CASE("push_msg survives a binary round trip field by field and byte for byte",
