@@ -231,6 +231,7 @@ struct fit_summary {
   shared_floats params;
   std::vector<replica_report> replica_totals; // each replica's reports summed over the run
   std::vector<uint64_t> waited_on;            // by replica: rounds that closed on its push
+  std::vector<uint32_t> lost_replicas;        // replicas that died during the run, in order
 };
 
 template <class Inspector>
@@ -314,7 +315,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
   return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
-           x.params_fnv1a64, x.params, x.replica_totals, x.waited_on);
+           x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas);
 }
 
 } // namespace troupe

@@ -62,36 +62,38 @@ std::optional<int> cluster_config::parse_and_prepare(int argc, char** argv) {
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
   for (const auto& arg : args)
     if (arg == "--help" || arg == "-h" || arg == "-?" || arg == "--long-help") {
-      std::fputs(docs_.help_text(program_, about_,
-                                 arg == "--long-help" ? &custom_options_ : nullptr)
-                   .c_str(),
-                 stdout);
+      std::fputs(help_text(arg == "--long-help").c_str(), stdout);
       return 0;
     }
   // CAF's own dump shows its settings; Troupe's shows the program's options.
   const auto dump = std::find(args.begin(), args.end(), "--dump-config");
-  const bool dump_config = dump != args.end();
-  if (dump_config)
+  const bool dump_config_asked = dump != args.end();
+  if (dump_config_asked)
     args.erase(dump);
-  auto err = parse(std::move(args));
-  if (!err)
-    err = docs_.check_minimums();
-  if (err) {
-    const auto text = err.category() == caf::atom("troupe")
-                        ? describe(err)
-                        : docs_.describe_parse_error(err, custom_options_);
-    std::fprintf(stderr, "error: %s\n", text.c_str());
-    return 2;
-  }
-  if (auto err = prepare()) {
+  if (auto err = parse_options(std::move(args))) {
     std::fprintf(stderr, "error: %s\n", describe(err).c_str());
     return 2;
   }
-  if (dump_config) {
-    std::fputs(docs_.dump_text().c_str(), stdout);
+  if (dump_config_asked) {
+    std::fputs(dump_config().c_str(), stdout);
     return 0;
   }
   return std::nullopt;
+}
+
+caf::error cluster_config::parse_options(std::vector<std::string> args) {
+  if (auto err = parse(std::move(args)))
+    return err.category() == caf::atom("troupe")
+             ? err
+             : make_troupe_error(troupe_errc::bad_config,
+                                 docs_.describe_parse_error(err, custom_options_));
+  if (auto err = docs_.check_minimums())
+    return err;
+  return prepare();
+}
+
+std::string cluster_config::help_text(bool long_help) const {
+  return docs_.help_text(program_, about_, long_help ? &custom_options_ : nullptr);
 }
 
 caf::error cluster_config::check_config_file_keys() const {

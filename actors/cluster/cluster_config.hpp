@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <caf/actor_system_config.hpp>
 
@@ -43,6 +44,17 @@ public:
   /// --dump-config, 2 after printing what was wrong), nothing when it should
   /// go on.
   std::optional<int> parse_and_prepare(int argc, char** argv);
+
+  /// Reads `args` (the command line without the program's name, and the
+  /// file of any --config-file) into the bound options, then prepare(); an
+  /// error says in words what was wrong.
+  caf::error parse_options(std::vector<std::string> args);
+
+  /// Returns the text of --help, or with `long_help` of --long-help.
+  std::string help_text(bool long_help) const;
+
+  /// Returns the text of --dump-config: every bound option with its value.
+  std::string dump_config() const { return docs_.dump_text(); }
 
   /// Tells whether the links use mutual TLS (known after prepare()).
   bool tls() const { return tls_enabled_; }

@@ -104,7 +104,8 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
     replicas.push_back({{"replica", pace.replica},
                         {"compute_ms_per_sample", pace.compute_ms_per_sample},
                         {"wait_fraction", pace.wait_fraction},
-                        {"rounds_waited_on", pace.rounds_waited_on}});
+                        {"rounds_waited_on", pace.rounds_waited_on},
+                        {"lost", pace.lost}});
   j["replica_pace"] = replicas;
   j["slowest_replica"] = report.slowest;
   j["straggler"] = report.straggler ? nlohmann::json(*report.straggler) : nlohmann::json();

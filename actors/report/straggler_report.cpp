@@ -18,15 +18,22 @@ straggler_report make_straggler_report(const fit_summary& summary) {
     const double busy = total.compute_seconds + total.wait_seconds;
     pace.wait_fraction = busy > 0 ? total.wait_seconds / busy : 0;
     pace.rounds_waited_on = i < summary.waited_on.size() ? summary.waited_on[i] : 0;
+    pace.lost = std::find(summary.lost_replicas.begin(), summary.lost_replicas.end(), i)
+                != summary.lost_replicas.end();
     report.replicas.push_back(pace);
   }
-  if (report.replicas.empty())
-    return report;
+  // A replica that died computed less than the run: its pace says nothing.
   std::vector<double> paces;
+  std::vector<uint32_t> lasted;
   for (const auto& pace : report.replicas)
-    paces.push_back(pace.compute_ms_per_sample);
+    if (!pace.lost) {
+      paces.push_back(pace.compute_ms_per_sample);
+      lasted.push_back(pace.replica);
+    }
+  if (paces.empty())
+    return report;
   const auto slowest = std::max_element(paces.begin(), paces.end());
-  report.slowest = static_cast<uint32_t>(slowest - paces.begin());
+  report.slowest = lasted[static_cast<size_t>(slowest - paces.begin())];
   std::vector<double> sorted = paces;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
@@ -39,12 +46,17 @@ straggler_report make_straggler_report(const fit_summary& summary) {
 
 std::vector<std::string> straggler_lines(const straggler_report& report) {
   std::vector<std::string> lines;
-  for (const auto& pace : report.replicas)
+  size_t lasted = 0;
+  for (const auto& pace : report.replicas) {
     lines.push_back(fmt::format("replica {}: compute {:.3f} ms/sample, waited {:.0f}%, "
-                                "{} rounds waited on it",
+                                "{} {} waited on it{}",
                                 pace.replica, pace.compute_ms_per_sample,
-                                100 * pace.wait_fraction, pace.rounds_waited_on));
-  if (report.replicas.empty())
+                                100 * pace.wait_fraction, pace.rounds_waited_on,
+                                pace.rounds_waited_on == 1 ? "round" : "rounds",
+                                pace.lost ? " (lost during the run)" : ""));
+    lasted += pace.lost ? 0 : 1;
+  }
+  if (lasted < 2) // nobody to compare it with
     return lines;
   lines.push_back(fmt::format("slowest: replica {} ({:.2f}x the median compute per sample)",
                               report.slowest, report.slowest_to_median));

@@ -18,9 +18,11 @@ struct replica_pace {
   double compute_ms_per_sample = 0;
   double wait_fraction = 0;      // of its compute + wait time
   uint64_t rounds_waited_on = 0; // rounds that closed on its push (sync)
+  bool lost = false;             // it died during the run: not compared with the others
 };
 
-/// Holds the report: every replica's pace, the slowest, and the straggler.
+/// Holds the report: every replica's pace, and among those that lasted the
+/// run the slowest and the straggler.
 struct straggler_report {
   std::vector<replica_pace> replicas;
   uint32_t slowest = 0;

@@ -146,6 +146,9 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.replica_totals = st.totals;
   summary.waited_on = st.last_stats.waited_on;
   summary.waited_on.resize(st.replicas.size());
+  for (size_t i = 0; i < st.alive.size(); ++i)
+    if (!st.alive[i])
+      summary.lost_replicas.push_back(static_cast<uint32_t>(i));
   return summary;
 }
 
@@ -404,7 +407,8 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
     return;
   }
   trace_instant(st, "replica " + std::to_string(index) + " lost");
-  warn(st, what + "; continuing with " + std::to_string(live_count(st)) + " replicas");
+  const auto live = live_count(st);
+  warn(st, what + "; continuing with " + std::to_string(live) + (live == 1 ? " replica" : " replicas"));
   if (!st.reported[index])
     collect_if_epoch_complete(self);
 }

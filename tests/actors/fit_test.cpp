@@ -257,7 +257,7 @@ TEST_CASE("a replica lost mid-epoch with on_replica_loss continue finishes with 
   // The loss reached the caller as one warning, through the observer.
   REQUIRE(log.warnings.size() == 1);
   CHECK(log.warnings[0].find("replica 1 on cpu died in epoch 1") != std::string::npos);
-  CHECK(log.warnings[0].find("; continuing with 1 replicas") != std::string::npos);
+  CHECK(log.warnings[0].find("; continuing with 1 replica") != std::string::npos);
   // Every round still made one step: the store closed the round it was lost
   // in over replica 0 alone, and then rounds of one.
   CHECK(summary->version == 2 * 63);

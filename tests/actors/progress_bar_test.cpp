@@ -68,3 +68,30 @@ TEST_CASE("the straggler report names a replica more than 1.5x slower than the m
   CHECK_FALSE(even.straggler);
   CHECK(straggler_lines(even).size() == 4);
 }
+
+TEST_CASE("the straggler report compares only the replicas that lasted the run",
+          "[progress][straggler]") {
+  fit_summary summary;
+  // Replica 1 died after a few rounds: its pace is not the run's.
+  summary.replica_totals = {replica_report{0, 1000, 0, 0, 10, 2.0, 1.0, {}},
+                            replica_report{1, 40, 0, 0, 1, 0.01, 0.0, {}},
+                            replica_report{2, 1000, 0, 0, 10, 2.2, 1.0, {}}};
+  summary.waited_on = {30, 1, 32};
+  summary.lost_replicas = {1};
+  const auto report = make_straggler_report(summary);
+  CHECK(report.replicas[1].lost);
+  CHECK(report.slowest == 2);
+  CHECK(report.slowest_to_median == Approx(2.2 / 2.1));
+  CHECK_FALSE(report.straggler);
+  const auto lines = straggler_lines(report);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1] == "replica 1: compute 0.250 ms/sample, waited 0%, 1 round waited on it "
+                    "(lost during the run)");
+  CHECK(lines[3] == "slowest: replica 2 (1.05x the median compute per sample)");
+
+  // One survivor: nobody to compare it with, so no slowest and no straggler.
+  summary.lost_replicas = {0, 1};
+  const auto alone = make_straggler_report(summary);
+  CHECK_FALSE(alone.straggler);
+  CHECK(straggler_lines(alone).size() == 3);
+}

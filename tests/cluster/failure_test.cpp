@@ -2,6 +2,7 @@
 // mid-run, a coordinator killed under a node, a node nobody listens for.
 #include "tests/cluster/cluster_test.hpp"
 
+#include <filesystem>
 #include <regex>
 
 using namespace troupe::cluster_test;
@@ -195,6 +196,34 @@ TEST_CASE("store shards on a node stop when their coordinator is killed, and the
                 node.proc.get());
   CHECK(seconds_since(killed_at) < 10);
   CLUSTER_CHECK(store.proc->running(), store.proc.get());
+}
+
+TEST_CASE("a store node killed mid-run with checkpoints on ends the run within seconds naming "
+          "the store, and keeps the checkpoint written before",
+          "[cluster][failure][kill][shards][checkpoint]") {
+  temp_dir dir{"troupe-cluster"};
+  auto store = start_node(dir, "node-store");
+  const auto checkpoint = dir.file("run.ckpt");
+  process coordinator{mnist_command({"--store-node=" + store.address, "--replicas=2",
+                                     "--mode=sync", "--epochs=20", "--batch-size=8",
+                                     "--seed=3", "--checkpoint=" + checkpoint,
+                                     "--checkpoint-every=50"}),
+                      dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/20", line_timeout),
+                  &coordinator);
+  store.proc->send(SIGKILL);
+  // Nothing waits on a shard known dead: not the end of the run, not the
+  // checkpoint writer's last question.
+  const auto status = coordinator.wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(!status.timed_out, &coordinator);
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_CHECK(status.code == 1, &coordinator);
+  CHECK(status.seconds < 5);
+  CLUSTER_CHECK(coordinator.err().find("the variable store (shard 0 of 1 on node " + store.address)
+                  != std::string::npos,
+                &coordinator);
+  CHECK(std::filesystem::exists(checkpoint)); // the end of epoch 1's, at least
 }
 
 TEST_CASE("a coordinator pointed at a port where nothing listens fails quickly saying it "

@@ -65,3 +65,20 @@ TEST_CASE("a node stops cleanly on SIGINT with a job running and the coordinator
                   != std::string::npos,
                 &coordinator);
 }
+
+TEST_CASE("a node on a port another node holds says the address is in use and exits 1",
+          "[cluster][node][port]") {
+  temp_dir dir{"troupe-cluster"};
+  auto first = start_node(dir, "node-first");
+  const auto port = first.address.substr(first.address.rfind(':') + 1);
+  process second{{node_binary(), "--port=" + port}, dir.path(), "node-second"};
+  const auto status = second.wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &second);
+  CLUSTER_CHECK(status.code == 1, &second);
+  CLUSTER_CHECK(second.err().find("error: cannot listen on 127.0.0.1:" + port
+                                  + ": Address already in use")
+                  != std::string::npos,
+                &second);
+  CLUSTER_CHECK(first.proc->running(), first.proc.get());
+}
