@@ -1,6 +1,6 @@
 # Finds OpenBLAS (Debian's libopenblas-dev) and defines OpenBLAS::OpenBLAS.
-# The CPU backend calls its cblas_sgemm: on this model's small, skinny GEMMs it
-# runs ~1.5x faster than Eigen's own product (see docs/benchmarks.md).
+# Only bench/train_bench uses it, to compare Troupe's own GEMM kernels with
+# OpenBLAS's cblas_sgemm in the same run.
 
 find_path(OpenBLAS_INCLUDE_DIR NAMES cblas-openblas.h cblas.h
           PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu openblas)

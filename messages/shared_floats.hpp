@@ -1,7 +1,7 @@
 // A flat float buffer in host memory, or a slice of one, shared between
 // messages (gradients, parameters). Inside one process a copy shares the
 // buffer; across processes the view is written as one block of raw bytes
-// instead of CAF's element-by-element default (~100x faster).
+// instead of CAF's element-by-element default (docs/benchmarks.md, "The wire").
 // That block assumes every node has the same byte order and IEEE-754 floats;
 // the connect handshake checks it. Floats in a device's memory travel in a
 // device_floats (device_floats.hpp), which never leaves its process.

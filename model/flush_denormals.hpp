@@ -1,8 +1,8 @@
 // Flushes denormal floats to zero while a scope runs. Adam's moments decay
 // geometrically and reach the denormal range for weights whose inputs are
-// almost always zero (image borders); x86 computes on denormals ~100x slower,
-// which made the optimizer step 7x slower in real training. TensorFlow and
-// PyTorch flush denormals on the CPU too.
+// almost always zero (image borders), and x86 computes on denormals many
+// times slower than on normal floats. TensorFlow and PyTorch flush denormals
+// on the CPU too.
 #pragma once
 
 #if defined(__SSE__)

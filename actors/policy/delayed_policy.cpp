@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "actors/policy/round_mean.hpp"
+#include "actors/policy/round_policy.hpp"
 
 namespace troupe {
 
@@ -59,11 +59,10 @@ std::optional<push_refusal> delayed_policy::on_push(gradient_push push, store_po
 }
 
 void delayed_policy::on_replica_lost(uint32_t replica, store_port& store) {
-  if (live_.erase(replica) == 0)
-    return;
   auto open = pending_.find(round_);
   const bool pushed = open != pending_.end() && open->second.count(replica) > 0;
-  report_.losses.push_back(replica_loss{round_, replica, pushed});
+  if (!forget(replica, pushed))
+    return;
   // Its pushes for later rounds go: the survivors re-plan its share from the
   // open round on, and would train those samples twice.
   for (auto& entry : pending_)

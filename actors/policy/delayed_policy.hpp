@@ -5,10 +5,10 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <vector>
 
 #include "actors/policy/policy_registry.hpp"
+#include "actors/policy/round_policy.hpp"
 
 namespace troupe {
 
@@ -17,29 +17,24 @@ namespace troupe {
 /// and answers a push of round r with the parameters as they were when the
 /// store was at round r + 1 - K: at once when that version exists (from the
 /// store's history), else when the open round closes.
-class delayed_policy final : public update_policy {
+class delayed_policy final : public round_policy {
 public:
   explicit delayed_policy(uint32_t lag) : lag_(lag < 1 ? 1 : lag) {}
 
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
-  void on_replica_joined(uint32_t replica) override { live_.insert(replica); }
   void on_replica_lost(uint32_t replica, store_port& store) override;
-  uint64_t next_round() const override { return round_; }
-  void set_next_round(uint64_t round) override { round_ = round; }
 
 private:
   std::optional<push_refusal> refusal(const gradient_push& push) const;
   void close_complete_rounds(store_port& store);
 
   uint32_t lag_;
-  std::set<uint32_t> live_;
   std::map<uint64_t, std::map<uint32_t, gradient_push>> pending_; // by round, by replica
   struct held_answer {
     uint64_t round;
     uint64_t ticket;
   };
   std::vector<held_answer> held_; // pushes of round round_ + K: answered at the next close
-  uint64_t round_ = 0;
 };
 
 /// Describes delayed for the registry (builtin_policies.hpp).

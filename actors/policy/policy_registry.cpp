@@ -33,7 +33,7 @@ registry& the_registry() {
   return *all;
 }
 
-// "sync", "ssp or delayed", "sync, ssp or delayed".
+// "a", "a or b", "a, b or c": names as a sentence lists them.
 std::string either(const std::vector<std::string>& names) {
   std::string text;
   for (size_t i = 0; i < names.size(); ++i)

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "actors/policy/round_mean.hpp"
+#include "actors/policy/round_policy.hpp"
 
 namespace troupe {
 
@@ -60,17 +60,10 @@ std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port&
   return std::nullopt;
 }
 
-void sync_policy::on_replica_joined(uint32_t replica) {
-  live_.insert(replica);
-}
-
 void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
-  if (live_.erase(replica) == 0)
-    return;
-  // Recorded before the round may close, so that its answers carry the loss.
   // A gradient it already pushed this round still counts: it is valid work.
-  report_.losses.push_back(replica_loss{round_, replica, pushed_.count(replica) > 0});
-  close_round_if_complete(store);
+  if (forget(replica, pushed_.count(replica) > 0))
+    close_round_if_complete(store);
 }
 
 void sync_policy::close_round_if_complete(store_port& store) {

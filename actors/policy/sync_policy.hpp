@@ -3,10 +3,10 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <vector>
 
 #include "actors/policy/policy_registry.hpp"
+#include "actors/policy/round_policy.hpp"
 
 namespace troupe {
 
@@ -17,23 +17,18 @@ namespace troupe {
 /// backup replicas a round closes on its first live - b pushes (at least
 /// one), and a push for a closed round is answered with the current
 /// parameters and dropped: no longer reproducible, as arrival decides.
-class sync_policy final : public update_policy {
+class sync_policy final : public round_policy {
 public:
   explicit sync_policy(uint32_t backup_replicas = 0) : backups_(backup_replicas) {}
 
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
-  void on_replica_joined(uint32_t replica) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
-  uint64_t next_round() const override { return round_; }
-  void set_next_round(uint64_t round) override { round_ = round; }
 
 private:
   std::optional<push_refusal> refusal(const gradient_push& push) const;
   void close_round_if_complete(store_port& store);
 
-  std::set<uint32_t> live_;
   std::map<uint32_t, gradient_push> pushed_; // this round's pushes, by replica
-  uint64_t round_ = 0;
   uint32_t backups_ = 0;
 };
 

@@ -32,8 +32,7 @@ caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
 /// slowed on purpose (it sleeps inside a step). A CPU replica otherwise
 /// computes on a scheduler thread, one per core, so the store's shards run
 /// on the same threads in the time it waits, without a thread wake-up per
-/// message (2 cores, sync, 2 replicas: 72k -> 95k samples/s;
-/// docs/benchmarks.md).
+/// message.
 bool replica_needs_own_thread(const replica_config& config);
 
 /// Returns CAF's factory for the replica a node spawns for a remote

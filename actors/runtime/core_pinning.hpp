@@ -2,7 +2,7 @@
 // batch scheduling class for compute threads. A sync step moves the
 // gradient and the parameters between the replica's core and the store's;
 // keeping the store on core 0 and replica i on core i % cores keeps that
-// traffic in one core's cache where it can (1 replica: 64k -> 98k samples/s).
+// traffic in one core's cache where it can.
 #pragma once
 
 #include <caf/fwd.hpp>
@@ -20,8 +20,7 @@ bool pin_this_thread(unsigned core);
 
 /// Marks the calling thread as CPU-bound (Linux SCHED_BATCH): when the store
 /// answers a replica that shares its core, the woken replica no longer
-/// preempts the store before it has answered the others (2 replicas, sync:
-/// ~60k -> ~67k samples/s; async 111k -> ~124k).
+/// preempts the store before it has answered the others.
 void schedule_as_batch_thread();
 
 /// Makes every thread the actor system starts run on core 0 (its scheduler

@@ -2,8 +2,7 @@
 // poll before the wait. A sync round hands work between the scheduler's
 // threads a few times (a replica's push makes a shard ready, a shard's answer
 // a replica); handed to a sleeping worker, each costs a futex wake-up of a
-// core that went idle (2 cores, sync 2 replicas, global batch 32: ~174k ->
-// ~183k samples/s in quiet runs).
+// core that went idle, which a short poll avoids.
 #include "actors/runtime/spinning_scheduler.hpp"
 
 #include <atomic>
@@ -45,9 +44,8 @@ public:
   // push readies a shard, a shard's answer a replica) is left to that
   // worker, which dequeues as soon as its job returns, or to one already
   // polling: only a second job waiting wakes a sleeper. Waking one for the
-  // first cost a futex call, and the woken worker often took the job to the
-  // other core (2 cores, sync, 1 replica: trace round ~244 us, ~196 us with
-  // one scheduler thread; 123k -> 142k samples/s with this rule).
+  // first costs a futex call, and the woken worker often takes the job to
+  // the other core, away from the data the job's maker just wrote.
   template <class Coordinator>
   void enqueue(Coordinator* self, caf::resumable* job, bool from_worker) {
     queue_type one;
@@ -114,9 +112,9 @@ public:
     }
   }
 
-  // Covers a round's hand-overs (a sync round of 16-sample replicas waits
-  // ~10-40 us for the other replica and the step); 20 and 200 measured no
-  // better. An idle program pays 50 us of polling per job.
+  // Covers a round's hand-overs: a sync round of small replica batches
+  // waits tens of microseconds for the other replica and the step. An idle
+  // program pays this much polling per job.
   static constexpr std::chrono::microseconds spin_time{50};
 };
 

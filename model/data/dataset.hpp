@@ -53,8 +53,8 @@ void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
 /// Asks the CPU to start loading the rows named by `indices` (a hint: it
 /// changes no value; indices past the end are skipped). A batch's rows lie
 /// at random in the images (188 MB for Fashion-MNIST's training set), so
-/// each costs a cache and TLB miss; fetched during the step before, 32 rows
-/// gathered in ~10 us instead of ~23 (local_trainer, 2-core Zen 4 VM).
+/// each costs a cache and TLB miss, which fetching them during the step
+/// before hides.
 void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count);
 
 } // namespace troupe

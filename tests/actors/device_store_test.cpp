@@ -100,8 +100,8 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
     // ... whose ops had mostly not run yet: a replica's host waits for the
     // step before, not for the one it pushes (had it waited, at most the
     // answers' half of these events could still be pending). Which of them
-    // another thread's wait happened to run first depends on timing: under
-    // a loaded host (ctest -j2) 89.8% were still pending, hence 3/4.
+    // another thread's wait happened to run first depends on timing, so a
+    // loaded host (ctest -j2) leaves fewer pending: hence 3/4, not all.
     CHECK(4 * testing::sim_bus().waited_unfired >= 3 * testing::sim_bus().events_waited);
     // ... and recorded its step once per batch size (16 samples, and 8 in
     // the short last round), replaying it since.

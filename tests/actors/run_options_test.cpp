@@ -94,7 +94,7 @@ TEST_CASE("options whose text makes no sense are refused naming the option and t
         == "--config-file=/nonexistent/troupe.ini: cannot open the file (is the path right?)");
 }
 
-TEST_CASE("--dump-config writes every option as a file --config-file reads back to the same "
+TEST_CASE("the dumped config (--dump-config) has every option as a file --config-file reads back to the same "
           "run",
           "[options]") {
   const auto path = (std::filesystem::temp_directory_path()
@@ -136,7 +136,7 @@ TEST_CASE("--dump-config writes every option as a file --config-file reads back 
   std::filesystem::remove(path);
 }
 
-TEST_CASE("--help lists each option under its section with its default and unit", "[options]") {
+TEST_CASE("help lists each option under its section with its default and unit", "[options]") {
   run_cli cli;
   const auto help = cli.help_text(false);
   for (const std::string section : {"Training:", "Consistency", "Replicas and nodes",

@@ -38,10 +38,9 @@ struct adam_element_step {
 // A store shard's weights were just read by its replicas, on other cores:
 // their lines sit shared in those cores' caches, and a store to a shared line
 // waits for the other copies to go. PREFETCHW fetches a line for writing, the
-// copies dropped, before the loop gets there: a sync step of 50k floats on 2
-// cores went from 16.4 to 12.4 us. A hint only: the values are the same. On
-// weights no other core reads (one thread training alone) it costs ~1 us per
-// 100k, so only a step told its weights are shared
+// copies dropped, before the loop gets there. A hint only: the values are the
+// same. On weights no other core reads (one thread training alone) it costs
+// a little, so only a step told its weights are shared
 // (adam_coefficients::weights_shared) asks. AMD CPUs have had it since the
 // K6, Intel's since Broadwell; elsewhere the loop runs without it.
 bool cpu_has_prefetchw() {
@@ -76,7 +75,7 @@ __attribute__((always_inline)) inline void in_blocks_prefetching(float* weights,
 } // namespace
 
 // One clone per vector width, picked at load time for the CPU (the portable
-// build's baseline alone gives 4-float SSE, 2x slower). Every element takes
+// build's baseline alone gives 4-float SSE). Every element takes
 // the same IEEE operations in the same order in each clone (no FMA:
 // -ffp-contract=off), so all clones compute the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

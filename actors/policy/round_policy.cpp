@@ -1,11 +1,18 @@
-// The round reduction shared by sync and delayed.
-#include "actors/policy/round_mean.hpp"
+// The round bookkeeping and reduction shared by sync and delayed.
+#include "actors/policy/round_policy.hpp"
 
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace troupe {
+
+bool round_policy::forget(uint32_t replica, bool share_used) {
+  if (live_.erase(replica) == 0)
+    return false;
+  report_.losses.push_back(replica_loss{round_, replica, share_used});
+  return true;
+}
 
 std::optional<push_refusal> refuse_outside_rounds(const gradient_push& push,
                                                   const std::set<uint32_t>& live,

@@ -1,6 +1,7 @@
-// What the policies that reduce rounds (sync, delayed) share: the checks of a
-// push against the open round, and one round's step, the batch-weighted mean
-// of its gradients summed in replica-index order.
+// What the policies that reduce rounds (sync, delayed) share: the live
+// replicas, the open round and the losses the survivors re-plan by, the
+// checks of a push against the open round, and one round's step, the
+// batch-weighted mean of its gradients summed in replica-index order.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,23 @@
 #include "actors/policy/update_policy.hpp"
 
 namespace troupe {
+
+/// Counts rounds over a set of live replicas and records each one lost.
+class round_policy : public update_policy {
+public:
+  void on_replica_joined(uint32_t replica) override { live_.insert(replica); }
+  uint64_t next_round() const override { return round_; }
+  void set_next_round(uint64_t round) override { round_ = round; }
+
+protected:
+  /// Forgets a live replica and records its loss in the open round (with
+  /// whether its push of that round already counts); false if it was not
+  /// live. Recorded before the round may close, so that its answers carry it.
+  bool forget(uint32_t replica, bool share_used);
+
+  std::set<uint32_t> live_;
+  uint64_t round_ = 0; // the open round
+};
 
 /// Refuses a push from a replica that is not in `live` (unknown_replica), for
 /// a round before `open_round` (stale_round), or for a round more than
