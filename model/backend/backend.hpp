@@ -13,8 +13,8 @@
 
 #include "common/expected.hpp"
 #include "model/model_spec.hpp"
-#include "model/optim/adam_coefficients.hpp"
-#include "model/optim/optimizer.hpp"
+#include "model/backend/adam_coefficients.hpp"
+#include "model/backend/weighted_sum.hpp"
 
 namespace troupe {
 

@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "common/expected.hpp"
-#include "model/optim/adam_coefficients.hpp"
+#include "model/backend/adam_coefficients.hpp"
 
 namespace troupe {
 

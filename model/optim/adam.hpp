@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/backend/backend.hpp"
-#include "model/optim/adam_coefficients.hpp"
+#include "model/backend/adam_coefficients.hpp"
 #include "model/optim/optimizer.hpp"
 
 namespace troupe {

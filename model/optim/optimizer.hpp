@@ -9,22 +9,11 @@
 
 #include "common/expected.hpp"
 #include "common/optimizer_config.hpp"
+#include "model/backend/weighted_sum.hpp"
 
 namespace troupe {
 
 class backend; // model/backend/backend.hpp
-
-/// One term of a weighted gradient sum: weight x gradient.
-struct weighted_gradient {
-  float weight;
-  const float* gradient;
-};
-
-/// Writes the elements [offset, offset + count) of the sum of `terms` to
-/// `out`: weight_0 g_0 + weight_1 g_1 + ..., added in the order given, with
-/// denormals flushed. The reference every fused step gives the bits of.
-void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t offset,
-                           size_t count, float* out);
 
 /// Updates a flat weight buffer from a flat gradient, keeping its own state.
 class optimizer {

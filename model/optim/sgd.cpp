@@ -1,7 +1,6 @@
 // SGD with momentum.
 #include "model/optim/sgd.hpp"
 
-#include "model/backend/cpu/adam_kernel.hpp"
 #include "model/flush_denormals.hpp"
 #include "model/optim/adam.hpp"
 
@@ -38,18 +37,6 @@ bool sgd::restore(const std::vector<float>& state, uint64_t steps) {
   velocity_ = state;
   steps_ = steps;
   return true;
-}
-
-void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t offset,
-                           size_t count, float* out) {
-  for (size_t t = 0; t < terms.size(); ++t)
-    weighted_add_kernel(out, terms[t].gradient + offset, terms[t].weight, count, t == 0);
-}
-
-void optimizer::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
-  std::vector<float> gradient(size());
-  weighted_gradient_sum(terms, 0, gradient.size(), gradient.data());
-  apply(weights, gradient.data());
 }
 
 } // namespace troupe

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "model/optim/adam_coefficients.hpp"
+#include "model/backend/adam_coefficients.hpp"
 
 namespace troupe {
 

@@ -1,5 +1,5 @@
 // Adam's step size for step t, with the bias correction folded in.
-#include "model/optim/adam_coefficients.hpp"
+#include "model/backend/adam_coefficients.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,5 @@
-// The optimizer factory: the one list of the optimizers a run can name.
+// The optimizer factory, the one list of the optimizers a run can name, and
+// what every optimizer does unless it does better.
 #include <algorithm>
 
 #include "model/optim/adam.hpp"
@@ -6,6 +7,12 @@
 #include "model/optim/sgd.hpp"
 
 namespace troupe {
+
+void optimizer::apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) {
+  std::vector<float> gradient(size());
+  weighted_gradient_sum(terms, 0, gradient.size(), gradient.data());
+  apply(weights, gradient.data());
+}
 
 const std::vector<optimizer_kind>& optimizer_kinds() {
   static const std::vector<optimizer_kind> kinds = {
