@@ -11,7 +11,7 @@ using namespace troupe;
 
 TEST_CASE("shards tile the buffer in order, aligned to 64 bytes, as even as that allows",
           "[shards]") {
-  const size_t count = 101770; // the seed's MLP 784-128relu-10
+  const size_t count = 101770; // the Keras MNIST example's MLP 784-128relu-10
   for (size_t shards = 1; shards <= 14; ++shards) {
     auto ranges = split_into_shards(count, shards);
     REQUIRE(ranges);
