@@ -76,7 +76,7 @@ struct policy_report {
   /// (sync, delayed); every answer carries them.
   std::vector<replica_loss> losses;
   /// By replica index: rounds that closed on that replica's push (it came
-  /// last: the round waited for it). Empty for policies without rounds.
+  /// last: the round waited for it). Sync counts them; empty for the others.
   std::vector<uint64_t> waited_on;
   /// Late gradients answered and dropped so far (sync with backup replicas).
   uint64_t dropped = 0;

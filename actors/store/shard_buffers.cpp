@@ -25,7 +25,7 @@ shard_buffers::shard_buffers(shard_range range, const float* initial,
 shard_buffers::shard_buffers(shard_range range, const shared_parameter_buffers& shared,
                              uint32_t history_depth)
   : count_(range.count), base_(range.offset),
-    params_(shared.current, shared.current->data()), in_place_(true),
+    params_(shared.current, shared.current->data()), shared_(true),
     spare_(shared.other, shared.other->data()), history_depth_(history_depth) {
 }
 
@@ -53,7 +53,7 @@ void shard_buffers::make_writable(uint64_t version) {
     if (history_.size() > history_depth_)
       history_.pop_front();
   }
-  if (in_place_) { // into the other buffer: no replica read it in this round
+  if (shared_) { // into the other buffer: no replica read it in this round
     std::memcpy(spare_.get() + base_, params_.get() + base_, count_ * sizeof(float));
     std::swap(params_, spare_);
   } else if (params_.use_count() > 1) {

@@ -41,8 +41,8 @@ public:
   /// Returns the store device, or null on the host.
   const std::shared_ptr<backend>& device() const { return device_; }
 
-  /// Tells whether the shard steps two shared buffers in turn.
-  bool in_place() const { return in_place_; }
+  /// Tells whether the shard steps its range of two shared buffers in turn.
+  bool steps_shared_buffers() const { return shared_; }
 
   /// Before a step from version `version`: keeps it if the history asks,
   /// and leaves step_target() a buffer the step may write without changing
@@ -79,8 +79,8 @@ private:
   size_t base_ = 0; // where the range starts in params_ (shared buffers: its offset)
   std::shared_ptr<backend> device_;
   std::shared_ptr<float> params_;
-  bool in_place_ = false;
-  std::shared_ptr<float> spare_; // in place: the other shared buffer
+  bool shared_ = false;
+  std::shared_ptr<float> spare_; // shared: the other buffer
   std::vector<std::shared_ptr<float>> retired_;
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history_; // oldest first
   size_t history_depth_;

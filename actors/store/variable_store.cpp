@@ -134,7 +134,7 @@ void start_shard(store_pointer self, store_setup& setup) {
   st.optim = std::move(setup.optim);
   // The answers' readers, maybe on other cores, hold the lines a step in
   // place writes; a step into the other shared buffer writes none they hold.
-  st.optim->set_weights_shared(!st.buffers->in_place());
+  st.optim->set_weights_shared(!st.buffers->steps_shared_buffers());
   st.policy = std::move(setup.policy);
   st.writer = std::move(setup.writer);
   st.settings = setup.options;
