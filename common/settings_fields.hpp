@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -37,13 +38,17 @@ inline bool operator==(const setting_text& a, const setting_text& b) {
   return a.name == b.name && a.value == b.value;
 }
 
-/// Writes a value as settings_text shows it: floats with the digits that
-/// read back the same float, booleans as true or false.
+/// Writes a value as settings_text shows it: floats with the fewest digits
+/// that read back the same float, booleans as true or false.
 inline std::string to_setting_text(const std::string& value) { return value; }
 inline std::string to_setting_text(bool value) { return value ? "true" : "false"; }
 inline std::string to_setting_text(float value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
+  for (int digits = 6; digits <= 9; ++digits) { // the fewest that read back the same float
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
+    if (std::strtof(text, nullptr) == value)
+      break;
+  }
   return text;
 }
 template <class T, class = std::enable_if_t<std::is_integral<T>::value>>

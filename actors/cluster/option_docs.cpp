@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 
 #include <caf/actor_system_config.hpp>
@@ -11,6 +10,7 @@
 #include <caf/pec.hpp>
 #include <caf/settings.hpp>
 
+#include "common/settings_fields.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe {
@@ -94,22 +94,7 @@ std::string ini_text(const std::string& value) {
 }
 
 std::string ini_text(float value) {
-  char text[32];
-  for (int digits = 6; digits <= 9; ++digits) { // the fewest that read back the same float
-    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
-    if (std::strtof(text, nullptr) == value)
-      break;
-  }
-  std::string out = text;
-  if (out.find_first_of(".en") == std::string::npos)
-    out += ".0"; // CAF reads 1 as an integer, not a number
-  return out;
-}
-
-std::string ini_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  std::string out = text;
+  std::string out = to_setting_text(value);
   if (out.find_first_of(".en") == std::string::npos)
     out += ".0"; // CAF reads 1 as an integer, not a number
   return out;

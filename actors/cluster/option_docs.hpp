@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <caf/config_option_set.hpp>
@@ -93,8 +94,7 @@ private:
 std::string ini_text(const std::string& value);
 inline std::string ini_text(bool value) { return value ? "true" : "false"; }
 std::string ini_text(float value);
-std::string ini_text(double value);
-template <class T>
+template <class T, class = std::enable_if_t<std::is_integral<T>::value>>
 std::string ini_text(T value) {
   return std::to_string(value);
 }

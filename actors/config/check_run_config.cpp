@@ -7,7 +7,6 @@
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
-#include "model/checkpoint.hpp"
 #include "model/model_spec.hpp"
 #include "model/optim/optimizer.hpp"
 #include "model/parameter_layout.hpp"
@@ -141,10 +140,6 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   for (auto& s : settings_text(c.optimizer))
     all.push_back(std::move(s));
   return all;
-}
-
-uint64_t run_fingerprint(const run_config& config) {
-  return settings_fingerprint(resume_settings(config));
 }
 
 } // namespace troupe

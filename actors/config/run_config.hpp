@@ -70,9 +70,6 @@ struct run_config {
 /// settings, replicas, batch size, seed and the optimizer. Epochs may differ.
 std::vector<setting_text> resume_settings(const run_config& config);
 
-/// Hashes resume_settings(config).
-uint64_t run_fingerprint(const run_config& config);
-
 /// Checks a run against its data and fills in what follows from the rest
 /// (the replica count, the number of store shards); every problem is a
 /// bad_config or bad_data error naming the option. Opens no device and

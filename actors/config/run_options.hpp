@@ -38,7 +38,8 @@ private:
   std::string slow_replica_;
 };
 
-/// Parses a --devices value: "cpu", a list such as "cuda:0,cuda:1", or "auto".
+/// Parses a --devices value: "cpu", a list such as "cuda:0,cuda:1", or "auto"
+/// (whether each names a device is check_run_config's call).
 caf::expected<device_plan> parse_devices(const std::string& text);
 
 } // namespace troupe

@@ -46,9 +46,14 @@ TEST_CASE("auto takes every GPU that opens and the cpu where none does", "[place
 TEST_CASE("a device list with a bogus entry is a clear error naming the option",
           "[placement]") {
   auto choice = parse_devices("cpu,tpu:0");
-  REQUIRE_FALSE(choice);
-  CHECK(describe(choice.error()).find("'tpu:0'") != std::string::npos);
-  CHECK(describe(choice.error()).find("--devices") != std::string::npos);
+  REQUIRE(choice);
+  run_config config;
+  config.replicas = 2;
+  config.devices = *choice;
+  auto checked = check_run_config(config, &test_slice());
+  REQUIRE_FALSE(checked);
+  CHECK(describe(checked.error()).find("'tpu:0'") != std::string::npos);
+  CHECK(describe(checked.error()).find("--devices") != std::string::npos);
   CHECK_FALSE(parse_devices(""));
 }
 

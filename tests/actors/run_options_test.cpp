@@ -13,6 +13,7 @@
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/config/run_options.hpp"
 #include "messages/errors.hpp"
+#include "tests/test_slice.hpp"
 
 using namespace troupe;
 
@@ -32,8 +33,12 @@ caf::expected<run_config> parsed(const std::vector<std::string>& args) {
   return cli.run.to_run_config();
 }
 
+// Why the run `args` describe is refused, as mnist checks it: parsed, then
+// checked against the data.
 std::string why_not(const std::vector<std::string>& args) {
   auto result = parsed(args);
+  if (result)
+    result = check_run_config(*result, &test_slice());
   REQUIRE_FALSE(result);
   return describe(result.error());
 }

@@ -32,7 +32,7 @@ TEST_CASE("the registry builds every policy it lists, describes each, and refuse
     CHECK(make_update_policy(spec));
     CHECK_FALSE(find_policy(mode)->summary.empty());
   }
-  auto bogus = make_update_policy(policy_spec{"bogus"});
+  auto bogus = make_update_policy(policy_spec{"bogus", {}});
   REQUIRE_FALSE(bogus);
   CHECK(contains(describe(bogus.error()), "--mode: 'bogus' (expected sync, async"));
   // Staleness 0 is lockstep: ssp is then sync, bits and buffers and all.
@@ -407,6 +407,6 @@ TEST_CASE("the policies say whether staleness is worth reporting, and the progre
     CHECK(line.rfind("Epoch 1/3 - ", 0) == 0);
     CHECK(contains(line, "staleness mean 1.50 max 4") == record.staleness_reported);
   }
-  CHECK_FALSE(traits_of(policy_spec{"sync"}).reports_staleness); // its pushes wait: always 0
-  CHECK(traits_of(policy_spec{"async"}).reports_staleness);
+  CHECK_FALSE(traits_of(policy_spec{"sync", {}}).reports_staleness); // its pushes wait: always 0
+  CHECK(traits_of(policy_spec{"async", {}}).reports_staleness);
 }
