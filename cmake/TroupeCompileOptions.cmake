@@ -69,5 +69,7 @@ function(troupe_target_options target)
     # No silent FMA: a fused and an unfused a * b + c differ in the last bit.
     $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>
     $<$<COMPILE_LANGUAGE:CXX>:${troupe_isa_flags}>)
-  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  # The repository's own targets see its internal headers and the public
+  # ones; a program that links Troupe::troupe sees include/ only.
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
 endfunction()

@@ -1,25 +1,15 @@
-// The optimizer a run trains with and its hyperparameters (Keras defaults):
-// the store's shards build their optimizer from it, and it crosses the wire
+// The optimizer's settings (<troupe/optimizer.hpp>) as named fields: the
+// store's shards build their optimizer from them, and they cross the wire
 // inside each shard's description.
 #pragma once
 
 #include <string>
 
+#include <troupe/optimizer.hpp>
+
 #include "common/settings_fields.hpp"
 
 namespace troupe {
-
-/// Chooses an optimizer and its hyperparameters (model/optim/optimizer.hpp
-/// lists the names).
-struct optimizer_config {
-  std::string name = "adam";
-  float learning_rate = 1e-3f;
-  float beta1 = 0.9f;    // adam
-  float beta2 = 0.999f;  // adam
-  float epsilon = 1e-7f; // adam
-  float momentum = 0.0f; // sgd
-  bool nesterov = false; // sgd
-};
 
 /// Visits every field of `x` under its option's name.
 template <class Visit>

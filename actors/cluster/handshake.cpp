@@ -9,7 +9,7 @@
 
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
-#include "model/model_spec.hpp"
+#include "model/model_description.hpp"
 #include "model/numerics_identity.hpp"
 
 namespace troupe {
@@ -37,8 +37,8 @@ handshake make_handshake(const caf::actor_system& system, const std::string& mod
   handshake hello;
   hello.protocol_version = protocol_version;
   hello.model = model;
-  if (auto spec = parse_model_spec(model))
-    hello.model_fingerprint = fingerprint(*spec);
+  if (auto described = model_description::resolve(model))
+    hello.model_fingerprint = described->fingerprint();
   hello.float_probe = shared_floats{std::make_shared<const std::vector<float>>(probe_values())};
   hello.heartbeat_interval_ms = milliseconds(system, "middleman.heartbeat-interval",
                                              caf::defaults::middleman::heartbeat_interval);

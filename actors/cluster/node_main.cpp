@@ -167,7 +167,7 @@ void print_listening(const node_config& cfg, uint16_t port) {
 
 } // namespace
 
-int node_main(int argc, char** argv) {
+int run_node_program(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   sigset_t stop_signals;
   if (!catch_stop_signals(stop_signals))

@@ -11,7 +11,7 @@
 #include "actors/cluster/handshake.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
-#include "model/model_spec.hpp"
+#include "model/model_description.hpp"
 
 namespace troupe {
 
@@ -28,17 +28,18 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
                      describe(err).c_str());
         return err;
       };
+      // A model this node has not registered is named before its fingerprint.
+      auto described = model_description::resolve(theirs.model);
+      if (!described)
+        return refuse(to_caf_error(described.error()));
       if (auto err = check_handshake(mine, theirs))
         return refuse(std::move(err));
-      auto spec = parse_model_spec(theirs.model);
-      if (!spec)
-        return refuse(to_caf_error(spec.error()));
       auto train = cached_train_set(theirs.data_dir);
       if (!train)
         return refuse(make_troupe_error(troupe_errc::bad_data,
                                         "the node cannot read the data: "
                                           + describe(train.error())));
-      if (auto fits = check_model_fits(*spec, **train); !fits)
+      if (auto fits = check_model_fits(*described, **train); !fits)
         return refuse(make_troupe_error(troupe_errc::bad_config,
                                         "on the node, in " + theirs.data_dir + ": "
                                           + fits.error().message));

@@ -7,7 +7,7 @@
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
-#include "model/model_spec.hpp"
+#include "model/model_description.hpp"
 #include "model/optim/optimizer.hpp"
 #include "model/parameter_layout.hpp"
 #include "model/shard_layout.hpp"
@@ -115,23 +115,23 @@ caf::expected<run_config> check_run_config(run_config config, const dataset_pair
     return err;
   if (auto err = check_training(config))
     return err;
-  auto spec = parse_model_spec(config.model);
-  if (!spec)
-    return to_caf_error(spec.error());
+  auto described = model_description::resolve(config.model);
+  if (!described)
+    return to_caf_error(described.error());
   if (!data || data->train.count == 0 || data->test.count == 0)
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
-  if (auto fits = check_model_fits(*spec, data->train); !fits)
+  if (auto fits = check_model_fits(*described, data->train); !fits)
     return to_caf_error(fits.error());
   if (auto err = check_store_device(config))
     return err;
-  if (auto err = settle_store_shards(config, parameter_layout(*spec).size()))
+  if (auto err = settle_store_shards(config, described->parameter_count()))
     return err;
   return config;
 }
 
 std::vector<setting_text> resume_settings(const run_config& c) {
-  auto spec = parse_model_spec(c.model); // "784-128relu-10" however it was written
-  std::vector<setting_text> all{{"model", spec ? to_string(*spec) : c.model}};
+  auto described = model_description::resolve(c.model); // one spelling of the model
+  std::vector<setting_text> all{{"model", described ? described->text() : c.model}};
   for (auto& s : settings_text(c.policy))
     all.push_back(std::move(s));
   all.push_back({"replicas", std::to_string(c.replicas)});

@@ -23,7 +23,7 @@ std::string mode_help() {
 void bind_training(cluster_config& cli, run_config& c) {
   const auto g = option_group::training;
   cli.bind(g, c.model, "model", "layer list: inputs, then hidden layers with activations, then "
-                                "classes");
+                                "classes (784-128relu-10); or a registered model: NAME[:SETTINGS]");
   cli.bind(g, c.data_dir, "data-dir",
            "directory with the four (Fashion-)MNIST IDX files, gzipped or not; nodes read it "
            "from their own disk", {"DIR"});

@@ -11,7 +11,8 @@
 
 namespace troupe {
 
-/// Returns the training set of `dir`, loading it on first use.
-caf::expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& dir);
+/// Returns the training set of `source` (an IDX directory, "X.npy,y.npy" or a
+/// CSV file: load_data_source), loading it on first use.
+caf::expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& source);
 
 } // namespace troupe

@@ -19,8 +19,8 @@
 #include "model/backend/device_buffers.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
+#include "model/model_description.hpp"
 #include "model/network.hpp"
-#include "model/parameter_layout.hpp"
 
 namespace troupe {
 
@@ -38,7 +38,12 @@ struct replica_setup {
   store_group store; // every shard, in shard order
   std::shared_ptr<const dataset> train;
   std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
+  // The model: the built-in network on `compute`, or a registered model,
+  // which computes on the host.
   std::unique_ptr<network> net;
+  std::unique_ptr<model> custom;
+  int inputs = 0;
+  size_t max_batch = 0; // samples the batch buffers hold
   // Gradients and parameters change hands in device memory: the replica
   // computes on the device its store's shards step on, in their process
   // (see hands_over_on_device).
@@ -114,16 +119,24 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
 
 // Computes this round's gradient into a host buffer (the network copies it
 // there from a device) for `push`, with whether the network proved it finite.
-batch_stats compute_on_host(replica_state& st, size_t samples, push_msg& push) {
+batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& push) {
   auto& setup = *st.setup;
-  const size_t count = setup.net->layout().size();
+  const size_t count = setup.store.parameter_count;
   if (!st.host_gradients)
     st.host_gradients =
       std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
   auto buffer = st.host_gradients->take();
+  if (setup.custom) {
+    const batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
+                        setup.inputs};
+    const batch_result result = setup.custom->gradient(st.params.values.data(), samples,
+                                                       buffer.get());
+    push.gradient = shared_floats{std::move(buffer), 0, count};
+    return batch_stats{result.loss_sum, result.correct, static_cast<int64_t>(samples_count)};
+  }
   setup.net->use_parameters(st.params.values.data());
   auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
-                                           samples, buffer.get());
+                                           samples_count, buffer.get());
   push.gradient = shared_floats{std::move(buffer), 0, count};
   push.proven_finite = setup.net->last_gradient_proven_finite();
   return stats;
@@ -151,10 +164,12 @@ void prefetch_next_round(const replica_state& st) {
 // A re-planned round can give a replica more samples than its share at start.
 void grow_batch_buffers(replica_state& st, size_t samples) {
   auto& setup = *st.setup;
-  setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
+  if (setup.net)
+    setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
   if (st.on_device)
     st.on_device->reset();
-  st.batch_images.resize(samples * static_cast<size_t>(setup.net->spec().inputs));
+  setup.max_batch = samples;
+  st.batch_images.resize(samples * static_cast<size_t>(setup.inputs));
   st.batch_labels.resize(samples);
 }
 
@@ -203,7 +218,7 @@ void run_round(replica_pointer self);
 // (hand-over: the gradient stays there) or into a host buffer.
 void compute_share(replica_state& st, const std::vector<uint32_t>& positions, push_msg& push) {
   const auto& cfg = st.setup->config;
-  if (positions.size() > st.setup->net->max_batch())
+  if (positions.size() > st.setup->max_batch)
     grow_batch_buffers(st, positions.size());
   samples_at(st, positions, st.batch_indices);
   batch_stats stats;
@@ -326,9 +341,8 @@ replica_actor::behavior_type replica(replica_pointer self,
       pin_this_thread(st.setup->config.index);
     schedule_as_batch_thread();
   }
-  const auto& net = *st.setup->net;
-  st.batch_images.resize(net.max_batch() * static_cast<size_t>(net.spec().inputs));
-  st.batch_labels.resize(net.max_batch());
+  st.batch_images.resize(st.setup->max_batch * static_cast<size_t>(st.setup->inputs));
+  st.batch_labels.resize(st.setup->max_batch);
   // Without its store a replica has nothing to do: a node must not keep
   // replicas of a coordinator that died. Any shard's end is the store's.
   for (const auto& shard : st.setup->store.shards)
@@ -402,19 +416,24 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
                 "batch size " + std::to_string(config.global_batch)
                   + " is smaller than the number of replicas ("
                   + std::to_string(config.replicas) + ")");
-  auto spec = parse_model_spec(config.model);
-  if (!spec)
-    return to_caf_error(spec.error());
+  auto described = model_description::resolve(config.model);
+  if (!described)
+    return to_caf_error(described.error());
   if (!train) {
     auto cached = cached_train_set(config.data_dir);
     if (!cached)
       return cached.error();
     train = *cached;
   }
-  if (auto fits = check_model_fits(*spec, *train); !fits)
+  if (auto fits = check_model_fits(*described, *train); !fits)
     return to_caf_error(fits.error());
+  if (!described->builtin() && config.device != "cpu")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "model " + described->text() + " computes on the host: replica "
+                               + std::to_string(config.index) + " cannot run on "
+                               + config.device + " (use --devices=cpu)");
   store_group store;
-  store.parameter_count = parameter_layout(*spec).size();
+  store.parameter_count = described->parameter_count();
   auto ranges = split_into_shards(store.parameter_count, shards.size());
   if (!ranges)
     return to_caf_error(ranges.error());
@@ -432,8 +451,16 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
   setup->train = std::move(train);
   setup->compute = std::move(*compute);
   setup->device_handover = handover;
-  const size_t per_replica = (config.global_batch + config.replicas - 1) / config.replicas;
-  setup->net = std::make_unique<network>(*spec, *setup->compute, per_replica);
+  setup->max_batch = (config.global_batch + config.replicas - 1) / config.replicas;
+  setup->inputs = described->inputs();
+  if (const model_spec* spec = described->builtin()) {
+    setup->net = std::make_unique<network>(*spec, *setup->compute, setup->max_batch);
+    return setup;
+  }
+  auto custom = described->instantiate();
+  if (!custom)
+    return to_caf_error(custom.error());
+  setup->custom = std::move(*custom);
   return setup;
 }
 

@@ -10,9 +10,8 @@
 #include "actors/runtime/trace_clock.hpp"
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
-#include "model/backend/cpu/eigen_backend.hpp"
 #include "model/data/batch_plan.hpp"
-#include "model/network.hpp"
+#include "model/model_description.hpp"
 
 namespace troupe {
 
@@ -132,9 +131,8 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   auto& st = self->state;
   st.setup = std::move(*setup);
   st.epoch = st.setup.plan.first_epoch;
-  st.eval_backend = make_eigen_backend();
-  auto spec = *parse_model_spec(st.setup.plan.config.model);
-  st.eval_net = std::make_unique<network>(spec, *st.eval_backend, 1000);
+  st.evaluator = std::move(*model_description::resolve(st.setup.plan.config.model)
+                             ->instantiate()); // checked by check_run_config
   self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
   return {
     [self](fit_atom) -> caf::result<fit_summary> {

@@ -78,11 +78,12 @@ void warn(const coordinator_state& st, const std::string& text) {
 // one evaluation, after each epoch and for a resumed run with none left.
 void evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
   const auto& test = st.setup.data->test;
-  st.eval_net->use_parameters(params.values.data());
-  const auto scored = st.eval_net->evaluate(test.images.data(), test.labels.data(),
-                                            static_cast<size_t>(test.count));
-  record.test_loss = scored.mean_loss();
-  record.test_accuracy = scored.accuracy();
+  const batch samples{test.images.data(), test.labels.data(),
+                      static_cast<size_t>(test.count), test.features};
+  const batch_result scored = st.evaluator->evaluate(params.values.data(), samples);
+  record.test_loss = test.count > 0 ? scored.loss_sum / test.count : 0.0;
+  record.test_accuracy =
+    test.count > 0 ? static_cast<double>(scored.correct) / test.count : 0.0;
 }
 
 // Sums the replicas' reports and the store's work since the last epoch.

@@ -24,7 +24,7 @@
 #include "messages/protocol.hpp"
 #include "model/backend/backend.hpp"
 #include "model/data/dataset.hpp"
-#include "model/network.hpp"
+#include "model/model_description.hpp"
 
 namespace troupe {
 
@@ -43,8 +43,7 @@ struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
 
   coordinator_setup setup;
-  std::unique_ptr<backend> eval_backend;
-  std::unique_ptr<network> eval_net;
+  std::unique_ptr<model> evaluator; // scores the test set after each epoch
   store_group store;              // its shards
   std::vector<bool> shard_alive;  // by shard: no down message seen
   checkpoint_writer_actor writer; // with --checkpoint

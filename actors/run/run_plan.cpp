@@ -5,7 +5,7 @@
 #include "model/backend/backend.hpp"
 #include "model/checkpoint.hpp"
 #include "model/data/batch_plan.hpp"
-#include "model/model_spec.hpp"
+#include "model/model_description.hpp"
 #include "model/network.hpp"
 #include "model/parameter_layout.hpp"
 
@@ -77,11 +77,11 @@ caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count) 
     if (auto opened = make_backend(checked.store_device); !opened)
       return make_troupe_error(troupe_errc::bad_config, "--store-device=" + checked.store_device
                                                           + ": " + opened.error().message);
-  const parameter_layout layout(*parse_model_spec(checked.model)); // checked
-  plan.parameter_count = layout.size();
+  const auto described = *model_description::resolve(checked.model); // checked
+  plan.parameter_count = described.parameter_count();
   plan.ranges = *split_into_shards(plan.parameter_count, checked.store_shards); // checked
   if (checked.resume_path.empty()) {
-    plan.start.parameters = shared_floats{glorot_uniform_parameters(layout, checked.seed)};
+    plan.start.parameters = shared_floats{described.initial_parameters(checked.seed)};
     return plan;
   }
   if (auto err = resume_from(plan, train_count))

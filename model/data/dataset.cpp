@@ -117,7 +117,7 @@ void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
 }
 
 status check_model_fits(const model_spec& spec, const dataset& data) {
-  if (data.features == spec.inputs && data.classes == spec.classes())
+  if (data.features == spec.inputs && data.classes <= spec.classes())
     return {};
   return fail(model_errc::invalid_argument,
               "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "

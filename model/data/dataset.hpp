@@ -1,32 +1,17 @@
-// A labelled image set in memory, pixels scaled to [0, 1], and the loader for a
-// directory that holds the four standard (Fashion-)MNIST files.
+// The loader for a directory that holds the four standard (Fashion-)MNIST
+// files, and the batch helpers over a dataset (<troupe/dataset.hpp>).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <troupe/dataset.hpp>
+
 #include "common/expected.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {
-
-/// Holds samples as rows of floats in [0, 1] and their labels.
-struct dataset {
-  int count = 0;
-  int features = 0;             // rows * cols of one image
-  int classes = 10;
-  std::vector<float> images;    // (count, features)
-  std::vector<int32_t> labels;  // (count), each in [0, classes)
-
-  const float* image(size_t i) const { return images.data() + i * features; }
-};
-
-/// Holds the training and test sets of one directory.
-struct dataset_pair {
-  dataset train;
-  dataset test;
-};
 
 /// Names Debian's Fashion-MNIST directory, the default data directory.
 std::string default_data_dir();
@@ -41,8 +26,8 @@ expected<dataset> load_split(const std::string& images_path,
 /// plain name or with ".gz" (the .gz file wins when both exist).
 expected<dataset_pair> load_dataset(const std::string& dir);
 
-/// Checks that a model's input width and class count fit `data`; the error
-/// says both sides.
+/// Checks that a model's input width fits `data` and that every class of
+/// `data` is one of its outputs; the error says both sides.
 status check_model_fits(const model_spec& spec, const dataset& data);
 
 /// Copies the samples named by `indices` into contiguous buffers:

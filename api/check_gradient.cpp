@@ -1,0 +1,69 @@
+// The finite-difference gradient check of any troupe::model.
+#include <troupe/check_gradient.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace troupe {
+
+namespace {
+
+expected<double> mean_loss(model& m, const std::vector<float>& params, const batch& samples) {
+  const double loss = m.evaluate(params.data(), samples).loss_sum / samples.count;
+  if (!std::isfinite(loss))
+    return fail(model_errc::invalid_argument, "check_gradient: the model's loss is not finite");
+  return loss;
+}
+
+// Every parameter, or `wanted` of them spread evenly.
+std::vector<size_t> parameters_to_check(size_t count, size_t wanted) {
+  std::vector<size_t> chosen;
+  if (wanted == 0 || wanted >= count) {
+    for (size_t i = 0; i < count; ++i)
+      chosen.push_back(i);
+    return chosen;
+  }
+  for (size_t k = 0; k < wanted; ++k)
+    chosen.push_back(k * count / wanted);
+  return chosen;
+}
+
+} // namespace
+
+expected<gradient_report> check_gradient(model& m, const batch& samples,
+                                         const gradient_check_options& options) {
+  if (samples.count == 0 || samples.inputs != m.inputs())
+    return fail(model_errc::invalid_argument,
+                "check_gradient: the batch holds " + std::to_string(samples.count)
+                  + " samples of " + std::to_string(samples.inputs)
+                  + " features; the model takes " + std::to_string(m.inputs()));
+  std::vector<float> params(m.parameter_count());
+  m.initialize(options.seed, params.data());
+  std::vector<float> gradient(params.size());
+  m.gradient(params.data(), samples, gradient.data());
+  gradient_report report;
+  for (size_t i : parameters_to_check(params.size(), options.max_parameters)) {
+    const float saved = params[i];
+    params[i] = saved + options.step;
+    auto up = mean_loss(m, params, samples);
+    params[i] = saved - options.step;
+    auto down = mean_loss(m, params, samples);
+    params[i] = saved;
+    if (!up || !down)
+      return up ? down.error() : up.error();
+    const double numeric = (*up - *down) / (2.0 * options.step);
+    const double tolerance = options.absolute + options.relative * std::abs(numeric);
+    const double excess = std::abs(gradient[i] - numeric) / tolerance;
+    if (report.checked == 0 || excess > report.worst_excess) {
+      report.worst_index = i;
+      report.worst_analytic = gradient[i];
+      report.worst_numeric = numeric;
+      report.worst_excess = excess;
+    }
+    ++report.checked;
+  }
+  report.passed = report.worst_excess <= 1.0;
+  return report;
+}
+
+} // namespace troupe

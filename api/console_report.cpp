@@ -1,0 +1,124 @@
+// The console and metrics output of a fit.
+#include "api/console_report.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "actors/policy/policy_registry.hpp"
+#include "actors/report/progress_bar.hpp"
+#include "actors/report/straggler_report.hpp"
+#include "model/backend/cpu/gemm/gemm.hpp"
+#include "model/numerics_identity.hpp"
+
+namespace troupe {
+
+namespace {
+
+std::string plural(uint64_t count, const char* one, const char* many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+// What one optimizer step is in this run's mode.
+std::string step_text(const run_config& c) {
+  const uint32_t share = (c.batch_size + c.replicas - 1) / c.replicas;
+  if (traits_of(c.policy).steps_per_round)
+    return fmt::format("a round of {} samples ({} per replica) is one optimizer step",
+                       c.batch_size, share);
+  return fmt::format("each replica's push of {} samples is an optimizer step of its own "
+                     "({} per {} samples)",
+                     share, plural(c.replicas, "step", "steps"), c.batch_size);
+}
+
+std::string store_text(const run_config& c) {
+  auto store = plural(c.store_shards, "store shard", "store shards");
+  if (!c.store_nodes.empty())
+    store += " on " + plural(c.store_nodes.size(), "node", "nodes");
+  if (c.store_device != "cpu")
+    store += " in " + c.store_device + " memory";
+  return store;
+}
+
+} // namespace
+
+void print_banner(const std::string& program, const run_config& c, const dataset_pair& data) {
+  const auto where = c.nodes.empty()
+                       ? fmt::format("{}", fmt::join(c.devices.pool, ","))
+                       : fmt::format("{} x {}", plural(c.nodes.size(), "node", "nodes"),
+                                     c.replicas_per_node);
+  fmt::print("Troupe {}: {} mode, {} on {}, {}, model {}, {}, {} lr {}, {} train / {} test "
+             "samples from {}\n",
+             program, c.policy.name, plural(c.replicas, "replica", "replicas"),
+             c.devices.automatic && c.nodes.empty() ? "auto" : where, store_text(c), c.model,
+             plural(c.epochs, "epoch", "epochs"), c.optimizer.name, c.optimizer.learning_rate,
+             data.train.count, data.test.count, c.data_dir);
+  fmt::print("Batch {} (global): {}\n", c.batch_size, step_text(c));
+  const auto numerics = current_numerics();
+  fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
+             numerics.gemm_family, numerics.build, numerics.libm);
+  if (c.policy.settings.backup_replicas > 0)
+    fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
+               "late ones are dropped, so runs are not bitwise reproducible\n",
+               c.replicas - c.policy.settings.backup_replicas, c.replicas);
+  if (c.slow.factor != 1.0f)
+    fmt::print("Straggler: replica {} takes {}x its compute per step\n", c.slow.index,
+               c.slow.factor);
+  if (auto warning = gemm_kernel_warning(); !warning.empty())
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  std::fflush(stdout);
+}
+
+fit_observer make_console_observer(const program_config& cfg, const run_config& c,
+                                   metrics_log* metrics,
+                                   std::function<void(const epoch_record&)> on_epoch) {
+  const bool bar = cfg.progress == "bar" || (cfg.progress == "auto" && isatty(STDOUT_FILENO));
+  fit_observer observer;
+  observer.on_epoch = [bar, &cfg, c, metrics, on_epoch](const epoch_record& r) {
+    if (bar)
+      fmt::print("\r\033[K"); // the epoch line replaces the bar
+    if (cfg.progress != "off")
+      fmt::print("{}\n", progress_line(r, c.epochs));
+    std::fflush(stdout);
+    if (metrics)
+      metrics->write_epoch(r, c);
+    if (on_epoch)
+      on_epoch(r);
+  };
+  if (bar || cfg.log_every > 0)
+    observer.on_progress = [bar, &cfg, metrics, next_record = uint64_t{cfg.log_every}](
+                             const epoch_progress& p) mutable {
+      if (bar) {
+        fmt::print("\rEpoch {}/{} {}", p.epoch, p.epochs, render_progress_bar(p));
+        std::fflush(stdout);
+      }
+      if (metrics && cfg.log_every > 0 && p.version >= next_record) {
+        metrics->write_step(p);
+        next_record = (p.version / cfg.log_every + 1) * cfg.log_every;
+      }
+    };
+  if (cfg.log_every > 0) // a poll per 20 ms keeps records near every N steps
+    observer.progress_interval = std::chrono::milliseconds(bar ? 100 : 20);
+  observer.on_warning = [](const std::string& text) {
+    std::fprintf(stderr, "warning: %s\n", text.c_str());
+  };
+  return observer;
+}
+
+void print_summary(const program_config& cfg, const fit_summary& result) {
+  const auto numerics = current_numerics();
+  fmt::print("Final: test_accuracy {:.4f} - test_loss {:.4f} - {:.0f} samples/s "
+             "(training) - {} - params fnv1a64 {} (GEMM {}, {})\n",
+             result.test_accuracy, result.test_loss, result.samples_per_second,
+             plural(result.version, "step", "steps"), hex64(result.params_fnv1a64),
+             numerics.gemm_kernel, numerics.gemm_family);
+  if (cfg.progress != "off")
+    for (const auto& line : straggler_lines(make_straggler_report(result)))
+      fmt::print("  {}\n", line);
+  std::fflush(stdout);
+}
+
+} // namespace troupe

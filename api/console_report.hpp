@@ -1,0 +1,31 @@
+// What a fit prints and records as it runs: the banner, a line per epoch (and
+// a live bar on a terminal), the metrics file's records and the summary.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <troupe/fit.hpp>
+
+#include "actors/config/run_config.hpp"
+#include "actors/report/fit_observer.hpp"
+#include "actors/report/metrics_log.hpp"
+#include "api/program_config.hpp"
+#include "messages/protocol.hpp"
+
+namespace troupe {
+
+/// Prints what the run will do: mode, replicas, store, model, data, numerics.
+void print_banner(const std::string& program, const run_config& c, const dataset_pair& data);
+
+/// Shows each epoch as a line (and a live bar on a terminal), writes the
+/// metrics' epoch and step records, and calls `on_epoch` with each epoch's
+/// figures.
+fit_observer make_console_observer(const program_config& cfg, const run_config& c,
+                                   metrics_log* metrics,
+                                   std::function<void(const epoch_record&)> on_epoch);
+
+/// Prints the final line and, unless progress is off, the straggler report.
+void print_summary(const program_config& cfg, const fit_summary& result);
+
+} // namespace troupe

@@ -1,0 +1,16 @@
+// The public API's errors.
+#include "api/errors.hpp"
+
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+model_error invalid_option(const caf::error& err) {
+  return fail(model_errc::invalid_argument, describe(err));
+}
+
+model_error run_failure(const caf::error& err) {
+  return fail(model_errc::run_failed, describe(err));
+}
+
+} // namespace troupe

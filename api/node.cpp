@@ -1,0 +1,10 @@
+// The public node program.
+#include <troupe/node.hpp>
+
+#include "actors/cluster/node_main.hpp"
+
+namespace troupe {
+
+int node_main(int argc, char** argv) { return run_node_program(argc, argv); }
+
+} // namespace troupe

@@ -1,0 +1,35 @@
+// Every option of a training program: the run's (run_options), what a fit
+// shows and writes (progress, metrics), the data to read and the model files
+// to write. command_line parses it for --help and errors; fit parses the
+// same arguments into a fresh one for each run's actor system.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/run_options.hpp"
+
+namespace troupe {
+
+/// Binds a training program's options.
+struct program_config : cluster_config {
+  run_options run{*this};
+  std::string metrics;
+  std::string progress = "auto"; // auto | bar | lines | off
+  uint32_t log_every = 0;        // a metrics "step" record at least every N steps
+  std::string train;             // a data source; empty: --data-dir's IDX files
+  std::string test;
+  std::string save;
+  std::string export_onnx;
+
+  program_config(const std::string& program, const std::string& about);
+
+  /// Checks the output options' values (a run's are check_run_config's).
+  caf::error check_output_options() const;
+};
+
+/// Returns the option names that `arguments` ("--name=value") set.
+std::vector<std::string> option_names(const std::vector<std::string>& arguments);
+
+} // namespace troupe

@@ -1,0 +1,92 @@
+// The sequential builder: layers to Troupe's description text, then fit,
+// evaluate and predict through the trained model.
+#include <troupe/sequential.hpp>
+
+#include <algorithm>
+
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+namespace {
+
+model_error bad_layer(size_t index, const layer& l, const std::string& why) {
+  return fail(model_errc::invalid_argument, "layer " + std::to_string(index) + " (dense "
+                                              + std::to_string(l.units) + ", '" + l.activation
+                                              + "'): " + why);
+}
+
+} // namespace
+
+sequential::sequential(int inputs, std::vector<layer> layers)
+  : inputs_(inputs), layers_(std::move(layers)) {}
+
+expected<std::string> sequential::description() const {
+  if (layers_.empty())
+    return fail(model_errc::invalid_argument, "a sequential model needs at least one layer");
+  std::string text = std::to_string(inputs_);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const layer& l = layers_[i];
+    const bool last = i + 1 == layers_.size();
+    text += "-" + std::to_string(l.units);
+    if (l.activation == "relu" && !last)
+      text += "relu";
+    else if (l.activation == "softmax" && !last)
+      return bad_layer(i, l, "softmax is built in for the output layer only");
+    else if (l.activation != "linear" && l.activation != "softmax" && l.activation != "relu")
+      return bad_layer(i, l, "unknown activation (relu, linear, or softmax on the output)");
+    else if (last && l.activation == "relu")
+      return bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
+  }
+  auto spec = parse_model_spec(text);
+  if (!spec)
+    return spec.error();
+  return to_string(*spec);
+}
+
+sequential& sequential::compile(optimizer_config optimizer, std::string loss,
+                                std::vector<std::string> metrics) {
+  optimizer_ = std::move(optimizer);
+  loss_ = std::move(loss);
+  metrics_ = std::move(metrics);
+  return *this;
+}
+
+status sequential::check_compiled() const {
+  if (loss_ != "sparse_categorical_crossentropy")
+    return fail(model_errc::invalid_argument,
+                "loss '" + loss_ + "': a sequential model trains with "
+                  "sparse_categorical_crossentropy");
+  for (const auto& metric : metrics_)
+    if (metric != "accuracy")
+      return fail(model_errc::invalid_argument,
+                  "metric '" + metric + "': the built-in metric is accuracy");
+  return {};
+}
+
+expected<history> sequential::fit(const dataset& train, const dataset& validation,
+                                  const fit_options& options) {
+  if (auto compiled = check_compiled(); !compiled)
+    return compiled.error();
+  auto text = description();
+  if (!text)
+    return text.error();
+  auto result = troupe::fit(*text, optimizer_, train, validation, options);
+  if (result)
+    trained_ = result->model;
+  return result;
+}
+
+expected<evaluation> sequential::evaluate(const dataset& data) const {
+  if (trained_.parameters().empty())
+    return fail(model_errc::invalid_argument, "evaluate: the model is not trained (fit it first)");
+  return trained_.evaluate(data);
+}
+
+expected<std::vector<float>> sequential::predict(const dataset& data) const {
+  if (trained_.parameters().empty())
+    return fail(model_errc::invalid_argument, "predict: the model is not trained (fit it first)");
+  return trained_.predict(data);
+}
+
+} // namespace troupe

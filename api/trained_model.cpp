@@ -1,0 +1,111 @@
+// A trained model: evaluation and prediction on the host, the saved-model
+// file and the ONNX export.
+#include <troupe/fit.hpp>
+
+#include "model/builtin_model.hpp"
+#include "model/export/onnx_export.hpp"
+#include "model/export/saved_model.hpp"
+#include "model/model_description.hpp"
+
+namespace troupe {
+
+namespace {
+
+// The model the description names, checked against the parameters.
+expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
+  auto described = model_description::resolve(m.description());
+  if (!described)
+    return described.error();
+  if (described->parameter_count() != m.parameters().size())
+    return fail(model_errc::invalid_argument,
+                "model " + described->text() + " has " +
+                  std::to_string(described->parameter_count()) + " parameters, not "
+                  + std::to_string(m.parameters().size()));
+  return described->instantiate();
+}
+
+status check_features(const model& instance, const dataset& data) {
+  if (data.features == instance.inputs()
+      && data.images.size() == static_cast<size_t>(data.count) * data.features)
+    return {};
+  return fail(model_errc::invalid_argument,
+              "the model takes " + std::to_string(instance.inputs())
+                + " features per sample, the data has " + std::to_string(data.features));
+}
+
+} // namespace
+
+expected<evaluation> trained_model::evaluate(const dataset& data) const {
+  auto instance = instance_for(*this);
+  if (!instance)
+    return instance.error();
+  if (auto fits = check_features(**instance, data); !fits)
+    return fits.error();
+  if (data.labels.size() != static_cast<size_t>(data.count))
+    return fail(model_errc::invalid_argument, "the data has no label for every sample");
+  const batch samples{data.images.data(), data.labels.data(), static_cast<size_t>(data.count),
+                      data.features};
+  const batch_result scored = (*instance)->evaluate(parameters_.data(), samples);
+  evaluation e;
+  e.samples = data.count;
+  if (data.count > 0) {
+    e.loss = scored.loss_sum / data.count;
+    e.accuracy = static_cast<double>(scored.correct) / data.count;
+  }
+  return e;
+}
+
+expected<std::vector<float>> trained_model::predict(const dataset& data) const {
+  auto instance = instance_for(*this);
+  if (!instance)
+    return instance.error();
+  if (auto fits = check_features(**instance, data); !fits)
+    return fits.error();
+  std::vector<float> outputs(static_cast<size_t>(data.count) * (*instance)->outputs());
+  (*instance)->predict(parameters_.data(), data.images.data(), static_cast<size_t>(data.count),
+                       outputs.data());
+  return outputs;
+}
+
+expected<int> trained_model::outputs() const {
+  auto described = model_description::resolve(description_);
+  if (!described)
+    return described.error();
+  return described->classes();
+}
+
+status trained_model::save(const std::string& path) const {
+  auto described = model_description::resolve(description_);
+  if (!described)
+    return described.error();
+  saved_model file;
+  file.model = described->text();
+  file.inputs = described->inputs();
+  file.outputs = described->classes();
+  file.loss = "sparse_categorical_crossentropy";
+  file.parameters = parameters_;
+  return save_model(path, file);
+}
+
+status trained_model::export_onnx(const std::string& path) const {
+  auto described = model_description::resolve(description_);
+  if (!described)
+    return described.error();
+  const model_spec* spec = described->builtin();
+  if (!spec)
+    return fail(model_errc::invalid_argument,
+                "model " + described->text()
+                  + " is not a built-in sequential model: only those export to ONNX");
+  if (parameters_.size() != described->parameter_count())
+    return fail(model_errc::invalid_argument, "the model holds no trained parameters");
+  return troupe::export_onnx(path, *spec, parameters_.data());
+}
+
+expected<trained_model> load_model(const std::string& path) {
+  auto file = load_saved_model(path);
+  if (!file)
+    return file.error();
+  return trained_model(file->model, std::move(file->parameters));
+}
+
+} // namespace troupe

@@ -1,0 +1,29 @@
+# What `cmake --install build --prefix P` puts in P: the public headers
+# (include/troupe/), libtroupe, the node program as troupe-node, and the
+# CMake package (find_package(Troupe CONFIG) -> Troupe::troupe).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Troupe")
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/troupe"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(TARGETS troupe troupe-node
+        EXPORT TroupeTargets
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(EXPORT TroupeTargets
+        NAMESPACE Troupe::
+        DESTINATION "${TROUPE_CMAKE_DIR}")
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/TroupeConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/TroupeConfig.cmake"
+  INSTALL_DESTINATION "${TROUPE_CMAKE_DIR}")
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/TroupeConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/TroupeConfig.cmake"
+              "${PROJECT_BINARY_DIR}/TroupeConfigVersion.cmake"
+        DESTINATION "${TROUPE_CMAKE_DIR}")

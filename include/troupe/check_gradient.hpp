@@ -1,0 +1,40 @@
+// A finite-difference check of a model's gradient, for testing a model
+// before training it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <troupe/expected.hpp>
+#include <troupe/model.hpp>
+
+namespace troupe {
+
+/// Holds the outcome of a gradient check.
+struct gradient_report {
+  size_t checked = 0;       // parameters compared
+  size_t worst_index = 0;   // the parameter that differed most
+  double worst_analytic = 0;
+  double worst_numeric = 0;
+  double worst_excess = 0;  // |analytic - numeric| / tolerance there; <= 1 passes
+  bool passed = false;
+};
+
+/// Sets how a gradient check perturbs and compares.
+struct gradient_check_options {
+  uint64_t seed = 7;      // the parameters checked: m.initialize(seed)
+  float step = 1e-2f;     // central difference: (L(p + step) - L(p - step)) / 2 step
+  double absolute = 2e-3; // tolerance: absolute + relative * |numeric|
+  double relative = 2e-2;
+  size_t max_parameters = 0; // 0: every parameter; else that many, evenly spread
+};
+
+/// Compares m.gradient() on `samples` with central differences of the mean
+/// loss m.evaluate() reports, parameter by parameter. An error when the
+/// model's calls make no sense (sizes, non-finite losses); otherwise the
+/// report says whether every parameter was within the tolerance.
+expected<gradient_report> check_gradient(model& m, const batch& samples,
+                                         const gradient_check_options& options = {});
+
+} // namespace troupe

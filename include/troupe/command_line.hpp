@@ -1,0 +1,57 @@
+// The command line of a training program: every option of a fit (--mode,
+// --replicas, --nodes, --tls-*, --checkpoint, ...), the data to train on
+// (--train, --test, --data-dir), and what to write when done (--save,
+// --export-onnx), with --help and errors that name the option.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <troupe/dataset.hpp>
+#include <troupe/expected.hpp>
+#include <troupe/fit.hpp>
+
+namespace troupe {
+
+/// Parses and holds a training program's command line.
+class command_line {
+public:
+  /// A command line for `program` (as --help and the banner name it), whose
+  /// --help opens with `about`.
+  command_line(std::string program, std::string about);
+  ~command_line();
+
+  /// Reads the command line (and any --config-file). Returns the exit code
+  /// when the program should stop here: 0 after --help, 2 after printing
+  /// what was wrong; nothing when it should go on.
+  std::optional<int> parse(int argc, char** argv);
+
+  /// Returns the options to pass to fit.
+  const fit_options& options() const { return options_; }
+
+  /// Loads the training and test sets: --train and --test (each an IDX
+  /// directory, "X.npy,y.npy" or "file.csv[:label=COLUMN]"), by default
+  /// the IDX files of --data-dir.
+  expected<dataset_pair> load_data() const;
+
+  /// Returns --model when it was given, else `compiled` (the program's own).
+  std::string model_or(const std::string& compiled) const;
+
+  /// Returns --save's file, or empty.
+  std::string save_path() const;
+
+  /// Returns --export-onnx's file, or empty.
+  std::string onnx_path() const;
+
+  /// Prints "error: ..." to stderr and returns the exit code for it: 2 for
+  /// a bad option (invalid_argument), 1 for anything else.
+  int fail(const model_error& error) const;
+
+private:
+  struct settings;
+  std::unique_ptr<settings> settings_;
+  fit_options options_;
+};
+
+} // namespace troupe

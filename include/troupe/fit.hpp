@@ -1,0 +1,134 @@
+// Training a model with Troupe's replicas and variable store, and what comes
+// out of it: the history of a fit and the trained model, which evaluates,
+// predicts, saves and exports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <troupe/dataset.hpp>
+#include <troupe/expected.hpp>
+#include <troupe/optimizer.hpp>
+
+namespace troupe {
+
+/// Holds one epoch's figures, as Keras's history records them.
+struct epoch_result {
+  uint32_t epoch = 0; // 1-based
+  double loss = 0;
+  double accuracy = 0;
+  double val_loss = 0;
+  double val_accuracy = 0;
+  uint64_t samples = 0;
+  double seconds = 0; // the training loop only
+  double samples_per_second = 0;
+  uint32_t live_replicas = 0;
+};
+
+/// Holds a fit's settings: every option of a Troupe program's command line
+/// (`--help` lists them: mode, replicas, nodes, TLS, checkpoints, trace,
+/// metrics, progress, ...), by name, with typed setters for the common ones.
+/// An option set here wins over what the model was compiled with (--model,
+/// --optimizer, --lr, ...).
+class fit_options {
+public:
+  /// Sets option `name` (without "--") to `value`, as --name=value would.
+  fit_options& set(const std::string& name, const std::string& value);
+
+  fit_options& epochs(uint32_t count) { return set("epochs", std::to_string(count)); }
+  fit_options& batch_size(uint32_t samples) { return set("batch-size", std::to_string(samples)); }
+  fit_options& mode(const std::string& policy) { return set("mode", policy); }
+  fit_options& replicas(uint32_t count) { return set("replicas", std::to_string(count)); }
+  fit_options& seed(uint64_t value) { return set("seed", std::to_string(value)); }
+  /// Runs the replicas on nodes: "host:port,host:port".
+  fit_options& nodes(const std::string& list) { return set("nodes", list); }
+  /// Prints nothing while training (--progress=off).
+  fit_options& quiet() { return set("progress", "off"); }
+
+  /// Tells whether option `name` was set.
+  bool has(const std::string& name) const;
+
+  /// Returns the options as command-line arguments, in the order set.
+  const std::vector<std::string>& arguments() const { return arguments_; }
+
+  /// Names the program in what a fit prints ("Troupe mnist: ...").
+  std::string program = "troupe";
+
+  /// Called after each epoch with its figures (a Keras callback's
+  /// on_epoch_end), on the fit's thread.
+  std::function<void(const epoch_result&)> on_epoch;
+
+private:
+  std::vector<std::string> arguments_;
+};
+
+/// Holds a model's loss and accuracy over a dataset.
+struct evaluation {
+  double loss = 0; // mean over the samples
+  double accuracy = 0;
+  int64_t samples = 0;
+};
+
+/// Holds a model description and its parameters: what a fit trained, or what
+/// load_model read back.
+class trained_model {
+public:
+  trained_model() = default;
+  trained_model(std::string description, std::vector<float> parameters)
+    : description_(std::move(description)), parameters_(std::move(parameters)) {}
+
+  /// Returns the model description ("784-128relu-10", or "name[:settings]").
+  const std::string& description() const { return description_; }
+  const std::vector<float>& parameters() const { return parameters_; }
+
+  /// Returns the mean loss and the accuracy over `data`.
+  expected<evaluation> evaluate(const dataset& data) const;
+
+  /// Returns the outputs of every sample of `data` (class probabilities for
+  /// a classifier): (data.count, outputs) row-major.
+  expected<std::vector<float>> predict(const dataset& data) const;
+
+  /// Returns the number of outputs per sample.
+  expected<int> outputs() const;
+
+  /// Writes the model (description and parameters) to `path` in Troupe's
+  /// saved-model format (docs/saved_model.md); load_model reads it back.
+  status save(const std::string& path) const;
+
+  /// Writes a standard ONNX model of a built-in sequential model to `path`:
+  /// input "input" (N, inputs), outputs "logits" and "probabilities".
+  status export_onnx(const std::string& path) const;
+
+private:
+  std::string description_;
+  std::vector<float> parameters_;
+};
+
+/// Reads a model that trained_model::save wrote. A model registered by name
+/// must be registered in this process to evaluate or predict.
+expected<trained_model> load_model(const std::string& path);
+
+/// Holds what a fit did: each epoch's figures and the trained model.
+struct history {
+  std::vector<epoch_result> epochs;
+  trained_model model;
+  double val_loss = 0; // of the final parameters on the validation set
+  double val_accuracy = 0;
+  double samples_per_second = 0; // the training loops only
+  uint64_t steps = 0;            // optimizer steps (the final parameters' version)
+  uint64_t params_fnv1a64 = 0;   // FNV-1a 64 of the final parameters' bytes
+  std::string mode;
+  uint32_t replicas = 0;
+};
+
+/// Trains the model `description` names on `train`, scoring `validation`
+/// after each epoch, as `options` say, starting from `optimizer`. Every
+/// wait inside is bounded; bad options are invalid_argument errors, a run
+/// that fails (a lost node, a timeout) a run_failed error.
+expected<history> fit(const std::string& description, const optimizer_config& optimizer,
+                      const dataset& train, const dataset& validation,
+                      const fit_options& options = {});
+
+} // namespace troupe

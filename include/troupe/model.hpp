@@ -1,0 +1,94 @@
+// The interface any differentiable C++ model implements to be trained by
+// Troupe, and the registry that lets every process build it by name. The
+// runtime sees only flat float buffers: parameters in, loss and gradient out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <troupe/expected.hpp>
+
+namespace troupe {
+
+/// Views a batch of samples: `count` rows of `inputs` features each
+/// (row-major), and one class label per row.
+struct batch {
+  const float* features = nullptr; // (count, inputs)
+  const int32_t* labels = nullptr; // (count), each in [0, outputs())
+  size_t count = 0;
+  int inputs = 0;
+
+  /// Returns row `i`'s features.
+  const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }
+};
+
+/// Sums over a batch: the loss of every sample, and how many a classifier
+/// predicted right (its top output equals the label).
+struct batch_result {
+  double loss_sum = 0;
+  int64_t correct = 0;
+};
+
+/// Describes a model Troupe can train: a fixed number of float parameters in
+/// one flat buffer, a loss per batch and its gradient. The store, the update
+/// policies, the replicas and checkpoints never look inside, so sync runs
+/// stay bitwise reproducible for any model whose calls are deterministic.
+///
+/// Each replica builds its own instance (model_factory), so an instance may
+/// keep scratch buffers; calls on one instance never overlap.
+class model {
+public:
+  virtual ~model() = default;
+
+  /// Returns the width of one sample's features.
+  virtual int inputs() const = 0;
+
+  /// Returns the number of outputs per sample: the classes of a classifier.
+  virtual int outputs() const = 0;
+
+  /// Returns the number of floats in the flat parameter buffer.
+  virtual size_t parameter_count() const = 0;
+
+  /// Writes the initial parameters drawn from `seed` (parameter_count()
+  /// floats). The same seed must give the same bits on every process.
+  virtual void initialize(uint64_t seed, float* parameters) const = 0;
+
+  /// Writes the gradient of the batch's MEAN loss with respect to the
+  /// parameters into `gradient` (parameter_count() floats) and returns the
+  /// batch's summed loss and correct predictions.
+  virtual batch_result gradient(const float* parameters, const batch& samples,
+                                float* gradient) = 0;
+
+  /// Returns the batch's summed loss and correct predictions, forward only.
+  virtual batch_result evaluate(const float* parameters, const batch& samples) = 0;
+
+  /// Writes the outputs (class probabilities for a classifier) of `count`
+  /// samples: outputs: (count, outputs()).
+  virtual void predict(const float* parameters, const float* features, size_t count,
+                       float* outputs) = 0;
+};
+
+/// Builds a model from its settings text (what follows "name:" in a model
+/// description, empty when there is none), or says why it cannot.
+using model_factory =
+  std::function<expected<std::unique_ptr<model>>(const std::string& settings)>;
+
+/// Registers a model under `name`, so that a run described as "name" or
+/// "name:settings" trains it. Every process of a run (the coordinator and
+/// each node) must register the same models: the handshake compares their
+/// fingerprints. Register before the first fit or node_main. A name that is
+/// already registered is replaced.
+void register_model(const std::string& name, model_factory factory);
+
+/// Returns the names of the registered models, sorted.
+std::vector<std::string> registered_models();
+
+/// Builds the model a description names: a built-in sequential text such as
+/// "784-128relu-10", or a registered "name[:settings]".
+expected<std::unique_ptr<model>> make_model(const std::string& description);
+
+} // namespace troupe

@@ -1,0 +1,63 @@
+// The built-in MLP behind the troupe::model interface.
+#include "model/builtin_model.hpp"
+
+#include <algorithm>
+
+#include "model/backend/cpu/eigen_backend.hpp"
+#include "model/parameter_layout.hpp"
+#include "model/predict.hpp"
+
+namespace troupe {
+
+namespace {
+
+// Evaluation's batches: what the coordinator scores the test set in.
+constexpr size_t evaluation_rows = 1000;
+
+batch_result result_of(const batch_stats& stats) {
+  return batch_result{stats.loss_sum, stats.correct};
+}
+
+} // namespace
+
+builtin_model::builtin_model(model_spec spec)
+  : spec_(std::move(spec)), cpu_(make_eigen_backend()) {}
+
+size_t builtin_model::parameter_count() const {
+  return parameter_layout(spec_).size();
+}
+
+void builtin_model::initialize(uint64_t seed, float* parameters) const {
+  const auto values = glorot_uniform_parameters(parameter_layout(spec_), seed);
+  std::copy(values.begin(), values.end(), parameters);
+}
+
+network& builtin_model::network_for(size_t batch) {
+  if (!net_ || net_->max_batch() < batch)
+    net_ = std::make_unique<network>(spec_, *cpu_, std::max(batch, size_t{1}));
+  return *net_;
+}
+
+batch_result builtin_model::gradient(const float* parameters, const batch& samples,
+                                     float* gradient) {
+  auto& net = network_for(samples.count);
+  net.use_parameters(parameters);
+  return result_of(net.compute_gradient(samples.features, samples.labels, samples.count,
+                                        gradient));
+}
+
+batch_result builtin_model::evaluate(const float* parameters, const batch& samples) {
+  // Always chunks of evaluation_rows: the sums' bits depend on the chunks.
+  if (!eval_net_)
+    eval_net_ = std::make_unique<network>(spec_, *cpu_, evaluation_rows);
+  eval_net_->use_parameters(parameters);
+  return result_of(eval_net_->evaluate(samples.features, samples.labels, samples.count));
+}
+
+void builtin_model::predict(const float* parameters, const float* features, size_t count,
+                            float* outputs) {
+  predict_logits(spec_, parameters, features, count, outputs);
+  softmax_rows(outputs, count, spec_.classes());
+}
+
+} // namespace troupe

@@ -1,0 +1,28 @@
+// Reads a CSV file of labelled samples: a header row naming the columns, one
+// column of integer class labels, every other column a numeric feature.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+
+namespace troupe {
+
+/// Holds the rows of a CSV file split into features and labels.
+struct csv_table {
+  int count = 0;
+  int features = 0;
+  std::vector<float> values;   // (count, features), columns in file order less the label
+  std::vector<int32_t> labels; // (count)
+};
+
+/// Reads `path`: its first row names the columns; `label_column` holds integer
+/// labels in [0, INT32_MAX), every other column finite numbers. Takes CRLF or
+/// LF line ends, a trailing newline, a UTF-8 byte order mark and spaces around
+/// fields; quoting is not supported. Every problem is an error naming the file
+/// and, for a row, its line (1 is the header) and column.
+expected<csv_table> read_csv(const std::string& path, const std::string& label_column = "label");
+
+} // namespace troupe

@@ -1,0 +1,191 @@
+// Loads data sets from source strings: tells a directory, an .npy pair and a
+// CSV file apart, loads each with its reader, and reconciles a train/test pair.
+#include "model/data/data_source.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <optional>
+
+#include "model/data/csv_reader.hpp"
+#include "model/data/npy_reader.hpp"
+
+namespace troupe {
+
+namespace {
+
+const std::string csv_extension = ".csv";
+const std::string label_option = "label=";
+
+std::string lower(std::string text) {
+  for (char& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string trim(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos)
+    return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size()
+         && lower(text.substr(text.size() - suffix.size())) == suffix;
+}
+
+// Returns dir/NAME.gz if it exists, else dir/NAME (as load_dataset picks).
+expected<std::string> idx_file(const std::string& dir, const std::string& name) {
+  const std::filesystem::path base(dir);
+  const std::string gz = (base / (name + ".gz")).string();
+  const std::string plain = (base / name).string();
+  std::error_code ec;
+  if (std::filesystem::exists(gz, ec))
+    return gz;
+  if (std::filesystem::exists(plain, ec))
+    return plain;
+  return fail(model_errc::io_error, dir + ": missing " + name + ": looked for " + gz
+                                      + " and " + plain);
+}
+
+expected<dataset> load_idx_split(const std::string& dir, data_split split) {
+  const bool train = split == data_split::train;
+  auto images = idx_file(dir, train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte");
+  if (!images)
+    return images.error();
+  auto labels = idx_file(dir, train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte");
+  if (!labels)
+    return labels.error();
+  return load_split(*images, *labels);
+}
+
+int classes_of(const std::vector<int32_t>& labels) {
+  return *std::max_element(labels.begin(), labels.end()) + 1;
+}
+
+expected<dataset> load_npy_pair(const std::string& features_path,
+                                const std::string& labels_path) {
+  auto features = read_npy_features(features_path);
+  if (!features)
+    return features.error();
+  auto labels = read_npy_labels(labels_path);
+  if (!labels)
+    return labels.error();
+  if (labels->size() != static_cast<size_t>(features->count))
+    return fail(model_errc::bad_format,
+                labels_path + ": count mismatch: it holds " + std::to_string(labels->size())
+                  + " labels but " + features_path + " holds "
+                  + std::to_string(features->count) + " samples");
+  dataset result;
+  result.count = features->count;
+  result.features = features->features;
+  result.classes = classes_of(*labels);
+  result.images = std::move(features->values);
+  result.labels = std::move(*labels);
+  return result;
+}
+
+// A CSV source: the file and the name of its label column.
+struct csv_source {
+  std::string path;
+  std::string label_column = "label";
+};
+
+// Returns the CSV file and options `source` names, nothing when it names no
+// CSV file, or an error for an option this loader does not know.
+expected<std::optional<csv_source>> parse_csv_source(const std::string& source) {
+  const size_t mark = lower(source).find(csv_extension + ":");
+  if (mark == std::string::npos) {
+    if (ends_with(source, csv_extension))
+      return std::optional<csv_source>(csv_source{source});
+    return std::optional<csv_source>();
+  }
+  csv_source csv{source.substr(0, mark + csv_extension.size())};
+  const std::string option = source.substr(mark + csv_extension.size() + 1);
+  if (option.compare(0, label_option.size(), label_option) != 0)
+    return fail(model_errc::invalid_argument,
+                "data source '" + source + "': unknown CSV option '" + option
+                  + "'; the one option is label=COLUMN, as in data.csv:label=class");
+  csv.label_column = option.substr(label_option.size());
+  if (csv.label_column.empty())
+    return fail(model_errc::invalid_argument,
+                "data source '" + source + "': label= names no column");
+  return std::optional<csv_source>(csv);
+}
+
+expected<dataset> load_csv(const csv_source& csv) {
+  auto table = read_csv(csv.path, csv.label_column);
+  if (!table)
+    return table.error();
+  dataset result;
+  result.count = table->count;
+  result.features = table->features;
+  result.classes = classes_of(table->labels);
+  result.images = std::move(table->values);
+  result.labels = std::move(table->labels);
+  return result;
+}
+
+// Loads `source` when it names no directory and no CSV file: an .npy pair.
+expected<dataset> load_npy_source(const std::string& source) {
+  const size_t comma = source.find(',');
+  if (comma == std::string::npos) {
+    std::error_code ec;
+    if (ends_with(source, ".npy"))
+      return fail(model_errc::invalid_argument,
+                  "data source '" + source + "' is one .npy file; give the features "
+                  "and the labels as a pair: X.npy,y.npy");
+    if (!std::filesystem::exists(source, ec))
+      return fail(model_errc::io_error, source + ": no such directory or file");
+    return fail(model_errc::invalid_argument,
+                "data source '" + source + "' is neither a directory of IDX files, "
+                "an X.npy,y.npy pair nor a .csv file");
+  }
+  const std::string features_path = trim(source.substr(0, comma));
+  const std::string labels_path = trim(source.substr(comma + 1));
+  if (features_path.empty() || labels_path.empty()
+      || labels_path.find(',') != std::string::npos)
+    return fail(model_errc::invalid_argument,
+                "data source '" + source + "': an .npy source names exactly two files, "
+                "features and labels: X.npy,y.npy");
+  return load_npy_pair(features_path, labels_path);
+}
+
+} // namespace
+
+expected<dataset> load_data_source(const std::string& source, data_split split) {
+  if (source.empty())
+    return fail(model_errc::invalid_argument, "the data source is empty");
+  std::error_code ec;
+  auto csv = parse_csv_source(source);
+  if (!csv)
+    return csv.error();
+  auto loaded = std::filesystem::is_directory(source, ec) ? load_idx_split(source, split)
+                : *csv                                   ? load_csv(**csv)
+                                                         : load_npy_source(source);
+  if (loaded && loaded->source.empty())
+    loaded->source = source;
+  return loaded;
+}
+
+expected<dataset_pair> load_data_pair(const std::string& train_source,
+                                      const std::string& test_source) {
+  auto train = load_data_source(train_source, data_split::train);
+  if (!train)
+    return train.error();
+  auto test = load_data_source(test_source, data_split::test);
+  if (!test)
+    return test.error();
+  if (train->features != test->features)
+    return fail(model_errc::bad_format,
+                "the training data (" + train_source + ") has "
+                  + std::to_string(train->features) + " features per sample but the test data ("
+                  + test_source + ") has " + std::to_string(test->features));
+  const int classes = std::max(train->classes, test->classes);
+  train->classes = classes;
+  test->classes = classes;
+  return dataset_pair{std::move(*train), std::move(*test)};
+}
+
+} // namespace troupe

@@ -1,0 +1,113 @@
+// Resolving a model description, and what follows from it.
+#include "model/model_description.hpp"
+
+#include <cctype>
+
+#include "model/builtin_model.hpp"
+#include "model/model_registry.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace troupe {
+
+namespace {
+
+// A built-in description starts with its input width.
+bool names_builtin(const std::string& text) {
+  return !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) != 0;
+}
+
+std::string known_models_text() {
+  std::string known;
+  for (const auto& name : registered_models())
+    known += (known.empty() ? "" : ", ") + name;
+  return known.empty() ? "none is registered" : "registered: " + known;
+}
+
+uint64_t registered_fingerprint(const std::string& text, model& instance) {
+  uint64_t hash = fnv1a64(text.data(), text.size());
+  const uint64_t shape[3] = {static_cast<uint64_t>(instance.inputs()),
+                             static_cast<uint64_t>(instance.outputs()),
+                             static_cast<uint64_t>(instance.parameter_count())};
+  hash = fnv1a64(shape, sizeof shape, hash);
+  std::vector<float> initial(instance.parameter_count());
+  instance.initialize(0, initial.data());
+  return fnv1a64(initial.data(), initial.size() * sizeof(float), hash);
+}
+
+} // namespace
+
+expected<model_description> model_description::resolve(const std::string& text) {
+  model_description d;
+  if (names_builtin(text)) {
+    auto spec = parse_model_spec(text);
+    if (!spec)
+      return spec.error();
+    d.text_ = to_string(*spec);
+    d.parameter_count_ = parameter_layout(*spec).size();
+    d.inputs_ = spec->inputs;
+    d.classes_ = spec->classes();
+    d.fingerprint_ = troupe::fingerprint(*spec);
+    d.spec_ = std::move(*spec);
+    return d;
+  }
+  const auto colon = text.find(':');
+  d.name_ = text.substr(0, colon);
+  d.settings_ = colon == std::string::npos ? "" : text.substr(colon + 1);
+  d.text_ = text;
+  auto instance = d.instantiate();
+  if (!instance)
+    return instance.error();
+  const model& m = **instance;
+  if (m.inputs() <= 0 || m.outputs() <= 0 || m.parameter_count() == 0)
+    return fail(model_errc::invalid_argument,
+                "model '" + text + "' has " + std::to_string(m.inputs()) + " inputs, "
+                  + std::to_string(m.outputs()) + " outputs and "
+                  + std::to_string(m.parameter_count())
+                  + " parameters: each must be at least 1");
+  d.parameter_count_ = m.parameter_count();
+  d.inputs_ = m.inputs();
+  d.classes_ = m.outputs();
+  d.fingerprint_ = registered_fingerprint(text, **instance);
+  return d;
+}
+
+expected<std::unique_ptr<model>> model_description::instantiate() const {
+  if (spec_)
+    return std::unique_ptr<model>(std::make_unique<builtin_model>(*spec_));
+  auto factory = find_model_factory(name_);
+  if (!factory)
+    return fail(model_errc::invalid_argument,
+                "model '" + text_ + "': no model is registered as '" + name_ + "' ("
+                  + known_models_text()
+                  + "; a built-in model is written INPUTS-UNITS[relu]-...-CLASSES, e.g. "
+                    "784-128relu-10)");
+  auto built = (*factory)(settings_);
+  if (!built)
+    return fail(built.error().code, "model '" + text_ + "': " + built.error().message);
+  if (!*built)
+    return fail(model_errc::invalid_argument,
+                "model '" + text_ + "': its factory returned no model");
+  return std::move(*built);
+}
+
+std::vector<float> model_description::initial_parameters(uint64_t seed) const {
+  if (spec_)
+    return glorot_uniform_parameters(parameter_layout(*spec_), seed);
+  std::vector<float> params(parameter_count_);
+  (*instantiate())->initialize(seed, params.data()); // resolve() built one
+  return params;
+}
+
+status check_model_fits(const model_description& model, const dataset& data) {
+  if (const model_spec* spec = model.builtin())
+    return check_model_fits(*spec, data);
+  if (data.features == model.inputs() && data.classes <= model.classes())
+    return {};
+  return fail(model_errc::invalid_argument,
+              "model " + model.text() + " (" + std::to_string(model.inputs()) + " inputs, "
+                + std::to_string(model.classes()) + " outputs) does not fit the data ("
+                + std::to_string(data.features) + " features, "
+                + std::to_string(data.classes) + " classes)");
+}
+
+} // namespace troupe

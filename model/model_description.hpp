@@ -1,0 +1,64 @@
+// What the runtime knows of the model a run trains, resolved from the run's
+// model description: the built-in sequential MLP ("784-128relu-10"), which
+// the backends' kernels run, or a model registered by name (troupe::model),
+// which computes on the host. Nothing else in the runtime asks which it is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <troupe/model.hpp>
+
+#include "common/expected.hpp"
+#include "model/data/dataset.hpp"
+#include "model/model_spec.hpp"
+
+namespace troupe {
+
+/// Holds a resolved model description and answers for its model.
+class model_description {
+public:
+  /// Resolves "784-128relu-10" (built-in) or "name[:settings]" (registered).
+  static expected<model_description> resolve(const std::string& text);
+
+  /// Returns the built-in model's spec, or null for a registered model.
+  const model_spec* builtin() const { return spec_ ? &*spec_ : nullptr; }
+
+  /// Returns the description in its one spelling ("784-128relu-10").
+  const std::string& text() const { return text_; }
+
+  size_t parameter_count() const { return parameter_count_; }
+  int inputs() const { return inputs_; }
+  int classes() const { return classes_; }
+
+  /// Builds a fresh instance: each replica computes on its own.
+  expected<std::unique_ptr<model>> instantiate() const;
+
+  /// Returns the initial parameters drawn from `seed`.
+  std::vector<float> initial_parameters(uint64_t seed) const;
+
+  /// Hashes what must agree between processes: the description, the shape
+  /// and, for a registered model, the initial parameters of a fixed seed
+  /// (so that two builds of a same-named model that differ are told apart).
+  uint64_t fingerprint() const { return fingerprint_; }
+
+private:
+  std::string text_;
+  std::optional<model_spec> spec_;
+  std::string name_;      // registered: the name before ':'
+  std::string settings_;  // registered: the text after ':'
+  size_t parameter_count_ = 0;
+  int inputs_ = 0;
+  int classes_ = 0;
+  uint64_t fingerprint_ = 0;
+};
+
+/// Checks that a model's input width and outputs fit `data` (every label is
+/// one of its outputs); the error says both sides.
+status check_model_fits(const model_description& model, const dataset& data);
+
+} // namespace troupe
