@@ -6,6 +6,7 @@
 #include "model/export/onnx_export.hpp"
 #include "model/export/saved_model.hpp"
 #include "model/model_description.hpp"
+#include "model/predict.hpp"
 
 namespace troupe {
 
@@ -24,12 +25,12 @@ expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
   return described->instantiate();
 }
 
-status check_features(const model& instance, const dataset& data) {
-  if (data.features == instance.inputs()
+status check_features(int inputs, const dataset& data) {
+  if (data.features == inputs
       && data.images.size() == static_cast<size_t>(data.count) * data.features)
     return {};
   return fail(model_errc::invalid_argument,
-              "the model takes " + std::to_string(instance.inputs())
+              "the model takes " + std::to_string(inputs)
                 + " features per sample, the data has " + std::to_string(data.features));
 }
 
@@ -39,7 +40,7 @@ expected<evaluation> trained_model::evaluate(const dataset& data) const {
   auto instance = instance_for(*this);
   if (!instance)
     return instance.error();
-  if (auto fits = check_features(**instance, data); !fits)
+  if (auto fits = check_features((*instance)->inputs(), data); !fits)
     return fits.error();
   if (data.labels.size() != static_cast<size_t>(data.count))
     return fail(model_errc::invalid_argument, "the data has no label for every sample");
@@ -59,12 +60,35 @@ expected<std::vector<float>> trained_model::predict(const dataset& data) const {
   auto instance = instance_for(*this);
   if (!instance)
     return instance.error();
-  if (auto fits = check_features(**instance, data); !fits)
+  if (auto fits = check_features((*instance)->inputs(), data); !fits)
     return fits.error();
   std::vector<float> outputs(static_cast<size_t>(data.count) * (*instance)->outputs());
   (*instance)->predict(parameters_.data(), data.images.data(), static_cast<size_t>(data.count),
                        outputs.data());
   return outputs;
+}
+
+expected<std::vector<float>> trained_model::logits(const dataset& data) const {
+  auto described = model_description::resolve(description_);
+  if (!described)
+    return described.error();
+  const model_spec* spec = described->builtin();
+  if (!spec)
+    return fail(model_errc::invalid_argument,
+                "model " + described->text()
+                  + " is not a built-in sequential model: only those give logits; "
+                    "predict gives its outputs");
+  if (parameters_.size() != described->parameter_count())
+    return fail(model_errc::invalid_argument,
+                "model " + described->text() + " has "
+                  + std::to_string(described->parameter_count()) + " parameters, not "
+                  + std::to_string(parameters_.size()));
+  if (auto fits = check_features(spec->inputs, data); !fits)
+    return fits.error();
+  std::vector<float> values(static_cast<size_t>(data.count) * spec->classes());
+  predict_logits(*spec, parameters_.data(), data.images.data(), static_cast<size_t>(data.count),
+                 values.data());
+  return values;
 }
 
 expected<int> trained_model::outputs() const {

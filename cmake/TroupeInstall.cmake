@@ -1,5 +1,6 @@
 # What `cmake --install build --prefix P` puts in P: the public headers
-# (include/troupe/), libtroupe, the node program as troupe-node, and the
+# (include/troupe/), libtroupe, the node program as troupe-node, troupe-model
+# (a saved model evaluated, predicting, exported), and the
 # CMake package (find_package(Troupe CONFIG) -> Troupe::troupe).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -8,7 +9,7 @@ set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Troupe")
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/troupe"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(TARGETS troupe troupe-node
+install(TARGETS troupe troupe-node troupe-model
         EXPORT TroupeTargets
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")

@@ -14,6 +14,8 @@ troupe_packages=(
   libfmt-dev nlohmann-json3-dev zlib1g-dev
   catch2 openssl iproute2  # tests (certificates, network namespaces)
   dataset-fashion-mnist    # the default data
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX export
+  python3-numpy python3-onnx   # tests: .npy data, the ONNX checker
   python3-matplotlib       # the plots (scripts/plot_runs.py, compare_modes.sh)
 )
 

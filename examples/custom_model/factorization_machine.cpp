@@ -6,9 +6,14 @@
 
 namespace {
 
-double log_sigmoid(double s) { return s >= 0 ? -std::log1p(std::exp(-s)) : s - std::log1p(std::exp(s)); }
+// log(sigmoid(s)) and sigmoid(s), without overflow for large |s|.
+double log_sigmoid(double s) {
+  return s >= 0 ? -std::log1p(std::exp(-s)) : s - std::log1p(std::exp(s));
+}
 
-double sigmoid(double s) { return s >= 0 ? 1 / (1 + std::exp(-s)) : std::exp(s) / (1 + std::exp(s)); }
+double sigmoid(double s) {
+  return s >= 0 ? 1 / (1 + std::exp(-s)) : std::exp(s) / (1 + std::exp(s));
+}
 
 // A splitmix64 stream: the same initial bits in every process.
 double unit_draw(uint64_t& state) {

@@ -24,7 +24,7 @@ struct gradient_report {
 /// Sets how a gradient check perturbs and compares.
 struct gradient_check_options {
   uint64_t seed = 7;      // the parameters checked: m.initialize(seed)
-  float step = 1e-2f;     // central difference: (L(p + step) - L(p - step)) / 2 step
+  float step = 1e-3f;     // central difference: (L(p + step) - L(p - step)) / 2 step
   double absolute = 2e-3; // tolerance: absolute + relative * |numeric|
   double relative = 2e-2;
   size_t max_parameters = 0; // 0: every parameter; else that many, evenly spread

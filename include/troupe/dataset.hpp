@@ -1,4 +1,6 @@
-// Labelled samples in memory, as every Troupe data source yields them.
+// Labelled samples in memory, as every Troupe data source yields them; the
+// loaders of a data source, of features alone, and the writer of result
+// tables (.npy or CSV).
 #pragma once
 
 #include <cstddef>
@@ -36,5 +38,29 @@ struct dataset_pair {
 /// every label lies in [0, classes) (classes 0: the largest label + 1).
 expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t> labels,
                                int width, int classes = 0);
+
+/// Names the half of an IDX directory to load: train-* or t10k-* files.
+enum class data_split { train, test };
+
+/// Loads a labelled dataset from `source`: a directory of IDX files (its
+/// `split`), "X.npy,y.npy", or "file.csv[:label=COLUMN]"; the sources
+/// --train and --test take. Its `source` names where it came from, so that
+/// nodes can load it too.
+expected<dataset> load_data(const std::string& source, data_split split = data_split::train);
+
+/// Loads features without labels, to predict on: an .npy file shaped
+/// (samples, features...) (float32, float64, or uint8 pixels scaled to
+/// [0, 1]), or a CSV file with a header row whose every column is a
+/// feature, but for a column named "label", which is dropped. The dataset's
+/// labels are empty and its classes 0.
+expected<dataset> load_features(const std::string& source);
+
+/// Writes `values`, (rows, cols) row-major, to `path`: a float32 .npy file
+/// (as numpy.save writes it) when the path ends in ".npy", a CSV file with a
+/// header row p0,...,p{cols-1} when it ends in ".csv". The file is replaced
+/// in one step. Another extension or a size that is not rows x cols is
+/// invalid_argument; a failed write io_error.
+status write_array(const std::string& path, const std::vector<float>& values, size_t rows,
+                   size_t cols);
 
 } // namespace troupe

@@ -90,6 +90,12 @@ public:
   /// a classifier): (data.count, outputs) row-major.
   expected<std::vector<float>> predict(const dataset& data) const;
 
+  /// Returns the logits (the outputs before the softmax) of every sample of
+  /// `data` for a built-in sequential model: (data.count, outputs)
+  /// row-major. A model registered by name is invalid_argument: only its
+  /// predict is known.
+  expected<std::vector<float>> logits(const dataset& data) const;
+
   /// Returns the number of outputs per sample.
   expected<int> outputs() const;
 

@@ -1,6 +1,7 @@
-// Reads CSV files of labelled samples: finds the label column in the header,
-// then parses every row, field by field, naming the line and column of the
-// first field that is not a finite number (or not an integer label).
+// Reads CSV files of samples: finds the label column in the header (or skips
+// it, for features alone), then parses every row, field by field, naming the
+// line and column of the first field that is not a finite number (or not an
+// integer label).
 #include "model/data/csv_reader.hpp"
 
 #include <cerrno>
@@ -87,10 +88,12 @@ std::string where(int line, size_t column, const std::string& name, int sample) 
          + name + "') of sample " + std::to_string(sample);
 }
 
-// The header: column names and which one holds the labels.
+// The header: column names and which one, if any, holds the labels.
 struct csv_header {
   std::vector<std::string> names;
+  bool has_label = false;
   size_t label_index = 0;
+  bool parse_labels = true; // false: the label column is skipped
 };
 
 std::string list_names(const std::vector<std::string>& names) {
@@ -103,12 +106,13 @@ std::string list_names(const std::vector<std::string>& names) {
 }
 
 expected<csv_header> parse_header(const std::string& path, std::string_view line,
-                                  const std::string& label_column) {
+                                  const std::string& label_column, bool labels) {
   if (line.find('"') != std::string_view::npos)
     return format_error(path, "line 1: quoted fields ('\"') are not supported");
   std::vector<std::string_view> fields;
   split_fields(line, fields);
   csv_header header;
+  header.parse_labels = labels;
   bool found = false;
   for (size_t i = 0; i < fields.size(); ++i) {
     header.names.emplace_back(fields[i]);
@@ -126,11 +130,12 @@ expected<csv_header> parse_header(const std::string& path, std::string_view line
     found = true;
     header.label_index = i;
   }
-  if (!found)
+  header.has_label = found;
+  if (!found && labels)
     return format_error(path, "line 1: no column named '" + label_column
                                 + "' for the labels; the header names "
                                 + list_names(header.names));
-  if (header.names.size() < 2)
+  if (found && header.names.size() < 2)
     return format_error(path, "line 1: no feature columns besides the label column '"
                                 + label_column + "'");
   return header;
@@ -200,10 +205,13 @@ status parse_row(const std::string& path, int line_number,
                                 + std::to_string(fields.size()) + " fields but the header has "
                                 + std::to_string(header.names.size()));
   for (size_t column = 0; column < fields.size(); ++column) {
+    const bool is_label = header.has_label && column == header.label_index;
+    if (is_label && !header.parse_labels)
+      continue;
     status ok;
     if (fields[column].empty()) {
       ok = fail(model_errc::bad_format, "the field is empty");
-    } else if (column == header.label_index) {
+    } else if (is_label) {
       table.labels.push_back(0);
       ok = parse_label(fields[column], table.labels.back());
     } else {
@@ -227,9 +235,10 @@ std::string_view strip_ends(std::string_view text) {
   return text;
 }
 
-} // namespace
-
-expected<csv_table> read_csv(const std::string& path, const std::string& label_column) {
+// Reads `path`; `labels` says whether the label column must be there and
+// is parsed, or is skipped where present.
+expected<csv_table> read_table(const std::string& path, const std::string& label_column,
+                               bool labels) {
   auto content = read_text(path);
   if (!content)
     return content.error();
@@ -237,11 +246,11 @@ expected<csv_table> read_csv(const std::string& path, const std::string& label_c
   if (text.empty())
     return format_error(path, "is empty: no header row and no data rows");
   size_t pos = 0;
-  auto header = parse_header(path, next_line(text, pos), label_column);
+  auto header = parse_header(path, next_line(text, pos), label_column, labels);
   if (!header)
     return header.error();
   csv_table table;
-  table.features = static_cast<int>(header->names.size() - 1);
+  table.features = static_cast<int>(header->names.size() - (header->has_label ? 1 : 0));
   std::vector<std::string_view> fields;
   for (int line_number = 2; pos <= text.size(); ++line_number) {
     const std::string_view line = next_line(text, pos);
@@ -260,6 +269,17 @@ expected<csv_table> read_csv(const std::string& path, const std::string& label_c
   if (table.count == 0)
     return format_error(path, "no data rows after the header");
   return table;
+}
+
+} // namespace
+
+expected<csv_table> read_csv(const std::string& path, const std::string& label_column) {
+  return read_table(path, label_column, true);
+}
+
+expected<csv_table> read_csv_features(const std::string& path,
+                                      const std::string& label_column) {
+  return read_table(path, label_column, false);
 }
 
 } // namespace troupe

@@ -1,5 +1,6 @@
-// Reads a CSV file of labelled samples: a header row naming the columns, one
-// column of integer class labels, every other column a numeric feature.
+// Reads a CSV file of samples: a header row naming the columns, one column of
+// integer class labels (optional for features alone), every other column a
+// numeric feature.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,11 @@ struct csv_table {
 /// fields; quoting is not supported. Every problem is an error naming the file
 /// and, for a row, its line (1 is the header) and column.
 expected<csv_table> read_csv(const std::string& path, const std::string& label_column = "label");
+
+/// Reads `path` as read_csv does, but for features alone: every column is a
+/// feature except one named `label_column`, which is skipped when present
+/// (its fields are not parsed). The table's labels stay empty.
+expected<csv_table> read_csv_features(const std::string& path,
+                                      const std::string& label_column = "label");
 
 } // namespace troupe

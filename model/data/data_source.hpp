@@ -9,9 +9,6 @@
 
 namespace troupe {
 
-/// Names the half of an IDX directory to load.
-enum class data_split { train, test };
-
 /// Loads one data set from `source`, which is one of:
 /// - a directory holding the IDX files load_dataset reads; `split` picks
 ///   train-*-ubyte or t10k-*-ubyte, and classes is 10;

@@ -4,7 +4,10 @@ it out of the tree (find_package(Troupe)), and trains its factorization
 machine: sync with 2 replicas here, with 2 store shards, and on 2 node
 processes must give the same params_fnv1a64; an async run must learn too.
 
-usage: custom_model_test.py CMAKE BUILD_DIR SOURCE_DIR
+It also builds docs/api.md's smallest complete program (its first cpp and
+cmake blocks) against the same prefix and runs it on the test data.
+
+usage: custom_model_test.py CMAKE BUILD_DIR SOURCE_DIR TEST_DATA_DIR
 """
 import os
 import re
@@ -51,8 +54,46 @@ def start_node(binary, port):
     sys.exit(f"FAIL: {binary} --port={port} did not start listening")
 
 
+def docs_program(cmake, source_dir, prefix, scratch, data_dir):
+    with open(os.path.join(source_dir, "docs", "api.md")) as f:
+        text = f.read()
+    blocks = {}
+    for language, body in re.findall(r"```(cpp|cmake)\n(.*?)```", text, re.S):
+        blocks.setdefault(language, body)
+    project = os.path.join(scratch, "hello")
+    os.mkdir(project)
+    with open(os.path.join(project, "hello.cpp"), "w") as f:
+        f.write(blocks["cpp"])
+    with open(os.path.join(project, "CMakeLists.txt"), "w") as f:
+        f.write(blocks["cmake"])
+    run([cmake, "-S", project, "-B", os.path.join(project, "build"),
+         f"-DCMAKE_PREFIX_PATH={prefix}"])
+    run([cmake, "--build", os.path.join(project, "build")])
+    output = run([os.path.join(project, "build", "hello"), f"--data-dir={data_dir}",
+                  "--epochs=1", "--replicas=2", "--progress=off"], cwd=project)
+    if "test accuracy" not in output or not os.path.exists(os.path.join(project, "hello.troupe")):
+        sys.exit(f"FAIL: docs/api.md's program did not train and save:\n{output}")
+    print("docs/api.md's program: " + output.strip().splitlines()[-1])
+
+
+def refused_by_stock_node(prefix, common):
+    """The installed troupe-node has not registered "fm": it must say so."""
+    port = free_port()
+    node = start_node(os.path.join(prefix, "bin", "troupe-node"), port)
+    try:
+        result = subprocess.run(common + ["--mode=sync", "--replicas-per-node=1",
+                                          f"--nodes=127.0.0.1:{port}"],
+                                capture_output=True, text=True, timeout=TIMEOUT)
+    finally:
+        node.terminate()
+        node.wait(timeout=30)
+    if result.returncode == 0 or "no model is registered as 'fm'" not in result.stderr:
+        sys.exit(f"FAIL: a node without the model was not refused clearly:\n{result.stderr}")
+    print("stock troupe-node:     " + result.stderr.strip().splitlines()[-1])
+
+
 def main():
-    cmake, build_dir, source_dir = sys.argv[1:4]
+    cmake, build_dir, source_dir, data_dir = sys.argv[1:5]
     with tempfile.TemporaryDirectory() as scratch:
         prefix = os.path.join(scratch, "prefix")
         run([cmake, "--install", build_dir, "--prefix", prefix])
@@ -61,6 +102,7 @@ def main():
                 sys.exit(f"FAIL: internal headers installed: include/{leaked}")
         if not os.access(os.path.join(prefix, "bin", "troupe-node"), os.X_OK):
             sys.exit("FAIL: bin/troupe-node is not installed")
+        docs_program(cmake, source_dir, prefix, scratch, data_dir)
         project = os.path.join(scratch, "build")
         run([cmake, "-S", os.path.join(source_dir, "examples", "custom_model"), "-B", project,
              f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"])
@@ -85,6 +127,7 @@ def main():
                 node.terminate()
                 node.wait(timeout=30)
         async_run = final_line(run(common + ["--mode=async", "--replicas=2"]))
+        refused_by_stock_node(prefix, common)
         print(f"local sync 2 replicas: accuracy {local[0]:.4f}, params {local[1]}")
         print(f"2 store shards:        accuracy {sharded[0]:.4f}, params {sharded[1]}")
         print(f"2 node processes:      accuracy {remote[0]:.4f}, params {remote[1]}")
