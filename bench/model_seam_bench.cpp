@@ -13,17 +13,14 @@
 #include <fmt/core.h>
 
 #include "actors/run/coordinator.hpp"
-#include "messages/register.hpp"
+#include "actors/cluster/cluster_config.hpp"
+#include "messages/errors.hpp"
 #include "model/builtin_model.hpp"
 #include "model/data/dataset.hpp"
 
 using namespace troupe;
 
 namespace {
-
-struct bench_config : caf::actor_system_config {
-  bench_config() { register_messages(*this); }
-};
 
 void register_host_mlp() {
   register_model("host-mlp", [](const std::string& settings) -> expected<std::unique_ptr<model>> {
@@ -53,7 +50,11 @@ int main(int argc, char** argv) {
   }
   auto shared = std::make_shared<const dataset_pair>(std::move(*data));
   register_host_mlp();
-  bench_config cfg;
+  cluster_config cfg("model_seam_bench"); // mnist's scheduler and settings
+  if (auto err = cfg.parse_options({})) {
+    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+    return 1;
+  }
   caf::actor_system system{cfg};
   std::vector<double> builtin_rates, registered_rates;
   for (int r = 0; r < repeats; ++r)
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
       c.batch_size = batch;
       auto summary = fit(system, c, shared);
       if (!summary) {
-        std::fprintf(stderr, "error: %s\n", caf::to_string(summary.error()).c_str());
+        std::fprintf(stderr, "error: %s\n", describe(summary.error()).c_str());
         return 1;
       }
       auto& rates = description[0] == 'h' ? registered_rates : builtin_rates;
