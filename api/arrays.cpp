@@ -9,7 +9,7 @@
 #include "model/data/data_source.hpp"
 #include "model/data/npy_reader.hpp"
 #include "model/data/npy_writer.hpp"
-#include "model/export/atomic_write.hpp"
+#include "model/atomic_write.hpp"
 
 namespace troupe {
 

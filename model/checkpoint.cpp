@@ -3,14 +3,11 @@
 #include "model/checkpoint.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <random>
 #include <system_error>
 
 #include <fcntl.h>
@@ -18,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "model/atomic_write.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {
@@ -343,30 +341,6 @@ expected<bytes> read_all(const std::string& path) {
   return in;
 }
 
-bool write_all(int fd, const bytes& out) {
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (n == 0)
-        errno = EIO;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-std::string temp_name(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  static const auto salt = std::random_device{}();
-  const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(salt) + "."
-         + std::to_string(stamp) + "." + std::to_string(counter++);
-}
-
 std::string canonical_model(const std::string& text) {
   auto spec = parse_model_spec(text);
   return spec ? to_string(*spec) : text;
@@ -382,44 +356,8 @@ std::string hex(uint64_t value) {
 
 expected<size_t> write_checkpoint(const std::string& path, const checkpoint& c) {
   const bytes out = encode(c);
-  const std::string temp = temp_name(path);
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return fail(model_errc::io_error,
-                path + ": cannot create temporary file " + temp + ": " + errno_text(errno));
-
-  // Reads errno first, before close or unlink can change it.
-  auto give_up = [&](const std::string& what, bool still_open) -> model_error {
-    const int err = errno;
-    if (still_open)
-      ::close(fd);
-    ::unlink(temp.c_str());
-    return fail(model_errc::io_error, path + ": " + what + ": " + errno_text(err));
-  };
-  if (!write_all(fd, out))
-    return give_up("cannot write " + temp, true);
-  if (::fsync(fd) != 0)
-    return give_up("cannot sync " + temp, true);
-  if (::close(fd) != 0)
-    return give_up("cannot close " + temp, false);
-  if (::rename(temp.c_str(), path.c_str()) != 0)
-    return give_up("cannot rename " + temp + " over it", false);
-
-  // Without syncing the directory the rename itself may not survive a crash.
-  auto dir = std::filesystem::path(path).parent_path();
-  if (dir.empty())
-    dir = ".";
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  // EINVAL: this file system cannot sync a directory; nothing more to do there.
-  if (dir_fd < 0 || (::fsync(dir_fd) != 0 && errno != EINVAL)) {
-    const int err = errno;
-    if (dir_fd >= 0)
-      ::close(dir_fd);
-    return fail(model_errc::io_error, path + ": written, but syncing directory " + dir.string()
-                                        + " failed, so it may not survive a crash: "
-                                        + errno_text(err));
-  }
-  ::close(dir_fd);
+  if (auto written = write_file_atomically(path, out.data(), out.size()); !written)
+    return written.error();
   return out.size();
 }
 

@@ -3,6 +3,7 @@
 // line and column of the first field that is not a finite number (or not an
 // integer label).
 #include "model/data/csv_reader.hpp"
+#include "model/data/file_bytes.hpp"
 
 #include <cerrno>
 #include <cfloat>
@@ -24,28 +25,6 @@ model_error format_error(const std::string& path, const std::string& what) {
   return fail(model_errc::bad_format, path + ": " + what);
 }
 
-expected<std::string> read_text(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    return fail(model_errc::io_error, path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    return fail(model_errc::io_error, path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(model_errc::io_error,
-                path + ": cannot be opened (" + std::strerror(errno) + ")");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0 || !in)
-    return fail(model_errc::io_error, path + ": cannot find its size");
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (in.gcount() != size)
-    return fail(model_errc::io_error, path + ": read failed");
-  return text;
-}
 
 std::string_view trim(std::string_view field) {
   while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
@@ -239,10 +218,11 @@ std::string_view strip_ends(std::string_view text) {
 // is parsed, or is skipped where present.
 expected<csv_table> read_table(const std::string& path, const std::string& label_column,
                                bool labels) {
-  auto content = read_text(path);
+  auto content = read_file_bytes(path);
   if (!content)
     return content.error();
-  const std::string_view text = strip_ends(*content);
+  const std::string_view text = strip_ends(
+    std::string_view(reinterpret_cast<const char*>(content->data()), content->size()));
   if (text.empty())
     return format_error(path, "is empty: no header row and no data rows");
   size_t pos = 0;

@@ -35,30 +35,6 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          && lower(text.substr(text.size() - suffix.size())) == suffix;
 }
 
-// Returns dir/NAME.gz if it exists, else dir/NAME (as load_dataset picks).
-expected<std::string> idx_file(const std::string& dir, const std::string& name) {
-  const std::filesystem::path base(dir);
-  const std::string gz = (base / (name + ".gz")).string();
-  const std::string plain = (base / name).string();
-  std::error_code ec;
-  if (std::filesystem::exists(gz, ec))
-    return gz;
-  if (std::filesystem::exists(plain, ec))
-    return plain;
-  return fail(model_errc::io_error, dir + ": missing " + name + ": looked for " + gz
-                                      + " and " + plain);
-}
-
-expected<dataset> load_idx_split(const std::string& dir, data_split split) {
-  const bool train = split == data_split::train;
-  auto images = idx_file(dir, train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte");
-  if (!images)
-    return images.error();
-  auto labels = idx_file(dir, train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte");
-  if (!labels)
-    return labels.error();
-  return load_split(*images, *labels);
-}
 
 int classes_of(const std::vector<int32_t>& labels) {
   return *std::max_element(labels.begin(), labels.end()) + 1;

@@ -26,18 +26,18 @@ expected<std::string> find_file(const std::string& dir, const std::string& name)
                                       + " and " + plain);
 }
 
-expected<dataset> load_named_split(const std::string& dir, const std::string& images_name,
-                                   const std::string& labels_name) {
-  auto images_path = find_file(dir, images_name);
+} // namespace
+
+expected<dataset> load_idx_split(const std::string& dir, data_split split) {
+  const bool train = split == data_split::train;
+  auto images_path = find_file(dir, train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte");
   if (!images_path)
     return images_path.error();
-  auto labels_path = find_file(dir, labels_name);
+  auto labels_path = find_file(dir, train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte");
   if (!labels_path)
     return labels_path.error();
   return load_split(*images_path, *labels_path);
 }
-
-} // namespace
 
 std::string default_data_dir() {
   return "/usr/share/datasets/fashion-mnist";
@@ -80,10 +80,10 @@ expected<dataset_pair> load_dataset(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return fail(model_errc::io_error, dir + ": data directory does not exist");
-  auto train = load_named_split(dir, "train-images-idx3-ubyte", "train-labels-idx1-ubyte");
+  auto train = load_idx_split(dir, data_split::train);
   if (!train)
     return train.error();
-  auto test = load_named_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte");
+  auto test = load_idx_split(dir, data_split::test);
   if (!test)
     return test.error();
   if (train->features != test->features)

@@ -21,6 +21,11 @@ std::string default_data_dir();
 expected<dataset> load_split(const std::string& images_path,
                              const std::string& labels_path, int classes = 10);
 
+/// Loads one split of an IDX directory: train-images-idx3-ubyte and
+/// train-labels-idx1-ubyte, or the t10k files, each as the plain name or
+/// with ".gz" (the .gz file wins when both exist).
+expected<dataset> load_idx_split(const std::string& dir, data_split split);
+
 /// Loads train-images-idx3-ubyte, train-labels-idx1-ubyte,
 /// t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte from `dir`, each as the
 /// plain name or with ".gz" (the .gz file wins when both exist).

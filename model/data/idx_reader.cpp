@@ -1,6 +1,7 @@
 // Reads IDX image and label files: loads the bytes, inflates them when they
 // start with the gzip magic, then checks the header against the payload size.
 #include "model/data/idx_reader.hpp"
+#include "model/data/file_bytes.hpp"
 
 #include <zlib.h>
 
@@ -29,23 +30,6 @@ uint32_t read_be32(const uint8_t* p) {
          | uint32_t{p[3]};
 }
 
-expected<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    return fail(model_errc::io_error, path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    return fail(model_errc::io_error, path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(model_errc::io_error,
-                path + ": cannot be opened (" + std::strerror(errno) + ")");
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                             std::istreambuf_iterator<char>()};
-  if (in.bad())
-    return fail(model_errc::io_error, path + ": read failed");
-  return bytes;
-}
 
 bool is_gzip(const std::vector<uint8_t>& bytes) {
   return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
@@ -112,7 +96,7 @@ expected<std::vector<uint8_t>> gunzip(const std::string& path,
 // Reads the file and inflates it if it is gzip; then checks the magic number.
 expected<std::vector<uint8_t>> read_idx_bytes(const std::string& path, uint32_t magic,
                                               size_t header_size, const char* kind) {
-  auto raw = read_file(path);
+  auto raw = read_file_bytes(path);
   if (!raw)
     return raw.error();
   std::vector<uint8_t> bytes;

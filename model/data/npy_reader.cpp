@@ -2,6 +2,7 @@
 // dict strictly, checks the dtype and the data size against the shape, then
 // converts the elements to features or labels.
 #include "model/data/npy_reader.hpp"
+#include "model/data/file_bytes.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -22,28 +23,6 @@ model_error format_error(const std::string& path, const std::string& what) {
   return fail(model_errc::bad_format, path + ": " + what);
 }
 
-expected<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    return fail(model_errc::io_error, path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    return fail(model_errc::io_error, path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(model_errc::io_error,
-                path + ": cannot be opened (" + std::strerror(errno) + ")");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0 || !in)
-    return fail(model_errc::io_error, path + ": cannot find its size");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), size);
-  if (in.gcount() != size)
-    return fail(model_errc::io_error, path + ": read failed");
-  return bytes;
-}
 
 uint64_t load_le(const uint8_t* p, int size) {
   uint64_t v = 0;
@@ -377,7 +356,7 @@ std::string shape_to_string(const std::vector<uint64_t>& shape) {
 }
 
 expected<npy_array> read_npy(const std::string& path) {
-  auto bytes = read_file(path);
+  auto bytes = read_file_bytes(path);
   if (!bytes)
     return bytes.error();
   auto where = locate_header(path, *bytes);

@@ -8,7 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "model/export/atomic_write.hpp"
+#include "model/atomic_write.hpp"
 #include "model/parameter_layout.hpp"
 
 namespace troupe {

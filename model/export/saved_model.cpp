@@ -12,7 +12,7 @@
 #include <optional>
 #include <system_error>
 
-#include "model/export/atomic_write.hpp"
+#include "model/atomic_write.hpp"
 #include "model/model_spec.hpp"
 #include "model/parameter_layout.hpp"
 

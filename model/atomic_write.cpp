@@ -1,6 +1,6 @@
 // Temporary file, fsync, rename, directory fsync: the write checkpoint.cpp
 // does, for the exported model files.
-#include "model/export/atomic_write.hpp"
+#include "model/atomic_write.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -20,10 +20,10 @@ std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();
 }
 
-bool write_all(int fd, const std::string& content) {
+bool write_all(int fd, const char* data, size_t size) {
   size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
@@ -66,7 +66,7 @@ status sync_directory_of(const std::string& path) {
 
 } // namespace
 
-status write_file_atomically(const std::string& path, const std::string& content) {
+status write_file_atomically(const std::string& path, const void* data, size_t size) {
   const std::string temp = temp_name(path);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -80,7 +80,7 @@ status write_file_atomically(const std::string& path, const std::string& content
     ::unlink(temp.c_str());
     return fail(model_errc::io_error, path + ": " + what + ": " + errno_text(err));
   };
-  if (!write_all(fd, content))
+  if (!write_all(fd, static_cast<const char*>(data), size))
     return give_up("cannot write " + temp, true);
   if (::fsync(fd) != 0)
     return give_up("cannot sync " + temp, true);
