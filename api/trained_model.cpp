@@ -12,17 +12,36 @@ namespace troupe {
 
 namespace {
 
-// The model the description names, checked against the parameters.
-expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
+// The description resolved, checked against the parameters.
+expected<model_description> described_for(const trained_model& m) {
   auto described = model_description::resolve(m.description());
   if (!described)
     return described.error();
   if (described->parameter_count() != m.parameters().size())
     return fail(model_errc::invalid_argument,
-                "model " + described->text() + " has " +
-                  std::to_string(described->parameter_count()) + " parameters, not "
+                "model " + described->text() + " has "
+                  + std::to_string(described->parameter_count()) + " parameters, not "
                   + std::to_string(m.parameters().size()));
+  return described;
+}
+
+expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
+  auto described = described_for(m);
+  if (!described)
+    return described.error();
   return described->instantiate();
+}
+
+// The built-in model's spec; `what` says what only a built-in model can do.
+expected<model_spec> builtin_spec_for(const trained_model& m, const std::string& what) {
+  auto described = described_for(m);
+  if (!described)
+    return described.error();
+  if (!described->builtin())
+    return fail(model_errc::invalid_argument,
+                "model " + described->text()
+                  + " is not a built-in sequential model: only those " + what);
+  return *described->builtin();
 }
 
 status check_features(int inputs, const dataset& data) {
@@ -69,20 +88,9 @@ expected<std::vector<float>> trained_model::predict(const dataset& data) const {
 }
 
 expected<std::vector<float>> trained_model::logits(const dataset& data) const {
-  auto described = model_description::resolve(description_);
-  if (!described)
-    return described.error();
-  const model_spec* spec = described->builtin();
+  auto spec = builtin_spec_for(*this, "give logits; predict gives its outputs");
   if (!spec)
-    return fail(model_errc::invalid_argument,
-                "model " + described->text()
-                  + " is not a built-in sequential model: only those give logits; "
-                    "predict gives its outputs");
-  if (parameters_.size() != described->parameter_count())
-    return fail(model_errc::invalid_argument,
-                "model " + described->text() + " has "
-                  + std::to_string(described->parameter_count()) + " parameters, not "
-                  + std::to_string(parameters_.size()));
+    return spec.error();
   if (auto fits = check_features(spec->inputs, data); !fits)
     return fits.error();
   std::vector<float> values(static_cast<size_t>(data.count) * spec->classes());
@@ -112,16 +120,9 @@ status trained_model::save(const std::string& path) const {
 }
 
 status trained_model::export_onnx(const std::string& path) const {
-  auto described = model_description::resolve(description_);
-  if (!described)
-    return described.error();
-  const model_spec* spec = described->builtin();
+  auto spec = builtin_spec_for(*this, "export to ONNX");
   if (!spec)
-    return fail(model_errc::invalid_argument,
-                "model " + described->text()
-                  + " is not a built-in sequential model: only those export to ONNX");
-  if (parameters_.size() != described->parameter_count())
-    return fail(model_errc::invalid_argument, "the model holds no trained parameters");
+    return spec.error();
   return troupe::export_onnx(path, *spec, parameters_.data());
 }
 
