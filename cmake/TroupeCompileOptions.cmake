@@ -68,6 +68,9 @@ function(troupe_target_options target)
     $<$<COMPILE_LANGUAGE:CXX>:-fno-math-errno>
     # No silent FMA: a fused and an unfused a * b + c differ in the last bit.
     $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>
+    # Position-independent code (libtroupe) that still inlines and calls its
+    # own functions directly: nothing interposes them.
+    $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>
     $<$<COMPILE_LANGUAGE:CXX>:${troupe_isa_flags}>)
   # The repository's own targets see its internal headers and the public
   # ones; a program that links Troupe::troupe sees include/ only.
