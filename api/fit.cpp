@@ -3,6 +3,7 @@
 #include <troupe/fit.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include <caf/actor_system.hpp>
@@ -17,6 +18,18 @@
 namespace troupe {
 
 namespace {
+
+// `model` (a built-in description) trained with `loss` instead.
+expected<std::string> description_with_loss(const std::string& model, const std::string& loss) {
+  if (model.empty() || !std::isdigit(static_cast<unsigned char>(model[0])))
+    return fail(model_errc::invalid_argument,
+                "--loss: model " + model + " is registered and computes its own loss");
+  const std::string mse = ":mse";
+  std::string base = model;
+  if (base.size() > mse.size() && base.compare(base.size() - mse.size(), mse.size(), mse) == 0)
+    base.resize(base.size() - mse.size());
+  return loss == "mse" ? base + mse : base;
+}
 
 // What the program compiled, where the options do not say otherwise.
 void apply_compiled(run_config& c, const std::string& description,
@@ -75,13 +88,21 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
   if (!config)
     return invalid_option(config.error());
   apply_compiled(*config, description, optimizer, option_names(options.arguments()));
+  if (!cfg.loss.empty()) {
+    auto with_loss = description_with_loss(config->model, cfg.loss);
+    if (!with_loss)
+      return with_loss.error();
+    config->model = *with_loss;
+  }
   if (!train.source.empty())
-    config->data_dir = train.source; // what nodes load
+    config->data_dir = train.source; // what nodes load, and what the banner names
   else if (!config->nodes.empty() && !options.has("data-dir"))
     return fail(model_errc::invalid_argument,
                 "--nodes: nodes load the training data from a file or directory, and this "
                 "training set was built in memory (load it with load_data, or name its "
                 "--data-dir)");
+  else if (!options.has("data-dir"))
+    config->data_dir = "memory";
   return *config;
 }
 

@@ -13,6 +13,10 @@ program_config::program_config(const std::string& program, const std::string& ab
        "--data-dir's IDX files); nodes read it from their own disk",
        option_hint{"SOURCE"});
   bind(t, test, "test", "test data, scored after each epoch: as --train", option_hint{"SOURCE"});
+  bind(t, loss, "loss",
+       "sparse_categorical_crossentropy (class labels) or mse (float targets, a built-in "
+       "model with a linear output)",
+       option_hint{}.otherwise("what the program compiled"));
   const auto o = option_group::output;
   bind(o, metrics, "metrics",
        "write JSON lines to this file: one per epoch, then a final record", option_hint{"FILE"});
@@ -28,6 +32,10 @@ program_config::program_config(const std::string& program, const std::string& ab
 }
 
 caf::error program_config::check_output_options() const {
+  if (!loss.empty() && loss != "sparse_categorical_crossentropy" && loss != "mse")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--loss: '" + loss
+                               + "' (expected sparse_categorical_crossentropy or mse)");
   if (progress != "auto" && progress != "bar" && progress != "lines" && progress != "off")
     return make_troupe_error(troupe_errc::bad_config,
                              "--progress: '" + progress + "' (expected auto, bar, lines or off)");

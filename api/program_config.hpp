@@ -20,6 +20,7 @@ struct program_config : cluster_config {
   uint32_t log_every = 0;        // a metrics "step" record at least every N steps
   std::string train;             // a data source; empty: --data-dir's IDX files
   std::string test;
+  std::string loss; // empty: what the program compiled
   std::string save;
   std::string export_onnx;
 

@@ -37,7 +37,11 @@ expected<std::string> sequential::description() const {
       return bad_layer(i, l, "unknown activation (relu, linear, or softmax on the output)");
     else if (last && l.activation == "relu")
       return bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
+    else if (last && squared_error() && l.activation == "softmax")
+      return bad_layer(i, l, "a model trained with mse gives values: a linear output layer");
   }
+  if (squared_error())
+    text += ":mse";
   auto spec = parse_model_spec(text);
   if (!spec)
     return spec.error();
@@ -52,15 +56,20 @@ sequential& sequential::compile(optimizer_config optimizer, std::string loss,
   return *this;
 }
 
+bool sequential::squared_error() const {
+  return loss_ == "mse" || loss_ == "mean_squared_error";
+}
+
 status sequential::check_compiled() const {
-  if (loss_ != "sparse_categorical_crossentropy")
+  if (loss_ != "sparse_categorical_crossentropy" && !squared_error())
     return fail(model_errc::invalid_argument,
                 "loss '" + loss_ + "': a sequential model trains with "
-                  "sparse_categorical_crossentropy");
+                  "sparse_categorical_crossentropy (class labels) or mse (float targets)");
   for (const auto& metric : metrics_)
-    if (metric != "accuracy")
+    if (metric != "accuracy" || squared_error())
       return fail(model_errc::invalid_argument,
-                  "metric '" + metric + "': the built-in metric is accuracy");
+                  "metric '" + metric + "': the built-in metric is accuracy, for "
+                    "sparse_categorical_crossentropy (mse reports its loss alone)");
   return {};
 }
 

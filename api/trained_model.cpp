@@ -61,10 +61,15 @@ expected<evaluation> trained_model::evaluate(const dataset& data) const {
     return instance.error();
   if (auto fits = check_features((*instance)->inputs(), data); !fits)
     return fits.error();
-  if (data.labels.size() != static_cast<size_t>(data.count))
-    return fail(model_errc::invalid_argument, "the data has no label for every sample");
-  const batch samples{data.images.data(), data.labels.data(), static_cast<size_t>(data.count),
-                      data.features};
+  const bool answered = data.regression()
+                          ? data.targets.size() == static_cast<size_t>(data.count) * data.target_width
+                          : data.labels.size() == static_cast<size_t>(data.count);
+  if (!answered)
+    return fail(model_errc::invalid_argument,
+                "the data has no label or target for every sample");
+  const batch samples{data.images.data(), data.regression() ? nullptr : data.labels.data(),
+                      static_cast<size_t>(data.count), data.features,
+                      data.regression() ? data.targets.data() : nullptr};
   const batch_result scored = (*instance)->evaluate(parameters_.data(), samples);
   evaluation e;
   e.samples = data.count;
@@ -114,7 +119,9 @@ status trained_model::save(const std::string& path) const {
   file.model = described->text();
   file.inputs = described->inputs();
   file.outputs = described->classes();
-  file.loss = "sparse_categorical_crossentropy";
+  const bool squared_error =
+    described->builtin() && described->builtin()->loss == loss_kind::squared_error;
+  file.loss = squared_error ? "mean_squared_error" : "sparse_categorical_crossentropy";
   file.parameters = parameters_;
   return save_model(path, file);
 }

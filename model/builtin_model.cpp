@@ -43,7 +43,7 @@ batch_result builtin_model::gradient(const float* parameters, const batch& sampl
   auto& net = network_for(samples.count);
   net.use_parameters(parameters);
   return result_of(net.compute_gradient(samples.features, samples.labels, samples.count,
-                                        gradient));
+                                        gradient, samples.targets));
 }
 
 batch_result builtin_model::evaluate(const float* parameters, const batch& samples) {
@@ -51,13 +51,15 @@ batch_result builtin_model::evaluate(const float* parameters, const batch& sampl
   if (!eval_net_)
     eval_net_ = std::make_unique<network>(spec_, *cpu_, evaluation_rows);
   eval_net_->use_parameters(parameters);
-  return result_of(eval_net_->evaluate(samples.features, samples.labels, samples.count));
+  return result_of(
+    eval_net_->evaluate(samples.features, samples.labels, samples.count, samples.targets));
 }
 
 void builtin_model::predict(const float* parameters, const float* features, size_t count,
                             float* outputs) {
   predict_logits(spec_, parameters, features, count, outputs);
-  softmax_rows(outputs, count, spec_.classes());
+  if (spec_.loss == loss_kind::softmax_cross_entropy)
+    softmax_rows(outputs, count, spec_.classes());
 }
 
 } // namespace troupe

@@ -34,7 +34,11 @@ int model_spec::widest() const {
   return widest;
 }
 
-expected<model_spec> parse_model_spec(const std::string& text) {
+expected<model_spec> parse_model_spec(const std::string& whole) {
+  const std::string mse = ":mse";
+  const bool squared_error =
+    whole.size() > mse.size() && whole.compare(whole.size() - mse.size(), mse.size(), mse) == 0;
+  const std::string text = squared_error ? whole.substr(0, whole.size() - mse.size()) : whole;
   std::vector<std::string> parts;
   std::stringstream stream(text);
   for (std::string part; std::getline(stream, part, '-');)
@@ -65,7 +69,8 @@ expected<model_spec> parse_model_spec(const std::string& text) {
   if (spec.layers.back().act != activation::none)
     return fail(model_errc::invalid_argument,
                 "model '" + text + "': the last layer gives logits and takes no activation");
-  if (spec.classes() < 2)
+  spec.loss = squared_error ? loss_kind::squared_error : loss_kind::softmax_cross_entropy;
+  if (!squared_error && spec.classes() < 2)
     return fail(model_errc::invalid_argument,
                 "model '" + text + "': the last layer needs at least 2 classes");
   return spec;
@@ -79,6 +84,8 @@ std::string to_string(const model_spec& spec) {
     if (layer.act == activation::relu)
       text += "relu";
   }
+  if (spec.loss == loss_kind::squared_error)
+    text += ":mse";
   return text;
 }
 

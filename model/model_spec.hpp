@@ -20,18 +20,27 @@ struct dense_spec {
   activation act = activation::none;
 };
 
+/// Names what a model's outputs are trained against.
+enum class loss_kind {
+  softmax_cross_entropy, // logits against a class label (sparse categorical)
+  squared_error,         // values against float targets: the mean over outputs
+};
+
 /// Describes a multilayer perceptron: input width and dense layers. The last
-/// layer's outputs are logits for softmax cross-entropy.
+/// layer's outputs are logits for softmax cross-entropy, or values for the
+/// squared error ("784-64relu-1:mse").
 struct model_spec {
   int inputs = 0;
   std::vector<dense_spec> layers;
+  loss_kind loss = loss_kind::softmax_cross_entropy;
 
   int classes() const { return layers.empty() ? 0 : layers.back().units; }
   int widest() const;
 };
 
 /// Parses "784-128relu-10": the input width, then each layer's units with an
-/// optional "relu" suffix. The last layer must have no activation.
+/// optional "relu" suffix, then ":mse" for the squared error. The last layer
+/// must have no activation.
 expected<model_spec> parse_model_spec(const std::string& text);
 
 /// Formats a spec back into the text parse_model_spec reads.

@@ -132,11 +132,40 @@ void network::queue_staged_checked_gradient(size_t batch) {
 // its gradient, backward.
 void network::queue_gradient(size_t batch, float* gradient) {
   forward(batch);
-  backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
-                                  static_cast<int>(batch), spec_.classes(),
-                                  1.0f / static_cast<float>(batch),
-                                  deltas_.back().data(), stats_.data());
+  loss_step(batch, 1.0f / static_cast<float>(batch), deltas_.back().data());
   backward(batch, gradient);
+}
+
+// Adds the loss and hits of the outputs in activations_.back() to stats_
+// and, unless dlogits is null, writes scale x their gradient there.
+void network::loss_step(size_t batch, float scale, float* dlogits) {
+  if (spec_.loss == loss_kind::squared_error) {
+    squared_error_step(batch, scale, dlogits);
+    return;
+  }
+  backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
+                                  static_cast<int>(batch), spec_.classes(), scale, dlogits,
+                                  stats_.data());
+}
+
+// Per sample the mean over outputs of (y - t)^2, as Keras's
+// mean_squared_error; its gradient 2 (y - t) / outputs. On the host only.
+void network::squared_error_step(size_t batch, float scale, float* doutputs) {
+  TROUPE_ASSERT(backend_->host_memory() && targets_ptr_ != nullptr);
+  const size_t outputs = static_cast<size_t>(spec_.classes());
+  const float* y = activations_.back().data();
+  double loss_sum = 0;
+  for (size_t r = 0; r < batch; ++r) {
+    double row = 0;
+    for (size_t c = 0; c < outputs; ++c) {
+      const float d = y[r * outputs + c] - targets_ptr_[r * outputs + c];
+      row += static_cast<double>(d) * d;
+      if (doutputs != nullptr)
+        doutputs[r * outputs + c] = 2.0f * d / static_cast<float>(outputs) * scale;
+    }
+    loss_sum += row / static_cast<double>(outputs);
+  }
+  stats_.data()[0] += static_cast<float>(loss_sum);
 }
 
 batch_stats network::take_stats() {
@@ -187,7 +216,9 @@ bool network::gradient_proven_finite(size_t batch) const {
 }
 
 batch_stats network::compute_gradient(const float* images, const int32_t* labels,
-                                      size_t batch, float* gradient_out) {
+                                      size_t batch, float* gradient_out,
+                                      const float* targets) {
+  targets_ptr_ = targets;
   if (backend_->host_memory()) {
     gradient_into(images, labels, batch, gradient_out);
     proven_finite_ = batch == 0 || gradient_proven_finite(batch);
@@ -200,16 +231,16 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
 }
 
 batch_stats network::evaluate(const float* images, const int32_t* labels,
-                              size_t count) {
+                              size_t count, const float* targets) {
   flush_denormals_scope flush;
   batch_stats total;
+  const size_t outputs = static_cast<size_t>(spec_.classes());
   for (size_t begin = 0; begin < count; begin += max_batch_) {
     const size_t batch = std::min(max_batch_, count - begin);
-    upload_batch(images + begin * spec_.inputs, labels + begin, batch);
+    upload_batch(images + begin * spec_.inputs, labels ? labels + begin : nullptr, batch);
+    targets_ptr_ = targets ? targets + begin * outputs : nullptr;
     forward(batch);
-    backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
-                                    static_cast<int>(batch), spec_.classes(), 0.0f,
-                                    nullptr, stats_.data());
+    loss_step(batch, 0.0f, nullptr);
     pending_samples_ += static_cast<int64_t>(batch);
     total += take_stats();
   }

@@ -50,9 +50,11 @@ public:
 
   /// Computes the gradient of the mean loss over one batch and writes it to
   /// gradient_out (host, layout().size() floats). images: (batch, inputs).
-  /// A batch of 0 samples gives a zero gradient.
+  /// A batch of 0 samples gives a zero gradient. A squared-error model reads
+  /// `targets` (batch, classes()) instead of the labels, on a host backend.
   batch_stats compute_gradient(const float* images, const int32_t* labels,
-                               size_t batch, float* gradient_out);
+                               size_t batch, float* gradient_out,
+                               const float* targets = nullptr);
 
   /// Tells whether the gradient compute_gradient wrote last is proven to
   /// hold only finite floats (see gradient_proven_finite in network.cpp):
@@ -61,7 +63,8 @@ public:
   bool last_gradient_proven_finite() const { return proven_finite_; }
 
   /// Computes loss and accuracy over `count` samples (any count), forward only.
-  batch_stats evaluate(const float* images, const int32_t* labels, size_t count);
+  batch_stats evaluate(const float* images, const int32_t* labels, size_t count,
+                       const float* targets = nullptr);
 
   // --- device-resident training (a single replica on a GPU) ----------------
   /// Returns the network's own parameter buffer on the device; after
@@ -111,6 +114,8 @@ private:
   void gradient_into(const float* images, const int32_t* labels, size_t batch,
                      float* gradient);
   void queue_gradient(size_t batch, float* gradient);
+  void loss_step(size_t batch, float scale, float* dlogits);
+  void squared_error_step(size_t batch, float scale, float* doutputs);
 
   model_spec spec_;
   parameter_layout layout_;
@@ -123,6 +128,7 @@ private:
   device_array<int32_t> labels_;      // (max_batch)
   const float* input_ptr_ = nullptr;  // the batch the ops read: input_ or the caller's
   const int32_t* labels_ptr_ = nullptr;
+  const float* targets_ptr_ = nullptr; // squared error: the batch's targets, on the host
   std::vector<device_array<float>> activations_; // per layer: (max_batch, units)
   std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
   device_array<float> stats_;         // [loss_sum, correct, non_finite]

@@ -71,6 +71,7 @@ struct replica_state {
   std::vector<params_msg> device_parts;
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
+  std::vector<float> batch_targets; // a regression set's
   std::vector<uint32_t> order;                  // this epoch's permutation
   std::unique_ptr<epoch_schedule> schedule;
   size_t losses_applied = 0;                    // entries of params.losses seen
@@ -117,6 +118,11 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
   return err;
 }
 
+// The batch's targets, or null for a classification set.
+const float* targets_of(const replica_state& st) {
+  return st.setup->train->regression() ? st.batch_targets.data() : nullptr;
+}
+
 // Computes this round's gradient into a host buffer (the network copies it
 // there from a device) for `push`, with whether the network proved it finite.
 batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& push) {
@@ -128,7 +134,7 @@ batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& p
   auto buffer = st.host_gradients->take();
   if (setup.custom) {
     const batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
-                        setup.inputs};
+                        setup.inputs, targets_of(st)};
     const batch_result result = setup.custom->gradient(st.params.values.data(), samples,
                                                        buffer.get());
     push.gradient = shared_floats{std::move(buffer), 0, count};
@@ -136,7 +142,7 @@ batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& p
   }
   setup.net->use_parameters(st.params.values.data());
   auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
-                                           samples_count, buffer.get());
+                                           samples_count, buffer.get(), targets_of(st));
   push.gradient = shared_floats{std::move(buffer), 0, count};
   push.proven_finite = setup.net->last_gradient_proven_finite();
   return stats;
@@ -171,6 +177,7 @@ void grow_batch_buffers(replica_state& st, size_t samples) {
   setup.max_batch = samples;
   st.batch_images.resize(samples * static_cast<size_t>(setup.inputs));
   st.batch_labels.resize(samples);
+  st.batch_targets.resize(samples * static_cast<size_t>(setup.train->target_width));
 }
 
 std::chrono::milliseconds step_timeout(const replica_state& st) {
@@ -232,6 +239,9 @@ void compute_share(replica_state& st, const std::vector<uint32_t>& positions, pu
   } else {
     gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
                  st.batch_images.data(), st.batch_labels.data());
+    if (st.setup->train->regression())
+      gather_targets(*st.setup->train, st.batch_indices.data(), positions.size(),
+                     st.batch_targets.data());
     prefetch_next_round(st);
     stats = compute_on_host(st, positions.size(), push);
   }
@@ -343,6 +353,8 @@ replica_actor::behavior_type replica(replica_pointer self,
   }
   st.batch_images.resize(st.setup->max_batch * static_cast<size_t>(st.setup->inputs));
   st.batch_labels.resize(st.setup->max_batch);
+  st.batch_targets.resize(st.setup->max_batch
+                          * static_cast<size_t>(st.setup->train->target_width));
   // Without its store a replica has nothing to do: a node must not keep
   // replicas of a coordinator that died. Any shard's end is the store's.
   for (const auto& shard : st.setup->store.shards)
@@ -427,7 +439,9 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
   }
   if (auto fits = check_model_fits(*described, *train); !fits)
     return to_caf_error(fits.error());
-  if (!described->builtin() && config.device != "cpu")
+  const bool host_only = !described->builtin()
+                         || described->builtin()->loss == loss_kind::squared_error;
+  if (host_only && config.device != "cpu")
     return make_troupe_error(troupe_errc::bad_config,
                              "model " + described->text() + " computes on the host: replica "
                                + std::to_string(config.index) + " cannot run on "

@@ -79,7 +79,8 @@ void warn(const coordinator_state& st, const std::string& text) {
 void evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
   const auto& test = st.setup.data->test;
   const batch samples{test.images.data(), test.labels.data(),
-                      static_cast<size_t>(test.count), test.features};
+                      static_cast<size_t>(test.count), test.features,
+                      test.regression() ? test.targets.data() : nullptr};
   const batch_result scored = st.evaluator->evaluate(params.values.data(), samples);
   record.test_loss = test.count > 0 ? scored.loss_sum / test.count : 0.0;
   record.test_accuracy =

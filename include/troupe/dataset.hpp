@@ -12,16 +12,22 @@
 
 namespace troupe {
 
-/// Holds `count` samples of `features` floats each, and one class label per
-/// sample. (The field `images` holds any features; its name comes from the
-/// IDX files, whose pixels it holds scaled to [0, 1].)
+/// Holds `count` samples of `features` floats each, and per sample either
+/// one class label (classification) or `target_width` float targets
+/// (regression). (The field `images` holds any features; its name comes from
+/// the IDX files, whose pixels it holds scaled to [0, 1].)
 struct dataset {
   int count = 0;
   int features = 0;             // floats per sample
-  int classes = 10;             // labels lie in [0, classes)
+  int classes = 10;             // labels lie in [0, classes); 0 for regression
   std::vector<float> images;    // (count, features)
-  std::vector<int32_t> labels;  // (count)
+  std::vector<int32_t> labels;  // (count); empty for regression
+  std::vector<float> targets;   // (count, target_width); empty for classification
+  int target_width = 0;         // targets per sample; 0 for classification
   std::string source;           // where it was loaded from; empty when built in memory
+
+  /// Tells whether the samples carry float targets rather than labels.
+  bool regression() const { return target_width > 0; }
 
   /// Returns sample i's features.
   const float* image(size_t i) const { return images.data() + i * features; }
@@ -39,11 +45,18 @@ struct dataset_pair {
 expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t> labels,
                                int width, int classes = 0);
 
+/// Builds a regression dataset from arrays in memory: features (count,
+/// width) and targets (count, target_width), row-major, all finite.
+expected<dataset> make_regression_dataset(std::vector<float> features,
+                                          std::vector<float> targets, int width,
+                                          int target_width);
+
 /// Names the half of an IDX directory to load: train-* or t10k-* files.
 enum class data_split { train, test };
 
 /// Loads a labelled dataset from `source`: a directory of IDX files (its
-/// `split`), "X.npy,y.npy", or "file.csv[:label=COLUMN]"; the sources
+/// `split`), "X.npy,y.npy" (a float y holds regression targets), or
+/// "file.csv[:label=COLUMN]" ("file.csv:target=COLUMN": a float target); the sources
 /// --train and --test take. Its `source` names where it came from, so that
 /// nodes can load it too.
 expected<dataset> load_data(const std::string& source, data_split split = data_split::train);

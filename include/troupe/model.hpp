@@ -15,12 +15,14 @@
 namespace troupe {
 
 /// Views a batch of samples: `count` rows of `inputs` features each
-/// (row-major), and one class label per row.
+/// (row-major), and per row a class label (classification) or outputs()
+/// float targets (regression, where labels is null).
 struct batch {
   const float* features = nullptr; // (count, inputs)
   const int32_t* labels = nullptr; // (count), each in [0, outputs())
   size_t count = 0;
   int inputs = 0;
+  const float* targets = nullptr;  // (count, outputs()) for regression, else null
 
   /// Returns row `i`'s features.
   const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }

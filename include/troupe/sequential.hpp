@@ -1,6 +1,7 @@
 // A Keras-like sequential model over Troupe's built-in layers: dense layers
 // with relu or linear activations, and a softmax output trained with sparse
-// categorical cross-entropy. It runs the backends' kernels on every device.
+// categorical cross-entropy (the backends' kernels, on every device) or a
+// linear output trained with the mean squared error (on the CPU).
 #pragma once
 
 #include <string>
@@ -41,9 +42,10 @@ public:
   /// activation it does not know, a width out of range.
   expected<std::string> description() const;
 
-  /// Chooses the optimizer, the loss and the metrics. Only
-  /// "sparse_categorical_crossentropy" and "accuracy" are built in; fit
-  /// refuses others.
+  /// Chooses the optimizer, the loss and the metrics: the loss
+  /// "sparse_categorical_crossentropy" (class labels, a softmax output) with
+  /// the metric "accuracy", or "mse" (float targets, a linear output) with
+  /// no metric; fit refuses others.
   sequential& compile(optimizer_config optimizer = optimizers::adam(),
                       std::string loss = "sparse_categorical_crossentropy",
                       std::vector<std::string> metrics = {"accuracy"});
@@ -64,6 +66,7 @@ public:
 
 private:
   status check_compiled() const;
+  bool squared_error() const;
 
   int inputs_;
   std::vector<layer> layers_;

@@ -73,6 +73,7 @@ struct csv_header {
   bool has_label = false;
   size_t label_index = 0;
   bool parse_labels = true; // false: the label column is skipped
+  bool float_target = false; // the label column holds float targets
 };
 
 std::string list_names(const std::vector<std::string>& names) {
@@ -190,6 +191,9 @@ status parse_row(const std::string& path, int line_number,
     status ok;
     if (fields[column].empty()) {
       ok = fail(model_errc::bad_format, "the field is empty");
+    } else if (is_label && header.float_target) {
+      table.targets.push_back(0);
+      ok = parse_feature(fields[column], table.targets.back());
     } else if (is_label) {
       table.labels.push_back(0);
       ok = parse_label(fields[column], table.labels.back());
@@ -217,7 +221,7 @@ std::string_view strip_ends(std::string_view text) {
 // Reads `path`; `labels` says whether the label column must be there and
 // is parsed, or is skipped where present.
 expected<csv_table> read_table(const std::string& path, const std::string& label_column,
-                               bool labels) {
+                               bool labels, bool float_target = false) {
   auto content = read_file_bytes(path);
   if (!content)
     return content.error();
@@ -229,6 +233,7 @@ expected<csv_table> read_table(const std::string& path, const std::string& label
   auto header = parse_header(path, next_line(text, pos), label_column, labels);
   if (!header)
     return header.error();
+  header->float_target = float_target;
   csv_table table;
   table.features = static_cast<int>(header->names.size() - (header->has_label ? 1 : 0));
   std::vector<std::string_view> fields;
@@ -260,6 +265,10 @@ expected<csv_table> read_csv(const std::string& path, const std::string& label_c
 expected<csv_table> read_csv_features(const std::string& path,
                                       const std::string& label_column) {
   return read_table(path, label_column, false);
+}
+
+expected<csv_table> read_csv_targets(const std::string& path, const std::string& target_column) {
+  return read_table(path, target_column, true, true);
 }
 
 } // namespace troupe

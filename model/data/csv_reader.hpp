@@ -17,6 +17,7 @@ struct csv_table {
   int features = 0;
   std::vector<float> values;   // (count, features), columns in file order less the label
   std::vector<int32_t> labels; // (count)
+  std::vector<float> targets;  // (count): read_csv_targets only
 };
 
 /// Reads `path`: its first row names the columns; `label_column` holds integer
@@ -31,5 +32,9 @@ expected<csv_table> read_csv(const std::string& path, const std::string& label_c
 /// (its fields are not parsed). The table's labels stay empty.
 expected<csv_table> read_csv_features(const std::string& path,
                                       const std::string& label_column = "label");
+
+/// Reads `path` as read_csv does, but `target_column` holds a finite float
+/// target per row (regression) instead of a label.
+expected<csv_table> read_csv_targets(const std::string& path, const std::string& target_column);
 
 } // namespace troupe

@@ -40,11 +40,37 @@ int classes_of(const std::vector<int32_t>& labels) {
   return *std::max_element(labels.begin(), labels.end()) + 1;
 }
 
+// A regression set: float targets shaped (samples,) or (samples, width).
+expected<dataset> with_npy_targets(npy_features features, const std::string& features_path,
+                                   const std::string& targets_path, const npy_array& y) {
+  auto targets = npy_targets(targets_path, y);
+  if (!targets)
+    return targets.error();
+  if (targets->count != features.count)
+    return fail(model_errc::bad_format,
+                targets_path + ": count mismatch: it holds " + std::to_string(targets->count)
+                  + " targets but " + features_path + " holds "
+                  + std::to_string(features.count) + " samples");
+  dataset result;
+  result.count = features.count;
+  result.features = features.features;
+  result.classes = 0;
+  result.images = std::move(features.values);
+  result.target_width = targets->features;
+  result.targets = std::move(targets->values);
+  return result;
+}
+
 expected<dataset> load_npy_pair(const std::string& features_path,
                                 const std::string& labels_path) {
   auto features = read_npy_features(features_path);
   if (!features)
     return features.error();
+  auto y = read_npy(labels_path);
+  if (!y)
+    return y.error();
+  if (y->kind == 'f')
+    return with_npy_targets(std::move(*features), features_path, labels_path, *y);
   auto labels = read_npy_labels(labels_path);
   if (!labels)
     return labels.error();
@@ -66,6 +92,7 @@ expected<dataset> load_npy_pair(const std::string& features_path,
 struct csv_source {
   std::string path;
   std::string label_column = "label";
+  bool target = false; // :target=COLUMN, a float target
 };
 
 // Returns the CSV file and options `source` names, nothing when it names no
@@ -79,26 +106,37 @@ expected<std::optional<csv_source>> parse_csv_source(const std::string& source) 
   }
   csv_source csv{source.substr(0, mark + csv_extension.size())};
   const std::string option = source.substr(mark + csv_extension.size() + 1);
-  if (option.compare(0, label_option.size(), label_option) != 0)
+  const std::string target_option = "target=";
+  csv.target = option.compare(0, target_option.size(), target_option) == 0;
+  if (!csv.target && option.compare(0, label_option.size(), label_option) != 0)
     return fail(model_errc::invalid_argument,
                 "data source '" + source + "': unknown CSV option '" + option
-                  + "'; the one option is label=COLUMN, as in data.csv:label=class");
-  csv.label_column = option.substr(label_option.size());
+                  + "'; the options are label=COLUMN (data.csv:label=class) and "
+                    "target=COLUMN (a float target: data.csv:target=price)");
+  csv.label_column = option.substr(csv.target ? target_option.size() : label_option.size());
   if (csv.label_column.empty())
     return fail(model_errc::invalid_argument,
-                "data source '" + source + "': label= names no column");
+                "data source '" + source + "': " + (csv.target ? "target=" : "label=")
+                  + " names no column");
   return std::optional<csv_source>(csv);
 }
 
 expected<dataset> load_csv(const csv_source& csv) {
-  auto table = read_csv(csv.path, csv.label_column);
+  auto table = csv.target ? read_csv_targets(csv.path, csv.label_column)
+                          : read_csv(csv.path, csv.label_column);
   if (!table)
     return table.error();
   dataset result;
   result.count = table->count;
   result.features = table->features;
-  result.classes = classes_of(table->labels);
   result.images = std::move(table->values);
+  if (csv.target) {
+    result.classes = 0;
+    result.target_width = 1;
+    result.targets = std::move(table->targets);
+    return result;
+  }
+  result.classes = classes_of(table->labels);
   result.labels = std::move(table->labels);
   return result;
 }
@@ -153,6 +191,15 @@ expected<dataset_pair> load_data_pair(const std::string& train_source,
   auto test = load_data_source(test_source, data_split::test);
   if (!test)
     return test.error();
+  if (train->regression() != test->regression()
+      || train->target_width != test->target_width)
+    return fail(model_errc::bad_format,
+                "the training data (" + train_source + ") has "
+                  + (train->regression() ? std::to_string(train->target_width) + " float targets"
+                                         : "class labels")
+                  + " but the test data (" + test_source + ") has "
+                  + (test->regression() ? std::to_string(test->target_width) + " float targets"
+                                        : "class labels"));
   if (train->features != test->features)
     return fail(model_errc::bad_format,
                 "the training data (" + train_source + ") has "

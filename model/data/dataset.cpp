@@ -3,6 +3,7 @@
 #include "model/data/dataset.hpp"
 
 #include "model/check.hpp"
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -93,6 +94,16 @@ expected<dataset_pair> load_dataset(const std::string& dir) {
   return dataset_pair{std::move(*train), std::move(*test)};
 }
 
+void gather_targets(const dataset& data, const uint32_t* indices, size_t count,
+                    float* targets_out) {
+  const size_t width = static_cast<size_t>(data.target_width);
+  for (size_t i = 0; i < count; ++i) {
+    TROUPE_ASSERT(indices[i] < static_cast<size_t>(data.count));
+    const float* row = data.targets.data() + indices[i] * width;
+    std::copy(row, row + width, targets_out + i * width);
+  }
+}
+
 void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
                   float* images_out, int32_t* labels_out) {
   const size_t features = static_cast<size_t>(data.features);
@@ -100,7 +111,7 @@ void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
     size_t row = indices[i];
     TROUPE_ASSERT(row < static_cast<size_t>(data.count));
     std::memcpy(images_out + i * features, data.image(row), features * sizeof(float));
-    labels_out[i] = data.labels[row];
+    labels_out[i] = data.regression() ? 0 : data.labels[row];
   }
 }
 
@@ -117,6 +128,21 @@ void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
 }
 
 status check_model_fits(const model_spec& spec, const dataset& data) {
+  if (spec.loss == loss_kind::squared_error || data.regression()) {
+    if (spec.loss == loss_kind::squared_error && data.features == spec.inputs
+        && data.target_width == spec.classes())
+      return {};
+    return fail(model_errc::invalid_argument,
+                "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
+                  + std::to_string(spec.classes())
+                  + (spec.loss == loss_kind::squared_error ? " outputs, squared error"
+                                                           : " classes")
+                  + ") does not fit the data (" + std::to_string(data.features) + " features, "
+                  + (data.regression() ? std::to_string(data.target_width) + " float targets"
+                                       : std::to_string(data.classes) + " classes")
+                  + "): classes train with sparse_categorical_crossentropy, float targets "
+                    "with --loss=mse");
+  }
   if (data.features == spec.inputs && data.classes <= spec.classes())
     return {};
   return fail(model_errc::invalid_argument,

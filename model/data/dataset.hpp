@@ -40,6 +40,11 @@ status check_model_fits(const model_spec& spec, const dataset& data);
 void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
                   float* images_out, int32_t* labels_out);
 
+/// Copies the targets of the samples named by `indices` (a regression set):
+/// targets_out: (count, target_width).
+void gather_targets(const dataset& data, const uint32_t* indices, size_t count,
+                    float* targets_out);
+
 /// Asks the CPU to start loading the rows named by `indices` (a hint: it
 /// changes no value; indices past the end are skipped). A batch's rows lie
 /// at random in the images (188 MB for Fashion-MNIST's training set), so

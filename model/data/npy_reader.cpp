@@ -418,6 +418,29 @@ expected<npy_features> read_npy_features(const std::string& path) {
   return result;
 }
 
+expected<npy_features> npy_targets(const std::string& path, const npy_array& array) {
+  if (array.kind != 'f')
+    return format_error(path, "targets have the dtype '" + array.descr
+                                + "'; they must be float32 ('<f4') or float64 ('<f8')");
+  if (array.shape.empty() || array.shape.size() > 2)
+    return format_error(path, "targets must be 1-D (samples,) or 2-D (samples, outputs), "
+                              "got shape " + shape_to_string(array.shape));
+  auto count = sample_count(path, array);
+  if (!count)
+    return count.error();
+  const uint64_t width = array.shape.size() == 2 ? array.shape[1] : 1;
+  if (width == 0 || width > INT_MAX)
+    return format_error(path, "has " + std::to_string(width) + " targets per sample");
+  npy_features result;
+  result.count = *count;
+  result.features = static_cast<int>(width);
+  result.values.resize(static_cast<size_t>(result.count) * width);
+  auto converted = convert_features(path, array, result);
+  if (!converted)
+    return converted.error();
+  return result;
+}
+
 expected<std::vector<int32_t>> read_npy_labels(const std::string& path) {
   auto array = read_npy(path);
   if (!array)

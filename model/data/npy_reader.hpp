@@ -39,6 +39,10 @@ expected<npy_array> read_npy(const std::string& path);
 /// finite; the error names the first sample that is not.
 expected<npy_features> read_npy_features(const std::string& path);
 
+/// Converts a float array `path` held, (samples,) or (samples, outputs),
+/// into regression targets (finite floats; `features` is the outputs).
+expected<npy_features> npy_targets(const std::string& path, const npy_array& array);
+
 /// Reads labels shaped (samples) of any integer dtype; each must lie in
 /// [0, INT32_MAX), so that max label + 1 classes fit an int.
 expected<std::vector<int32_t>> read_npy_labels(const std::string& path);

@@ -62,7 +62,8 @@ void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t v
   attribute->set_i(value);
 }
 
-// input -> [Gemm (-> Relu)] per layer -> logits -> Softmax -> probabilities.
+// input -> [Gemm (-> Relu)] per layer -> logits -> Softmax -> probabilities;
+// a squared-error model's last Gemm gives its values, "outputs".
 void build_graph(onnx::GraphProto& graph, const model_spec& spec, const float* params) {
   const parameter_layout layout(spec);
   graph.set_name("troupe_mlp");
@@ -77,7 +78,8 @@ void build_graph(onnx::GraphProto& graph, const model_spec& spec, const float* p
                     params + view.weights_offset);
     add_initializer(graph, layer + ".bias", {view.out}, params + view.bias_offset);
     // y = x W + b: (batch, in) (in, out) + (out); Gemm's defaults, spelled out.
-    const std::string y = last ? "logits" : layer;
+    const bool values = spec.loss == loss_kind::squared_error;
+    const std::string y = last ? (values ? "outputs" : "logits") : layer;
     auto* gemm = add_node(graph, "Gemm", layer, {x, layer + ".weights", layer + ".bias"}, y);
     set_int_attribute(gemm, "transA", 0);
     set_int_attribute(gemm, "transB", 0);
@@ -86,6 +88,10 @@ void build_graph(onnx::GraphProto& graph, const model_spec& spec, const float* p
       x = layer + "_relu";
       add_node(graph, "Relu", layer + "_relu", {y}, x);
     }
+  }
+  if (spec.loss == loss_kind::squared_error) {
+    declare_rows(graph.add_output(), "outputs", spec.classes());
+    return;
   }
   auto* softmax = add_node(graph, "Softmax", "softmax", {x}, "probabilities");
   set_int_attribute(softmax, "axis", 1);
@@ -106,7 +112,9 @@ status export_onnx(const std::string& path, const model_spec& spec, const float*
   model.set_ir_version(ir_version);
   model.set_producer_name("troupe");
   model.set_model_version(1);
-  model.set_doc_string("Troupe model " + to_string(spec) + ", softmax cross-entropy");
+  model.set_doc_string("Troupe model " + to_string(spec)
+                       + (spec.loss == loss_kind::squared_error ? ", mean squared error"
+                                                                : ", softmax cross-entropy"));
   auto* opset = model.add_opset_import();
   opset->set_domain("");
   opset->set_version(onnx_opset);

@@ -191,3 +191,70 @@ TEST_CASE("make_dataset checks arrays from memory", "[api][data]") {
   REQUIRE_FALSE(out_of_range);
   CHECK_THAT(out_of_range.error().message, Catch::Contains("outside [0, 2)"));
 }
+
+namespace {
+
+// y = x0 - 2 x1 + x2 x3: a regression a hidden layer can learn.
+troupe::dataset regression_set(int count, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> draw(-1.0f, 1.0f);
+  std::vector<float> x, y;
+  for (int n = 0; n < count; ++n) {
+    float row[4];
+    for (float& v : row)
+      v = draw(random);
+    x.insert(x.end(), row, row + 4);
+    y.push_back(row[0] - 2 * row[1] + row[2] * row[3]);
+  }
+  return *troupe::make_regression_dataset(std::move(x), std::move(y), 4, 1);
+}
+
+} // namespace
+
+TEST_CASE("a sequential model with a linear output trains on float targets with mse, "
+          "to the same bits whatever the shard count",
+          "[api][fit][regression]") {
+  const auto train = regression_set(2048, 1);
+  const auto test = regression_set(512, 2);
+  double variance = 0;
+  for (float t : test.targets)
+    variance += double(t) * t / test.count;
+  troupe::sequential model(4, {troupe::layers::dense(32, "relu"),
+                               troupe::layers::dense(1, "linear")});
+  model.compile(troupe::optimizers::adam(0.01f), "mse", {});
+  CHECK(*model.description() == "4-32relu-1:mse");
+  auto options = troupe::fit_options().epochs(5).replicas(2).seed(3).quiet();
+  auto one_shard = model.fit(train, test, troupe::fit_options(options).set("store-shards", "1"));
+  REQUIRE(one_shard);
+  auto two_shards = model.fit(train, test, troupe::fit_options(options).set("store-shards", "2"));
+  REQUIRE(two_shards);
+  CHECK(two_shards->params_fnv1a64 == one_shard->params_fnv1a64);
+  INFO("val_loss " << two_shards->val_loss << ", target variance " << variance);
+  CHECK(two_shards->val_loss < 0.1 * variance);
+  CHECK(two_shards->epochs.back().val_loss < two_shards->epochs.front().val_loss);
+  auto values = model.predict(test);
+  REQUIRE(values);
+  REQUIRE(values->size() == static_cast<size_t>(test.count));
+  double squared = 0;
+  for (int n = 0; n < test.count; ++n)
+    squared += double((*values)[n] - test.targets[n]) * ((*values)[n] - test.targets[n]);
+  CHECK(squared / test.count == Approx(two_shards->val_loss).epsilon(1e-4));
+  auto labels_with_mse = model.fit(slice().train, slice().test, options);
+  REQUIRE_FALSE(labels_with_mse);
+  CHECK_THAT(labels_with_mse.error().message, Catch::Contains("float targets"));
+}
+
+TEST_CASE("check_gradient passes the squared-error output", "[api][gradient][regression]") {
+  auto model = troupe::make_model("6-5relu-2:mse");
+  REQUIRE(model);
+  auto b = make_batch(6, 2, 5);
+  std::vector<float> targets(10);
+  for (size_t i = 0; i < targets.size(); ++i)
+    targets[i] = 0.3f * static_cast<float>(i) - 1.0f;
+  b.view.targets = targets.data();
+  b.view.labels = nullptr;
+  auto report = troupe::check_gradient(**model, b.view);
+  REQUIRE(report);
+  CHECK(report->checked == (*model)->parameter_count());
+  CHECK(report->passed);
+}

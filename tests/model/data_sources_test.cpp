@@ -364,7 +364,9 @@ TEST_CASE("bad labels .npy files are bad_format errors naming the file and the p
           "[data_sources]") {
   const std::vector<broken_npy> cases = {
     {"2-D labels", npy_dict("|u1", "(2, 1)"), bytes{0, 1}, "labels must be 1-D"},
-    {"float labels", npy_dict("<f4", "(2,)"), bytes(8), "float dtype '<f4'"},
+    {"non-finite float targets", npy_dict("<f4", "(2,)"), bytes{0, 0, 0, 0, 0, 0, 0xc0, 0x7f},
+     "of sample 1 is not finite (nan)"},
+    {"3-D float targets", npy_dict("<f4", "(2, 1, 1)"), bytes(8), "targets must be 1-D"},
     {"negative", npy_dict("|i1", "(2,)"), bytes{3, 0xff}, "label -1 of sample 1 is negative"},
     {"too large", npy_dict("<u4", "(2,)"), bytes{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},
      "label 4294967295 of sample 1 is too large"},
@@ -457,4 +459,30 @@ TEST_CASE("train and test sets of different feature widths name both sources",
   auto pair = load_data_pair(test_data_dir(), dir.file("narrow.csv"));
   check_error(pair, model_errc::bad_format, test_data_dir(), "has 784 features per sample");
   CHECK(contains(pair.error().message, "test data (" + dir.file("narrow.csv") + ") has 1"));
+}
+
+TEST_CASE("a float y.npy and a CSV target column load as regression targets",
+          "[data_sources]") {
+  temp_dir dir;
+  write_npy(dir.file("X.npy"), npy_dict("|u1", "(2, 1)"), bytes{0, 255});
+  const float values[2] = {0.5f, -2.25f};
+  bytes raw(sizeof values);
+  std::memcpy(raw.data(), values, sizeof values);
+  write_npy(dir.file("y.npy"), npy_dict("<f4", "(2,)"), raw);
+  auto npy = load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"), data_split::train);
+  REQUIRE(npy);
+  CHECK(npy->regression());
+  CHECK(npy->target_width == 1);
+  CHECK(npy->targets == std::vector<float>{0.5f, -2.25f});
+  CHECK(npy->labels.empty());
+  write_text(dir.file("d.csv"), "x,y\n0,0.5\n1,-2.25\n");
+  auto csv = load_data_source(dir.file("d.csv") + ":target=y", data_split::train);
+  REQUIRE(csv);
+  CHECK(csv->targets == npy->targets);
+  CHECK(csv->images == std::vector<float>{0.0f, 1.0f});
+  write_text(dir.file("labels.csv"), "x,y\n0,1\n1,0\n");
+  auto mixed = load_data_pair(dir.file("X.npy") + "," + dir.file("y.npy"),
+                              dir.file("labels.csv") + ":label=y");
+  REQUIRE_FALSE(mixed);
+  CHECK(contains(mixed.error().message, "float targets but the test data"));
 }

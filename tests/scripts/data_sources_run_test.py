@@ -53,6 +53,32 @@ def write_bad_files(out, train_x, train_y):
         f.write("0,1\n")
 
 
+def regression(binary, out):
+    """The labels as float targets: --loss=mse trains a linear output on them,
+    from .npy (a float y) and from CSV (:target=label) alike."""
+    import numpy as np
+    for split in ("train", "test"):
+        labels = np.load(f"{out}/{split}_y.npy")
+        np.save(f"{out}/{split}_yf.npy", labels.astype(np.float32))
+    model = ["--model=784-32relu-1", "--loss=mse", "--lr=0.003"]
+    npy = params_of(mnist(binary, *model, f"--train={out}/train_X.npy,{out}/train_yf.npy",
+                          f"--test={out}/test_X.npy,{out}/test_yf.npy"), "regression .npy")
+    csv_run = mnist(binary, *model, f"--train={out}/train.csv:target=label",
+                    f"--test={out}/test.csv:target=label")
+    csv = params_of(csv_run, "regression CSV")
+    loss = float(re.search(r"test_loss ([0-9.]+)", csv_run.stdout).group(1))
+    labels = np.load(f"{out}/test_y.npy").astype(np.float64)
+    variance = float(np.var(labels))
+    print(f"regression: .npy {npy}, CSV {csv}, test mse {loss:.4f} (label variance {variance:.4f})")
+    if npy != csv:
+        sys.exit("FAIL: the same float targets from .npy and CSV trained other bits")
+    if not loss < 0.5 * variance:
+        sys.exit("FAIL: the regression did not learn")
+    expect_refusal(binary, "class labels with --loss=mse",
+                   [*model, f"--train={out}/train_X.npy,{out}/train_y.npy",
+                    f"--test={out}/test_X.npy,{out}/test_y.npy"], 2, "float targets")
+
+
 def main():
     binary, data_dir, scripts = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as out:
@@ -67,6 +93,7 @@ def main():
         print(f"IDX {idx}, .npy {from_npy}, CSV {from_csv}")
         if not idx == from_npy == from_csv:
             sys.exit("FAIL: the same samples from other sources trained other bits")
+        regression(binary, out)
         write_bad_files(out, f"{out}/train_X.npy", f"{out}/train_y.npy")
         test = npy[1]
         expect_refusal(binary, "truncated .npy", [f"--train={out}/truncated_X.npy,"
