@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """mnist trains on .npy and CSV sources as on the IDX directory they were
-written from, with the same bits, and refuses bad data with a clear error.
+written from, with the same bits; regresses on the labels as float targets
+with --loss=mse, with the same bits from .npy, CSV and on two nodes; and
+refuses bad data with a clear error.
 
-usage: data_sources_run_test.py MNIST DATA_DIR SCRIPTS_DIR
+usage: data_sources_run_test.py MNIST DATA_DIR SCRIPTS_DIR NODE
 """
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -53,7 +56,31 @@ def write_bad_files(out, train_x, train_y):
         f.write("0,1\n")
 
 
-def regression(binary, out):
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def on_two_nodes(node_binary, run):
+    """Runs run(nodes_option) with two node processes listening."""
+    ports = [free_port(), free_port()]
+    nodes = []
+    for port in ports:
+        node = subprocess.Popen([node_binary, f"--port={port}"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        while "listening" not in (node.stdout.readline() or "listening"):
+            pass
+        nodes.append(node)
+    try:
+        return run("--nodes=" + ",".join(f"127.0.0.1:{p}" for p in ports))
+    finally:
+        for node in nodes:
+            node.terminate()
+            node.wait(timeout=30)
+
+
+def regression(binary, out, node_binary):
     """The labels as float targets: --loss=mse trains a linear output on them,
     from .npy (a float y) and from CSV (:target=label) alike."""
     import numpy as np
@@ -70,8 +97,13 @@ def regression(binary, out):
     labels = np.load(f"{out}/test_y.npy").astype(np.float64)
     variance = float(np.var(labels))
     print(f"regression: .npy {npy}, CSV {csv}, test mse {loss:.4f} (label variance {variance:.4f})")
-    if npy != csv:
-        sys.exit("FAIL: the same float targets from .npy and CSV trained other bits")
+    remote = params_of(on_two_nodes(node_binary, lambda nodes: mnist(
+        binary, *model, f"--train={out}/train_X.npy,{out}/train_yf.npy",
+        f"--test={out}/test_X.npy,{out}/test_yf.npy", nodes, "--replicas-per-node=1")),
+        "regression on 2 nodes")
+    print(f"regression on 2 nodes: {remote}")
+    if not npy == csv == remote:
+        sys.exit("FAIL: the same float targets from .npy, CSV or on nodes trained other bits")
     if not loss < 0.5 * variance:
         sys.exit("FAIL: the regression did not learn")
     expect_refusal(binary, "class labels with --loss=mse",
@@ -80,7 +112,7 @@ def regression(binary, out):
 
 
 def main():
-    binary, data_dir, scripts = sys.argv[1:4]
+    binary, data_dir, scripts, node_binary = sys.argv[1:5]
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(["/usr/bin/python3", os.path.join(scripts, "make_npy_csv.py"), data_dir,
                         out], check=True, timeout=TIMEOUT)
@@ -93,7 +125,7 @@ def main():
         print(f"IDX {idx}, .npy {from_npy}, CSV {from_csv}")
         if not idx == from_npy == from_csv:
             sys.exit("FAIL: the same samples from other sources trained other bits")
-        regression(binary, out)
+        regression(binary, out, node_binary)
         write_bad_files(out, f"{out}/train_X.npy", f"{out}/train_y.npy")
         test = npy[1]
         expect_refusal(binary, "truncated .npy", [f"--train={out}/truncated_X.npy,"
