@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 
-#include "model/builtin_model.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {

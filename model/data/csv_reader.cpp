@@ -5,14 +5,11 @@
 #include "model/data/csv_reader.hpp"
 #include "model/data/file_bytes.hpp"
 
-#include <cerrno>
 #include <cfloat>
 #include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string_view>
 
 namespace troupe {

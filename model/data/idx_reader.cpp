@@ -5,11 +5,7 @@
 
 #include <zlib.h>
 
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 
 namespace troupe {

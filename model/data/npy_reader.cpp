@@ -4,12 +4,9 @@
 #include "model/data/npy_reader.hpp"
 #include "model/data/file_bytes.hpp"
 
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 namespace troupe {
 
