@@ -3,7 +3,6 @@
 #include <troupe/fit.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 
 #include <caf/actor_system.hpp>
@@ -14,6 +13,7 @@
 #include "api/errors.hpp"
 #include "api/program_config.hpp"
 #include "messages/errors.hpp"
+#include "model/model_description.hpp"
 
 namespace troupe {
 
@@ -21,14 +21,11 @@ namespace {
 
 // `model` (a built-in description) trained with `loss` instead.
 expected<std::string> description_with_loss(const std::string& model, const std::string& loss) {
-  if (model.empty() || !std::isdigit(static_cast<unsigned char>(model[0])))
+  if (!names_builtin_model(model))
     return fail(model_errc::invalid_argument,
                 "--loss: model " + model + " is registered and computes its own loss");
-  const std::string mse = ":mse";
-  std::string base = model;
-  if (base.size() > mse.size() && base.compare(base.size() - mse.size(), mse.size(), mse) == 0)
-    base.resize(base.size() - mse.size());
-  return loss == "mse" ? base + mse : base;
+  const std::string base = without_loss_suffix(model);
+  return loss == "mse" ? base + squared_error_suffix : base;
 }
 
 // What the program compiled, where the options do not say otherwise.

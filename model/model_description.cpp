@@ -11,11 +11,6 @@ namespace troupe {
 
 namespace {
 
-// A built-in description starts with its input width.
-bool names_builtin(const std::string& text) {
-  return !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) != 0;
-}
-
 std::string known_models_text() {
   std::string known;
   for (const auto& name : registered_models())
@@ -36,9 +31,13 @@ uint64_t registered_fingerprint(const std::string& text, model& instance) {
 
 } // namespace
 
+bool names_builtin_model(const std::string& text) {
+  return !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) != 0;
+}
+
 expected<model_description> model_description::resolve(const std::string& text) {
   model_description d;
-  if (names_builtin(text)) {
+  if (names_builtin_model(text)) {
     auto spec = parse_model_spec(text);
     if (!spec)
       return spec.error();

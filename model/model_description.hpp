@@ -35,6 +35,12 @@ public:
   int inputs() const { return inputs_; }
   int classes() const { return classes_; }
 
+  /// Tells whether the model computes on the host only: a registered model,
+  /// or a built-in one trained with the squared error.
+  bool computes_on_host() const {
+    return !spec_ || spec_->loss == loss_kind::squared_error;
+  }
+
   /// Builds a fresh instance: each replica computes on its own.
   expected<std::unique_ptr<model>> instantiate() const;
 
@@ -56,6 +62,10 @@ private:
   int classes_ = 0;
   uint64_t fingerprint_ = 0;
 };
+
+/// Tells whether `text` describes the built-in model (it starts with its
+/// input width) rather than a registered one.
+bool names_builtin_model(const std::string& text);
 
 /// Checks that a model's input width and outputs fit `data` (every label is
 /// one of its outputs); the error says both sides.

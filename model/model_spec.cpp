@@ -34,11 +34,16 @@ int model_spec::widest() const {
   return widest;
 }
 
+std::string without_loss_suffix(const std::string& text) {
+  const std::string mse = squared_error_suffix;
+  const bool suffixed =
+    text.size() > mse.size() && text.compare(text.size() - mse.size(), mse.size(), mse) == 0;
+  return suffixed ? text.substr(0, text.size() - mse.size()) : text;
+}
+
 expected<model_spec> parse_model_spec(const std::string& whole) {
-  const std::string mse = ":mse";
-  const bool squared_error =
-    whole.size() > mse.size() && whole.compare(whole.size() - mse.size(), mse.size(), mse) == 0;
-  const std::string text = squared_error ? whole.substr(0, whole.size() - mse.size()) : whole;
+  const std::string text = without_loss_suffix(whole);
+  const bool squared_error = text.size() != whole.size();
   std::vector<std::string> parts;
   std::stringstream stream(text);
   for (std::string part; std::getline(stream, part, '-');)
@@ -85,7 +90,7 @@ std::string to_string(const model_spec& spec) {
       text += "relu";
   }
   if (spec.loss == loss_kind::squared_error)
-    text += ":mse";
+    text += squared_error_suffix;
   return text;
 }
 

@@ -38,6 +38,12 @@ struct model_spec {
   int widest() const;
 };
 
+/// Ends the description of a model trained with the squared error.
+inline constexpr const char* squared_error_suffix = ":mse";
+
+/// Returns `text` without a trailing squared_error_suffix.
+std::string without_loss_suffix(const std::string& text);
+
 /// Parses "784-128relu-10": the input width, then each layer's units with an
 /// optional "relu" suffix, then ":mse" for the squared error. The last layer
 /// must have no activation.

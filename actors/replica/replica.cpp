@@ -439,9 +439,7 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
   }
   if (auto fits = check_model_fits(*described, *train); !fits)
     return to_caf_error(fits.error());
-  const bool host_only = !described->builtin()
-                         || described->builtin()->loss == loss_kind::squared_error;
-  if (host_only && config.device != "cpu")
+  if (described->computes_on_host() && config.device != "cpu")
     return make_troupe_error(troupe_errc::bad_config,
                              "model " + described->text() + " computes on the host: replica "
                                + std::to_string(config.index) + " cannot run on "
