@@ -6,7 +6,7 @@
 
 #include "api/program_config.hpp"
 #include "messages/errors.hpp"
-#include "model/data/data_source.hpp"
+#include "model/data/source_registry.hpp"
 #include "model/data/dataset.hpp"
 
 namespace troupe {
@@ -41,7 +41,7 @@ std::optional<int> command_line::parse(int argc, char** argv) {
   return std::nullopt;
 }
 
-expected<dataset_pair> command_line::load_data() const {
+expected<source_pair> command_line::open_data() const {
   const auto& c = settings_->config;
   if (c.train.empty() != c.test.empty())
     return troupe::fail(model_errc::invalid_argument,
@@ -53,12 +53,15 @@ expected<dataset_pair> command_line::load_data() const {
     auto run = c.run.to_run_config();
     train = test = run ? run->data_dir : default_data_dir();
   }
-  auto data = load_data_pair(train, test);
-  if (!data)
-    return data.error();
-  data->train.source = train; // what nodes load
-  data->test.source = test;
-  return data;
+  return open_data_pair(train, test);
+}
+
+expected<dataset_pair> command_line::load_data() const {
+  auto opened = open_data();
+  if (!opened)
+    return opened.error();
+  return dataset_pair{opened->train->rows(0, opened->train->size()),
+                      opened->test->rows(0, opened->test->size())};
 }
 
 std::string command_line::model_or(const std::string& compiled) const {

@@ -45,7 +45,7 @@ std::string store_text(const run_config& c) {
 
 } // namespace
 
-void print_banner(const std::string& program, const run_config& c, const dataset_pair& data) {
+void print_banner(const std::string& program, const run_config& c, const source_pair& data) {
   const auto where = c.nodes.empty()
                        ? fmt::format("{}", fmt::join(c.devices.pool, ","))
                        : fmt::format("{} x {}", plural(c.nodes.size(), "node", "nodes"),
@@ -55,7 +55,7 @@ void print_banner(const std::string& program, const run_config& c, const dataset
              program, c.policy.name, plural(c.replicas, "replica", "replicas"),
              c.devices.automatic && c.nodes.empty() ? "auto" : where, store_text(c), c.model,
              plural(c.epochs, "epoch", "epochs"), c.optimizer.name, c.optimizer.learning_rate,
-             data.train.count, data.test.count, c.data_dir);
+             data.train->size(), data.test->size(), c.data_dir);
   fmt::print("Batch {} (global): {}\n", c.batch_size, step_text(c));
   const auto numerics = current_numerics();
   fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
@@ -73,15 +73,15 @@ void print_banner(const std::string& program, const run_config& c, const dataset
 }
 
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   metrics_log* metrics,
+                                   reported_metrics scores, metrics_log* metrics,
                                    std::function<void(const epoch_record&)> on_epoch) {
   const bool bar = cfg.progress == "bar" || (cfg.progress == "auto" && isatty(STDOUT_FILENO));
   fit_observer observer;
-  observer.on_epoch = [bar, &cfg, c, metrics, on_epoch](const epoch_record& r) {
+  observer.on_epoch = [bar, &cfg, c, scores, metrics, on_epoch](const epoch_record& r) {
     if (bar)
       fmt::print("\r\033[K"); // the epoch line replaces the bar
     if (cfg.progress != "off")
-      fmt::print("{}\n", progress_line(r, c.epochs));
+      fmt::print("{}\n", progress_line(r, c.epochs, scores));
     std::fflush(stdout);
     if (metrics)
       metrics->write_epoch(r, c);
@@ -108,13 +108,17 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
   return observer;
 }
 
-void print_summary(const program_config& cfg, const fit_summary& result) {
+void print_summary(const program_config& cfg, reported_metrics scores,
+                   const fit_summary& result) {
   const auto numerics = current_numerics();
-  fmt::print("Final: test_accuracy {:.4f} - test_loss {:.4f} - {:.0f} samples/s "
-             "(training) - {} - params fnv1a64 {} (GEMM {}, {})\n",
-             result.test_accuracy, result.test_loss, result.samples_per_second,
-             plural(result.version, "step", "steps"), hex64(result.params_fnv1a64),
-             numerics.gemm_kernel, numerics.gemm_family);
+  const std::string score =
+    scores == reported_metrics::loss
+      ? fmt::format("test_loss {:.4f}", result.test_loss)
+      : fmt::format("test_accuracy {:.4f} - test_loss {:.4f}", result.test_accuracy,
+                    result.test_loss);
+  fmt::print("Final: {} - {:.0f} samples/s (training) - {} - params fnv1a64 {} (GEMM {}, {})\n",
+             score, result.samples_per_second, plural(result.version, "step", "steps"),
+             hex64(result.params_fnv1a64), numerics.gemm_kernel, numerics.gemm_family);
   if (cfg.progress != "off")
     for (const auto& line : straggler_lines(make_straggler_report(result)))
       fmt::print("  {}\n", line);

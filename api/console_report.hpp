@@ -16,16 +16,18 @@
 namespace troupe {
 
 /// Prints what the run will do: mode, replicas, store, model, data, numerics.
-void print_banner(const std::string& program, const run_config& c, const dataset_pair& data);
+void print_banner(const std::string& program, const run_config& c, const source_pair& data);
 
 /// Shows each epoch as a line (and a live bar on a terminal), writes the
 /// metrics' epoch and step records, and calls `on_epoch` with each epoch's
-/// figures.
+/// figures; the lines show `scores`.
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   metrics_log* metrics,
+                                   reported_metrics scores, metrics_log* metrics,
                                    std::function<void(const epoch_record&)> on_epoch);
 
-/// Prints the final line and, unless progress is off, the straggler report.
-void print_summary(const program_config& cfg, const fit_summary& result);
+/// Prints the final line (with `scores`) and, unless progress is off, the
+/// straggler report.
+void print_summary(const program_config& cfg, reported_metrics scores,
+                   const fit_summary& result);
 
 } // namespace troupe

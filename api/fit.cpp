@@ -77,8 +77,8 @@ history history_of(const fit_summary& s, std::vector<epoch_result> epochs,
 // The run the options describe, with what the program compiled, reading
 // its training data where `train` came from.
 expected<run_config> run_config_for(const program_config& cfg, const std::string& description,
-                                     const optimizer_config& optimizer, const dataset& train,
-                                     const fit_options& options) {
+                                     const optimizer_config& optimizer,
+                                     const data_source& train, const fit_options& options) {
   if (auto err = cfg.check_output_options())
     return invalid_option(err);
   auto config = cfg.run.to_run_config();
@@ -91,13 +91,13 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
       return with_loss.error();
     config->model = *with_loss;
   }
-  if (!train.source.empty())
-    config->data_dir = train.source; // what nodes load, and what the banner names
+  if (!train.name().empty())
+    config->data_dir = train.name(); // what nodes open, and what the banner names
   else if (!config->nodes.empty() && !options.has("data-dir"))
     return fail(model_errc::invalid_argument,
-                "--nodes: nodes load the training data from a file or directory, and this "
-                "training set was built in memory (load it with load_data, or name its "
-                "--data-dir)");
+                "--nodes: nodes open the training data by its name, and this training set "
+                "has none: it was built in memory (load it with load_data, serve it as a "
+                "registered data source, or name its --data-dir)");
   else if (!options.has("data-dir"))
     config->data_dir = "memory";
   return *config;
@@ -118,14 +118,24 @@ bool fit_options::has(const std::string& name) const {
 expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       const dataset& train, const dataset& validation,
                       const fit_options& options) {
+  return fit(description, optimizer, in_memory(train), in_memory(validation), options);
+}
+
+expected<history> fit(const std::string& description, const optimizer_config& optimizer,
+                      std::shared_ptr<const data_source> train,
+                      std::shared_ptr<const data_source> validation,
+                      const fit_options& options) {
+  if (!train || !validation)
+    return fail(model_errc::invalid_argument,
+                std::string("fit: the ") + (train ? "validation" : "training") + " source is null");
   program_config cfg(options.program, "");
   if (auto err = cfg.parse_options(options.arguments()))
     return invalid_option(err);
-  auto config = run_config_for(cfg, description, optimizer, train, options);
+  auto config = run_config_for(cfg, description, optimizer, *train, options);
   if (!config)
     return config.error();
-  auto data = std::make_shared<const dataset_pair>(dataset_pair{train, validation});
-  auto checked = check_run_config(*config, data.get());
+  const source_pair data{std::move(train), std::move(validation)};
+  auto checked = check_run_config(*config, &data);
   if (!checked)
     return invalid_option(checked.error());
   std::unique_ptr<metrics_log> metrics;
@@ -135,9 +145,11 @@ expected<history> fit(const std::string& description, const optimizer_config& op
       return fail(model_errc::io_error, describe(log.error()));
     metrics = std::make_unique<metrics_log>(std::move(*log));
   }
-  print_banner(options.program, *checked, *data);
+  print_banner(options.program, *checked, data);
   std::vector<epoch_result> epochs;
-  auto observer = make_console_observer(cfg, *checked, metrics.get(),
+  const auto scores =
+    data.train->regression() ? reported_metrics::loss : reported_metrics::loss_and_accuracy;
+  auto observer = make_console_observer(cfg, *checked, scores, metrics.get(),
                                         [&epochs, &options](const epoch_record& r) {
                                           epochs.push_back(result_of(r));
                                           if (options.on_epoch)
@@ -147,7 +159,7 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   auto result = fit(system, *checked, data, std::move(observer));
   if (!result)
     return run_failure(result.error());
-  print_summary(cfg, *result);
+  print_summary(cfg, scores, *result);
   if (metrics)
     metrics->write_summary(*result, *checked);
   return history_of(*result, std::move(epochs), checked->model);

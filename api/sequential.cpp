@@ -75,26 +75,50 @@ status sequential::check_compiled() const {
 
 expected<history> sequential::fit(const dataset& train, const dataset& validation,
                                   const fit_options& options) {
+  return fit(in_memory(train), in_memory(validation), options);
+}
+
+expected<history> sequential::fit(std::shared_ptr<const data_source> train,
+                                  std::shared_ptr<const data_source> validation,
+                                  const fit_options& options) {
   if (auto compiled = check_compiled(); !compiled)
     return compiled.error();
   auto text = description();
   if (!text)
     return text.error();
-  auto result = troupe::fit(*text, optimizer_, train, validation, options);
+  auto result = troupe::fit(*text, optimizer_, std::move(train), std::move(validation), options);
   if (result)
     trained_ = result->model;
   return result;
 }
 
-expected<evaluation> sequential::evaluate(const dataset& data) const {
+status sequential::check_trained(const std::string& what) const {
   if (trained_.parameters().empty())
-    return fail(model_errc::invalid_argument, "evaluate: the model is not trained (fit it first)");
+    return fail(model_errc::invalid_argument, what + ": the model is not trained (fit it first)");
+  return {};
+}
+
+expected<evaluation> sequential::evaluate(const data_source& data) const {
+  if (auto trained = check_trained("evaluate"); !trained)
+    return trained.error();
   return trained_.evaluate(data);
 }
 
+expected<evaluation> sequential::evaluate(const dataset& data) const {
+  if (auto trained = check_trained("evaluate"); !trained)
+    return trained.error();
+  return trained_.evaluate(data);
+}
+
+expected<std::vector<float>> sequential::predict(const data_source& data) const {
+  if (auto trained = check_trained("predict"); !trained)
+    return trained.error();
+  return trained_.predict(data);
+}
+
 expected<std::vector<float>> sequential::predict(const dataset& data) const {
-  if (trained_.parameters().empty())
-    return fail(model_errc::invalid_argument, "predict: the model is not trained (fit it first)");
+  if (auto trained = check_trained("predict"); !trained)
+    return trained.error();
   return trained_.predict(data);
 }
 

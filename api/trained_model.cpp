@@ -2,11 +2,15 @@
 // file and the ONNX export.
 #include <troupe/fit.hpp>
 
+#include <functional>
+
 #include "model/builtin_model.hpp"
 #include "model/export/onnx_export.hpp"
 #include "model/export/saved_model.hpp"
 #include "model/model_description.hpp"
 #include "model/predict.hpp"
+#include "model/source_chunks.hpp"
+#include "model/data/dataset.hpp"
 
 namespace troupe {
 
@@ -44,64 +48,103 @@ expected<model_spec> builtin_spec_for(const trained_model& m, const std::string&
   return *described->builtin();
 }
 
-status check_features(int inputs, const dataset& data) {
-  if (data.features == inputs
-      && data.images.size() == static_cast<size_t>(data.count) * data.features)
+status check_features(int inputs, const data_source& data) {
+  if (data.features() == inputs)
     return {};
   return fail(model_errc::invalid_argument,
               "the model takes " + std::to_string(inputs)
-                + " features per sample, the data has " + std::to_string(data.features));
+                + " features per sample, the data has " + std::to_string(data.features()));
+}
+
+// Checks that a dataset's arrays hold what its counts say.
+status check_arrays(const dataset& data, bool answers_needed) {
+  const size_t count = static_cast<size_t>(data.count);
+  if (data.images.size() != count * static_cast<size_t>(data.features))
+    return fail(model_errc::invalid_argument,
+                "the data has " + std::to_string(data.images.size()) + " feature values for "
+                  + std::to_string(data.count) + " samples of "
+                  + std::to_string(data.features));
+  const bool answered =
+    data.regression() ? data.targets.size() == count * static_cast<size_t>(data.target_width)
+                      : data.labels.size() == count;
+  if (answers_needed && !answered)
+    return fail(model_errc::invalid_argument,
+                "the data has no label or target for every sample");
+  return {};
+}
+
+// Writes `compute`'s outputs (`width` per sample) for every sample of `data`.
+expected<std::vector<float>>
+outputs_for(const data_source& data, int width,
+            const std::function<void(const batch&, float*)>& compute) {
+  std::vector<float> outputs(data.size() * static_cast<size_t>(width));
+  auto walked = for_each_chunk(data, chunk_content::features, [&](const batch& chunk, size_t first) {
+    compute(chunk, outputs.data() + first * static_cast<size_t>(width));
+  });
+  if (!walked)
+    return walked.error();
+  return outputs;
 }
 
 } // namespace
 
-expected<evaluation> trained_model::evaluate(const dataset& data) const {
+expected<evaluation> trained_model::evaluate(const data_source& data) const {
   auto instance = instance_for(*this);
   if (!instance)
     return instance.error();
   if (auto fits = check_features((*instance)->inputs(), data); !fits)
     return fits.error();
-  const bool answered = data.regression()
-                          ? data.targets.size() == static_cast<size_t>(data.count) * data.target_width
-                          : data.labels.size() == static_cast<size_t>(data.count);
-  if (!answered)
-    return fail(model_errc::invalid_argument,
-                "the data has no label or target for every sample");
-  const batch samples{data.images.data(), data.regression() ? nullptr : data.labels.data(),
-                      static_cast<size_t>(data.count), data.features,
-                      data.regression() ? data.targets.data() : nullptr};
-  const batch_result scored = (*instance)->evaluate(parameters_.data(), samples);
+  auto scored = evaluate_source(**instance, parameters_.data(), data);
+  if (!scored)
+    return scored.error();
   evaluation e;
-  e.samples = data.count;
-  if (data.count > 0) {
-    e.loss = scored.loss_sum / data.count;
-    e.accuracy = static_cast<double>(scored.correct) / data.count;
+  e.samples = static_cast<int64_t>(data.size());
+  if (e.samples > 0) {
+    e.loss = scored->loss_sum / static_cast<double>(e.samples);
+    e.accuracy = static_cast<double>(scored->correct) / static_cast<double>(e.samples);
   }
   return e;
 }
 
-expected<std::vector<float>> trained_model::predict(const dataset& data) const {
+expected<evaluation> trained_model::evaluate(const dataset& data) const {
+  if (auto checked = check_arrays(data, true); !checked)
+    return checked.error();
+  return evaluate(*borrowed_source(data));
+}
+
+expected<std::vector<float>> trained_model::predict(const data_source& data) const {
   auto instance = instance_for(*this);
   if (!instance)
     return instance.error();
   if (auto fits = check_features((*instance)->inputs(), data); !fits)
     return fits.error();
-  std::vector<float> outputs(static_cast<size_t>(data.count) * (*instance)->outputs());
-  (*instance)->predict(parameters_.data(), data.images.data(), static_cast<size_t>(data.count),
-                       outputs.data());
-  return outputs;
+  model& m = **instance;
+  return outputs_for(data, m.outputs(), [&](const batch& chunk, float* out) {
+    m.predict(parameters_.data(), chunk.features, chunk.count, out);
+  });
 }
 
-expected<std::vector<float>> trained_model::logits(const dataset& data) const {
+expected<std::vector<float>> trained_model::predict(const dataset& data) const {
+  if (auto checked = check_arrays(data, false); !checked)
+    return checked.error();
+  return predict(*borrowed_source(data));
+}
+
+expected<std::vector<float>> trained_model::logits(const data_source& data) const {
   auto spec = builtin_spec_for(*this, "give logits; predict gives its outputs");
   if (!spec)
     return spec.error();
   if (auto fits = check_features(spec->inputs, data); !fits)
     return fits.error();
-  std::vector<float> values(static_cast<size_t>(data.count) * spec->classes());
-  predict_logits(*spec, parameters_.data(), data.images.data(), static_cast<size_t>(data.count),
-                 values.data());
-  return values;
+  return outputs_for(data, spec->classes(), [&](const batch& chunk, float* out) {
+    predict_logits(*spec, parameters_.data(), chunk.features, chunk.count, out);
+  });
+}
+
+expected<std::vector<float>> trained_model::logits(const dataset& data) const {
+  if (auto checked = check_arrays(data, false); !checked)
+    return checked.error();
+  return logits(*borrowed_source(data));
 }
 
 expected<int> trained_model::outputs() const {

@@ -12,7 +12,7 @@
 namespace {
 
 int train(const troupe::command_line& cli) {
-  auto data = cli.load_data(); // --train/--test, else --data-dir's IDX files
+  auto data = cli.open_data(); // --train/--test, else --data-dir's IDX files
   if (!data)
     return cli.fail(data.error());
 
@@ -25,10 +25,13 @@ int train(const troupe::command_line& cli) {
   if (!history)
     return cli.fail(history.error());
 
-  auto score = model.evaluate(data->test);
+  auto score = model.evaluate(*data->test);
   if (!score)
     return cli.fail(score.error());
-  std::printf("Test accuracy: %.4f\n", score->accuracy);
+  if (data->test->regression()) // --loss=mse on float targets
+    std::printf("Test loss: %.4f\n", score->loss);
+  else
+    std::printf("Test accuracy: %.4f\n", score->accuracy);
 
   if (!cli.save_path().empty())
     if (auto saved = model.trained().save(cli.save_path()); !saved)

@@ -6,13 +6,11 @@
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/parameter_layout.hpp"
 #include "model/predict.hpp"
+#include "model/source_chunks.hpp"
 
 namespace troupe {
 
 namespace {
-
-// Evaluation's batches: what the coordinator scores the test set in.
-constexpr size_t evaluation_rows = 1000;
 
 batch_result result_of(const batch_stats& stats) {
   return batch_result{stats.loss_sum, stats.correct};

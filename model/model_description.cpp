@@ -97,19 +97,19 @@ std::vector<float> model_description::initial_parameters(uint64_t seed) const {
   return params;
 }
 
-status check_model_fits(const model_description& model, const dataset& data) {
+status check_model_fits(const model_description& model, const data_source& data) {
   if (const model_spec* spec = model.builtin())
     return check_model_fits(*spec, data);
-  const bool outputs_fit = data.regression() ? data.target_width == model.classes()
-                                             : data.classes <= model.classes();
-  if (data.features == model.inputs() && outputs_fit)
+  const bool outputs_fit = data.regression() ? data.target_width() == model.classes()
+                                             : data.classes() <= model.classes();
+  if (data.features() == model.inputs() && outputs_fit)
     return {};
   return fail(model_errc::invalid_argument,
               "model " + model.text() + " (" + std::to_string(model.inputs()) + " inputs, "
                 + std::to_string(model.classes()) + " outputs) does not fit the data ("
-                + std::to_string(data.features) + " features, "
-                + (data.regression() ? std::to_string(data.target_width) + " float targets"
-                                     : std::to_string(data.classes) + " classes")
+                + std::to_string(data.features()) + " features, "
+                + (data.regression() ? std::to_string(data.target_width()) + " float targets"
+                                     : std::to_string(data.classes()) + " classes")
                 + ")");
 }
 

@@ -69,6 +69,6 @@ bool names_builtin_model(const std::string& text);
 
 /// Checks that a model's input width and outputs fit `data` (every label is
 /// one of its outputs); the error says both sides.
-status check_model_fits(const model_description& model, const dataset& data);
+status check_model_fits(const model_description& model, const data_source& data);
 
 } // namespace troupe

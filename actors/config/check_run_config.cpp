@@ -108,7 +108,7 @@ caf::error settle_store_shards(run_config& c, size_t parameter_count) {
 
 } // namespace
 
-caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data) {
+caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
   if (auto err = settle_replicas(config))
     return err;
   if (auto err = check_policy(config))
@@ -118,10 +118,12 @@ caf::expected<run_config> check_run_config(run_config config, const dataset_pair
   auto described = model_description::resolve(config.model);
   if (!described)
     return to_caf_error(described.error());
-  if (!data || data->train.count == 0 || data->test.count == 0)
+  if (!data || !data->train || !data->test || data->train->size() == 0
+      || data->test->size() == 0)
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
-  if (auto fits = check_model_fits(*described, data->train); !fits)
-    return to_caf_error(fits.error());
+  for (const auto* source : {data->train.get(), data->test.get()})
+    if (auto fits = check_model_fits(*described, *source); !fits)
+      return to_caf_error(fits.error());
   if (auto err = check_store_device(config))
     return err;
   if (auto err = settle_store_shards(config, described->parameter_count()))
@@ -140,6 +142,13 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   for (auto& s : settings_text(c.optimizer))
     all.push_back(std::move(s));
   return all;
+}
+
+caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data) {
+  if (!data)
+    return check_run_config(std::move(config), static_cast<const source_pair*>(nullptr));
+  const source_pair sources{borrowed_source(data->train), borrowed_source(data->test)};
+  return check_run_config(std::move(config), &sources);
 }
 
 } // namespace troupe

@@ -74,6 +74,9 @@ std::vector<setting_text> resume_settings(const run_config& config);
 /// (the replica count, the number of store shards); every problem is a
 /// bad_config or bad_data error naming the option. Opens no device and
 /// connects to nothing.
+caf::expected<run_config> check_run_config(run_config config, const source_pair* data);
+
+/// Checks a run against data held in memory.
 caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data);
 
 } // namespace troupe

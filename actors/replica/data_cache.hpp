@@ -7,12 +7,12 @@
 
 #include <caf/expected.hpp>
 
-#include "model/data/dataset.hpp"
+#include <troupe/data_source.hpp>
 
 namespace troupe {
 
-/// Returns the training set of `source` (an IDX directory, "X.npy,y.npy" or a
-/// CSV file: load_data_source), loading it on first use.
-caf::expected<std::shared_ptr<const dataset>> cached_train_set(const std::string& source);
+/// Returns the training source `source` names (open_data: a registered kind,
+/// an IDX directory, "X.npy,y.npy" or a CSV file), opening it on first use.
+caf::expected<std::shared_ptr<const data_source>> cached_train_set(const std::string& source);
 
 } // namespace troupe

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "model/data/source_registry.hpp"
+
 namespace troupe {
 
 device_step::device_step(std::shared_ptr<backend> compute, std::string device)
@@ -46,8 +48,8 @@ void device_step::queue_gradient(network& net, size_t samples) {
   found->second->replay();
 }
 
-void device_step::stage_batch(staging_slot& slot, network& net, const dataset& data,
-                              const std::vector<uint32_t>& indices) {
+status device_step::stage_batch(staging_slot& slot, network& net, const data_source& data,
+                                const std::vector<uint32_t>& indices) {
   const size_t rows = indices.size();
   const size_t inputs = static_cast<size_t>(net.spec().inputs);
   if (rows > slot.rows) {
@@ -58,9 +60,12 @@ void device_step::stage_batch(staging_slot& slot, network& net, const dataset& d
   if (!slot.stats)
     slot.stats = make_host_buffer(compute_, network::stats_size);
   auto* labels = reinterpret_cast<int32_t*>(slot.labels.get());
-  gather_batch(data, indices.data(), rows, slot.images.get(), labels);
+  data.gather(indices.data(), rows, slot.images.get(), labels, nullptr);
+  if (auto checked = check_gathered_labels(data, indices.data(), labels, rows); !checked)
+    return checked;
   compute_->copy_to_device(net.staged_images(), slot.images.get(), rows * inputs * sizeof(float));
   compute_->copy_to_device(net.staged_labels(), labels, rows * sizeof(int32_t));
+  return {};
 }
 
 batch_stats device_step::drain() {
@@ -74,10 +79,10 @@ batch_stats device_step::drain() {
   return stats;
 }
 
-batch_stats device_step::run(network& net, const dataset& data,
-                             const std::vector<uint32_t>& indices,
-                             const std::vector<params_msg>& parts, const float* host_params,
-                             device_floats& gradient) {
+expected<batch_stats> device_step::run(network& net, const data_source& data,
+                                       const std::vector<uint32_t>& indices,
+                                       const std::vector<params_msg>& parts,
+                                       const float* host_params, device_floats& gradient) {
   const size_t samples = indices.size();
   const size_t count = net.layout().size();
   if (!gradients_)
@@ -89,7 +94,8 @@ batch_stats device_step::run(network& net, const dataset& data,
     use_parts(net, parts);
   staging_slot& slot = slots_[next_slot_];
   next_slot_ = 1 - next_slot_;
-  stage_batch(slot, net, data, indices);
+  if (auto staged = stage_batch(slot, net, data, indices); !staged)
+    return staged.error();
   queue_gradient(net, samples);
   // The store holds the gradient until its step has read it: it goes to a
   // buffer of the pool, with the check's flag after it, and the network's

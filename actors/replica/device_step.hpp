@@ -37,10 +37,11 @@ public:
   /// `gradient` becomes a view of a device buffer of its own, with `ready`
   /// (fires once it is written) and `non_finite` (the device's NaN/Inf check
   /// of it). Returns the stats of the step before (none for the first),
-  /// waiting for that step only.
-  batch_stats run(network& net, const dataset& data, const std::vector<uint32_t>& indices,
-                  const std::vector<params_msg>& parts, const float* host_params,
-                  device_floats& gradient);
+  /// waiting for that step only, or the error of a label out of range.
+  expected<batch_stats> run(network& net, const data_source& data,
+                            const std::vector<uint32_t>& indices,
+                            const std::vector<params_msg>& parts, const float* host_params,
+                            device_floats& gradient);
 
   /// Waits for the last step queued and returns its stats (an epoch's end).
   batch_stats drain();
@@ -66,8 +67,8 @@ private:
   };
 
   void use_parts(network& net, const std::vector<params_msg>& parts);
-  void stage_batch(staging_slot& slot, network& net, const dataset& data,
-                   const std::vector<uint32_t>& indices);
+  status stage_batch(staging_slot& slot, network& net, const data_source& data,
+                     const std::vector<uint32_t>& indices);
   void queue_gradient(network& net, size_t samples);
 
   std::shared_ptr<backend> compute_;

@@ -19,6 +19,7 @@
 #include "model/backend/device_buffers.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
+#include "model/data/source_registry.hpp"
 #include "model/model_description.hpp"
 #include "model/network.hpp"
 
@@ -36,7 +37,7 @@ double seconds_between(clock_type::time_point from, clock_type::time_point to) {
 struct replica_setup {
   replica_config config;
   store_group store; // every shard, in shard order
-  std::shared_ptr<const dataset> train;
+  std::shared_ptr<const data_source> train;
   std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
   // The model: the built-in network on `compute`, or a registered model,
   // which computes on the host.
@@ -164,7 +165,7 @@ void prefetch_next_round(const replica_state& st) {
     return;
   std::vector<uint32_t> samples;
   samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
-  prefetch_rows(*st.setup->train, samples.data(), samples.size());
+  st.setup->train->prefetch(samples.data(), samples.size());
 }
 
 // A re-planned round can give a replica more samples than its share at start.
@@ -177,7 +178,7 @@ void grow_batch_buffers(replica_state& st, size_t samples) {
   setup.max_batch = samples;
   st.batch_images.resize(samples * static_cast<size_t>(setup.inputs));
   st.batch_labels.resize(samples);
-  st.batch_targets.resize(samples * static_cast<size_t>(setup.train->target_width));
+  st.batch_targets.resize(samples * static_cast<size_t>(setup.train->target_width()));
 }
 
 std::chrono::milliseconds step_timeout(const replica_state& st) {
@@ -221,9 +222,31 @@ void add_stats(replica_report& report, const batch_stats& stats) {
 
 void run_round(replica_pointer self);
 
+// Copies the samples of this share into the batch buffers; a label the
+// source gave out of range is bad data.
+caf::error gather_share(replica_state& st, size_t count) {
+  const data_source& train = *st.setup->train;
+  const bool regression = train.regression();
+  train.gather(st.batch_indices.data(), count, st.batch_images.data(),
+               regression ? nullptr : st.batch_labels.data(),
+               regression ? st.batch_targets.data() : nullptr);
+  if (regression) {
+    std::fill_n(st.batch_labels.begin(), count, 0);
+    return caf::none;
+  }
+  if (auto checked = check_gathered_labels(train, st.batch_indices.data(),
+                                           st.batch_labels.data(), count);
+      !checked)
+    return make_troupe_error(troupe_errc::bad_data,
+                             "replica " + std::to_string(st.setup->config.index) + ": "
+                               + checked.error().message);
+  return caf::none;
+}
+
 // Computes this replica's share of the round into `push`: on its device
 // (hand-over: the gradient stays there) or into a host buffer.
-void compute_share(replica_state& st, const std::vector<uint32_t>& positions, push_msg& push) {
+caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positions,
+                         push_msg& push) {
   const auto& cfg = st.setup->config;
   if (positions.size() > st.setup->max_batch)
     grow_batch_buffers(st, positions.size());
@@ -234,19 +257,21 @@ void compute_share(replica_state& st, const std::vector<uint32_t>& positions, pu
       st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
     // The stats of the step before: this one runs on while the replica
     // pushes it. The shards check its gradient on the device (device_floats).
-    stats = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
-                              st.device_parts, st.params.values.data(), push.device_gradient);
+    auto ran = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
+                                 st.device_parts, st.params.values.data(), push.device_gradient);
+    if (!ran)
+      return make_troupe_error(troupe_errc::bad_data, "replica " + std::to_string(cfg.index)
+                                                        + ": " + ran.error().message);
+    stats = *ran;
   } else {
-    gather_batch(*st.setup->train, st.batch_indices.data(), positions.size(),
-                 st.batch_images.data(), st.batch_labels.data());
-    if (st.setup->train->regression())
-      gather_targets(*st.setup->train, st.batch_indices.data(), positions.size(),
-                     st.batch_targets.data());
+    if (auto err = gather_share(st, positions.size()))
+      return err;
     prefetch_next_round(st);
     stats = compute_on_host(st, positions.size(), push);
   }
   add_stats(st.report, stats);
   push.loss_sum = stats.loss_sum;
+  return caf::none;
 }
 
 // Takes the shards' answers to push `serial` and runs the next round.
@@ -325,7 +350,10 @@ void run_round(replica_pointer self) {
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
   if (!positions.empty())
-    compute_share(st, positions, push);
+    if (auto err = compute_share(st, positions, push)) {
+      st.promise.deliver(std::move(err));
+      return;
+    }
   push.device_answer = st.setup->device_handover;
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};
@@ -354,7 +382,7 @@ replica_actor::behavior_type replica(replica_pointer self,
   st.batch_images.resize(st.setup->max_batch * static_cast<size_t>(st.setup->inputs));
   st.batch_labels.resize(st.setup->max_batch);
   st.batch_targets.resize(st.setup->max_batch
-                          * static_cast<size_t>(st.setup->train->target_width));
+                          * static_cast<size_t>(st.setup->train->target_width()));
   // Without its store a replica has nothing to do: a node must not keep
   // replicas of a coordinator that died. Any shard's end is the store's.
   for (const auto& shard : st.setup->store.shards)
@@ -378,7 +406,7 @@ replica_actor::behavior_type replica(replica_pointer self,
       st.params = std::move(order.params);
       st.device_parts.clear();
       st.first_round = st.params.round - order.start_round;
-      st.order = epoch_permutation(static_cast<size_t>(st.setup->train->count), cfg.seed,
+      st.order = epoch_permutation(st.setup->train->size(), cfg.seed,
                                    order.epoch);
       // Replicas lost in earlier epochs no longer take part.
       std::vector<uint32_t> live;
@@ -417,7 +445,7 @@ bool hands_over_on_device(const replica_config& config, const std::vector<store_
 
 caf::expected<std::shared_ptr<replica_setup>>
 make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
-                   std::shared_ptr<const dataset> train, const backend_wrapper& wrap,
+                   std::shared_ptr<const data_source> train, const backend_wrapper& wrap,
                    const caf::node_id& here) {
   if (config.replicas == 0 || config.index >= config.replicas)
     return make_troupe_error(troupe_errc::bad_config,
@@ -525,7 +553,7 @@ replica_actor::behavior_type remote_replica(replica_pointer self, replica_config
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            const replica_config& config,
                                            std::vector<store_actor> shards,
-                                           std::shared_ptr<const dataset> train,
+                                           std::shared_ptr<const data_source> train,
                                            const backend_wrapper& wrap) {
   auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap,
                                   system.node());

@@ -23,7 +23,7 @@ namespace troupe {
 caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
                                            const replica_config& config,
                                            std::vector<store_actor> shards,
-                                           std::shared_ptr<const dataset> train,
+                                           std::shared_ptr<const data_source> train,
                                            const backend_wrapper& wrap = {});
 
 /// Tells whether a replica runs on a thread of its own (detached) rather

@@ -18,11 +18,15 @@ std::string hex64(uint64_t value) {
   return fmt::format("{:016x}", value);
 }
 
-std::string progress_line(const epoch_record& r, uint32_t epochs) {
-  auto line = fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - accuracy: {:.4f} - "
-                          "test_loss: {:.4f} - test_accuracy: {:.4f} - {:.0f} samples/s",
-                          r.epoch, epochs, r.seconds, r.train_loss, r.train_accuracy,
-                          r.test_loss, r.test_accuracy, r.samples_per_second);
+std::string progress_line(const epoch_record& r, uint32_t epochs, reported_metrics metrics) {
+  auto line =
+    metrics == reported_metrics::loss
+      ? fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - test_loss: {:.4f} - {:.0f} samples/s",
+                    r.epoch, epochs, r.seconds, r.train_loss, r.test_loss, r.samples_per_second)
+      : fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - accuracy: {:.4f} - "
+                    "test_loss: {:.4f} - test_accuracy: {:.4f} - {:.0f} samples/s",
+                    r.epoch, epochs, r.seconds, r.train_loss, r.train_accuracy, r.test_loss,
+                    r.test_accuracy, r.samples_per_second);
   if (r.staleness_reported)
     line += fmt::format(" - staleness mean {:.2f} max {}", r.staleness_mean, r.staleness_max);
   if (r.dropped > 0)

@@ -13,9 +13,14 @@
 
 namespace troupe {
 
+/// Says what a run scores: a classifier's loss and accuracy, or a
+/// regression's loss alone.
+enum class reported_metrics { loss_and_accuracy, loss };
+
 /// Formats one epoch as a Keras-like progress line; staleness appears when the
 /// run's update policy reports it (record.staleness_reported).
-std::string progress_line(const epoch_record& record, uint32_t epochs);
+std::string progress_line(const epoch_record& record, uint32_t epochs,
+                          reported_metrics metrics = reported_metrics::loss_and_accuracy);
 
 /// Writes one JSON object per line: a record per epoch, then a final record.
 class metrics_log {

@@ -11,6 +11,7 @@
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
+#include "model/data/source_registry.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -150,11 +151,11 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
 // the trace file.
 caf::expected<std::shared_ptr<coordinator_setup>>
 make_coordinator_setup(caf::actor_system& system, const run_config& config,
-                       std::shared_ptr<const dataset_pair> data, fit_observer observer) {
-  auto checked = check_run_config(config, data.get());
+                       source_pair data, fit_observer observer) {
+  auto checked = check_run_config(config, &data);
   if (!checked)
     return checked.error();
-  auto plan = plan_run(*checked, static_cast<size_t>(data->train.count));
+  auto plan = plan_run(*checked, data.train->size());
   if (!plan)
     return plan.error();
   auto setup = std::make_shared<coordinator_setup>();
@@ -170,8 +171,7 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
       return trace.error();
     setup->trace = std::move(*trace);
   }
-  auto placed = make_placement(system, setup->plan,
-                               std::shared_ptr<const dataset>(setup->data, &setup->data->train));
+  auto placed = make_placement(system, setup->plan, setup->data.train);
   if (!placed)
     return placed.error();
   setup->where = std::move(*placed);
@@ -181,14 +181,12 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
 } // namespace
 
 caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
-                               std::shared_ptr<const dataset_pair> data,
-                               fit_observer observer) {
+                               source_pair data, fit_observer observer) {
   auto setup = make_coordinator_setup(system, config, std::move(data), std::move(observer));
   if (!setup)
     return setup.error();
   const run_config& c = (*setup)->plan.config;
-  const batch_plan plan(static_cast<size_t>((*setup)->data->train.count), c.batch_size,
-                        c.replicas);
+  const batch_plan plan((*setup)->data.train->size(), c.batch_size, c.replicas);
   // Bound on the whole run: every round of every epoch at its step timeout.
   const auto run_timeout = std::chrono::milliseconds(c.step_timeout_ms)
                            * ((plan.rounds() + 4) * (c.epochs + 1));
@@ -200,6 +198,14 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& conf
              [&](caf::error& err) { result = std::move(err); });
   self->send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
   return result;
+}
+
+caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
+                               std::shared_ptr<const dataset_pair> data,
+                               fit_observer observer) {
+  if (!data)
+    return fit(system, config, source_pair{}, std::move(observer));
+  return fit(system, config, sources_of(std::move(data)), std::move(observer));
 }
 
 } // namespace troupe

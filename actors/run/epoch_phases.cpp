@@ -12,6 +12,7 @@
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
+#include "model/source_chunks.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {
@@ -76,15 +77,15 @@ void warn(const coordinator_state& st, const std::string& text) {
 
 // Writes the test set's loss and accuracy under `params` into `record`: the
 // one evaluation, after each epoch and for a resumed run with none left.
-void evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
-  const auto& test = st.setup.data->test;
-  const batch samples{test.images.data(), test.labels.data(),
-                      static_cast<size_t>(test.count), test.features,
-                      test.regression() ? test.targets.data() : nullptr};
-  const batch_result scored = st.evaluator->evaluate(params.values.data(), samples);
-  record.test_loss = test.count > 0 ? scored.loss_sum / test.count : 0.0;
-  record.test_accuracy =
-    test.count > 0 ? static_cast<double>(scored.correct) / test.count : 0.0;
+caf::error evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
+  const data_source& test = *st.setup.data.test;
+  auto scored = evaluate_source(*st.evaluator, params.values.data(), test);
+  if (!scored)
+    return make_troupe_error(troupe_errc::bad_data, "the test set: " + scored.error().message);
+  const double count = static_cast<double>(test.size());
+  record.test_loss = count > 0 ? scored->loss_sum / count : 0.0;
+  record.test_accuracy = count > 0 ? static_cast<double>(scored->correct) / count : 0.0;
+  return caf::none;
 }
 
 // Sums the replicas' reports and the store's work since the last epoch.
@@ -195,7 +196,10 @@ void checkpoint_if_due(coordinator_pointer self) {
 void evaluate_epoch(coordinator_pointer self, epoch_record record) {
   fetch_params(self, [self, record](params_msg& params) mutable {
     auto& st = self->state;
-    evaluate(st, params, record);
+    if (auto err = evaluate(st, params, record)) {
+      fail_run(self, std::move(err));
+      return;
+    }
     st.last_record = record;
     if (st.setup.observer.on_epoch)
       st.setup.observer.on_epoch(record);
@@ -289,7 +293,7 @@ void collect_if_epoch_complete(coordinator_pointer self) {
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
   const auto& options = st.setup.plan.config;
-  const batch_plan plan(static_cast<size_t>(st.setup.data->train.count), options.batch_size,
+  const batch_plan plan(st.setup.data.train->size(), options.batch_size,
                         st.replicas.size());
   // A replica waits at most one step timeout per round; this is the backstop.
   const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
@@ -369,8 +373,8 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         progress.epoch = epoch;
         progress.epochs = options.epochs;
         progress.samples = stats.samples - st.last_stats.samples;
-        progress.epoch_samples = static_cast<uint64_t>(st.setup.data->train.count);
-        progress.rounds = batch_plan(static_cast<size_t>(st.setup.data->train.count),
+        progress.epoch_samples = static_cast<uint64_t>(st.setup.data.train->size());
+        progress.rounds = batch_plan(st.setup.data.train->size(),
                                      options.batch_size, st.replicas.size())
                             .rounds();
         progress.seconds = std::chrono::duration<double>(now - st.epoch_start).count();

@@ -31,7 +31,7 @@ namespace troupe {
 /// Holds what a run starts from; fit() builds it once, the state keeps it.
 struct coordinator_setup {
   run_plan plan;
-  std::shared_ptr<const dataset_pair> data;
+  source_pair data;
   fit_observer observer;
   placement where;
   std::shared_ptr<trace_file> trace; // with --trace

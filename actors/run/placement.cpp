@@ -85,7 +85,7 @@ caf::error place_store_on_nodes(placement& out, const placing& p) {
 }
 
 void place_replicas_here(placement& out, const placing& p, const run_plan& plan,
-                         std::shared_ptr<const dataset> train) {
+                         std::shared_ptr<const data_source> train) {
   auto& system = p.system;
   out.replica_places = plan.devices;
   out.replica_clock_offsets.assign(p.config.replicas, 0);
@@ -149,7 +149,7 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
 } // namespace
 
 caf::expected<placement> make_placement(caf::actor_system& system, const run_plan& plan,
-                                        std::shared_ptr<const dataset> train) {
+                                        std::shared_ptr<const data_source> train) {
   const run_config& c = plan.config;
   placing p{system, c,
             make_handshake(system, c.model, c.data_dir, "coordinator",

@@ -50,6 +50,6 @@ struct placement {
 /// their number. `train` serves local replicas. The spawners refer to
 /// `system`, which must outlive them.
 caf::expected<placement> make_placement(caf::actor_system& system, const run_plan& plan,
-                                        std::shared_ptr<const dataset> train);
+                                        std::shared_ptr<const data_source> train);
 
 } // namespace troupe

@@ -1,50 +1,33 @@
 // Trains a model Troupe does not ship (a factorization machine) on data of
 // its own, with Troupe's replicas and store: here, or on fm_node processes.
+// The data is a registered source, computed from each sample's index, or
+// the same samples written to CSV files.
 //
-//   fm_train generate DATA_DIR        writes DATA_DIR/train.csv and test.csv
+//   fm_train --train=interaction:rows=4096,seed=1 --test=interaction:rows=1024,seed=2
+//   fm_train generate DATA_DIR        writes those samples to DATA_DIR/{train,test}.csv
 //   fm_train --train=DATA_DIR/train.csv --test=DATA_DIR/test.csv --replicas=2
 //   fm_node --port=4001 & fm_node --port=4002 &
 //   fm_train --train=... --test=... --nodes=127.0.0.1:4001,127.0.0.1:4002
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <random>
 #include <string>
 
 #include <troupe/troupe.hpp>
 
 #include "factorization_machine.hpp"
+#include "interaction_data.hpp"
 
 namespace {
 
 const char* const description = "fm:inputs=8,factors=4";
 
-// Class 1 where x0 * x1 > 0: an interaction a linear model cannot learn;
-// six more features are noise.
-bool write_csv(const std::string& path, int samples, unsigned seed) {
-  std::ofstream out(path);
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> draw(-1.0f, 1.0f);
-  for (int i = 0; i < 8; ++i)
-    out << "x" << i << ",";
-  out << "label\n";
-  for (int n = 0; n < samples; ++n) {
-    float x[8];
-    for (float& value : x)
-      value = draw(random);
-    for (float value : x)
-      out << value << ",";
-    out << (x[0] * x[1] > 0 ? 1 : 0) << "\n";
-  }
-  return static_cast<bool>(out);
-}
-
 // Tests the model's gradient against finite differences before training.
-bool gradient_checks(const troupe::dataset& train) {
+bool gradient_checks(const troupe::data_source& train) {
   auto model = troupe::make_model(description);
   if (!model)
     return false;
-  const troupe::batch samples{train.images.data(), train.labels.data(), 16, train.features};
+  const troupe::dataset first = train.rows(0, 16);
+  const troupe::batch samples{first.images.data(), first.labels.data(), 16, first.features};
   auto report = troupe::check_gradient(**model, samples);
   if (!report || !report->passed) {
     std::fprintf(stderr, "error: the model's gradient differs from finite differences\n");
@@ -54,22 +37,25 @@ bool gradient_checks(const troupe::dataset& train) {
   return true;
 }
 
+bool generate(const std::string& dir) {
+  return interaction_data(4096, 1).write_csv(dir + "/train.csv")
+         && interaction_data(1024, 2).write_csv(dir + "/test.csv");
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   register_factorization_machine();
+  register_interaction_data();
   if (argc == 3 && std::strcmp(argv[1], "generate") == 0)
-    return write_csv(std::string(argv[2]) + "/train.csv", 4096, 1)
-               && write_csv(std::string(argv[2]) + "/test.csv", 1024, 2)
-             ? 0
-             : 1;
+    return generate(argv[2]) ? 0 : 1;
   troupe::command_line cli("fm_train", "Trains a factorization machine with Troupe.");
   if (auto exit_code = cli.parse(argc, argv))
     return *exit_code;
-  auto data = cli.load_data();
+  auto data = cli.open_data();
   if (!data)
     return cli.fail(data.error());
-  if (!gradient_checks(data->train))
+  if (!gradient_checks(*data->train))
     return 1;
   auto history = troupe::fit(description, troupe::optimizers::adam(0.01f), data->train,
                              data->test, cli.options());

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include <troupe/data_source.hpp>
 #include <troupe/dataset.hpp>
 #include <troupe/expected.hpp>
 #include <troupe/fit.hpp>
@@ -30,9 +31,12 @@ public:
   /// Returns the options to pass to fit.
   const fit_options& options() const { return options_; }
 
-  /// Loads the training and test sets: --train and --test (each an IDX
-  /// directory, "X.npy,y.npy" or "file.csv[:label=COLUMN]"), by default
-  /// the IDX files of --data-dir.
+  /// Opens the training and test sources: --train and --test (each a
+  /// registered "kind[:settings]", an IDX directory, "X.npy,y.npy" or
+  /// "file.csv[:label=COLUMN]"), by default the IDX files of --data-dir.
+  expected<source_pair> open_data() const;
+
+  /// Loads the training and test sets into memory (open_data, copied).
   expected<dataset_pair> load_data() const;
 
   /// Returns --model when it was given, else `compiled` (the program's own).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <troupe/data_source.hpp>
 #include <troupe/dataset.hpp>
 #include <troupe/expected.hpp>
 #include <troupe/optimizer.hpp>
@@ -85,16 +86,19 @@ public:
 
   /// Returns the mean loss and the accuracy over `data`.
   expected<evaluation> evaluate(const dataset& data) const;
+  expected<evaluation> evaluate(const data_source& data) const;
 
   /// Returns the outputs of every sample of `data` (class probabilities for
-  /// a classifier): (data.count, outputs) row-major.
+  /// a classifier): (samples, outputs) row-major.
   expected<std::vector<float>> predict(const dataset& data) const;
+  expected<std::vector<float>> predict(const data_source& data) const;
 
   /// Returns the logits (the outputs before the softmax) of every sample of
-  /// `data` for a built-in sequential model: (data.count, outputs)
-  /// row-major. A model registered by name is invalid_argument: only its
-  /// predict is known.
+  /// `data` for a built-in sequential model: (samples, outputs) row-major.
+  /// A model registered by name is invalid_argument: only its predict is
+  /// known.
   expected<std::vector<float>> logits(const dataset& data) const;
+  expected<std::vector<float>> logits(const data_source& data) const;
 
   /// Returns the number of outputs per sample.
   expected<int> outputs() const;
@@ -133,6 +137,12 @@ struct history {
 /// after each epoch, as `options` say, starting from `optimizer`. Every
 /// wait inside is bounded; bad options are invalid_argument errors, a run
 /// that fails (a lost node, a timeout) a run_failed error.
+expected<history> fit(const std::string& description, const optimizer_config& optimizer,
+                      std::shared_ptr<const data_source> train,
+                      std::shared_ptr<const data_source> validation,
+                      const fit_options& options = {});
+
+/// Trains on datasets held in memory (fit copies them).
 expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       const dataset& train, const dataset& validation,
                       const fit_options& options = {});

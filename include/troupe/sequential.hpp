@@ -52,13 +52,19 @@ public:
 
   /// Trains on `train`, scoring `validation` after each epoch (troupe::fit);
   /// the model keeps the trained parameters.
+  expected<history> fit(std::shared_ptr<const data_source> train,
+                        std::shared_ptr<const data_source> validation,
+                        const fit_options& options = {});
   expected<history> fit(const dataset& train, const dataset& validation,
                         const fit_options& options = {});
 
   /// Returns the mean loss and accuracy of the trained model over `data`.
+  expected<evaluation> evaluate(const data_source& data) const;
   expected<evaluation> evaluate(const dataset& data) const;
 
-  /// Returns the class probabilities of every sample: (data.count, classes).
+  /// Returns the class probabilities (or, for mse, the values) of every
+  /// sample: (samples, outputs).
+  expected<std::vector<float>> predict(const data_source& data) const;
   expected<std::vector<float>> predict(const dataset& data) const;
 
   /// Returns the trained model (empty parameters before fit).
@@ -66,6 +72,7 @@ public:
 
 private:
   status check_compiled() const;
+  status check_trained(const std::string& what) const;
   bool squared_error() const;
 
   int inputs_;

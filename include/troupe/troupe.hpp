@@ -4,6 +4,7 @@
 
 #include <troupe/check_gradient.hpp>
 #include <troupe/command_line.hpp>
+#include <troupe/data_source.hpp>
 #include <troupe/dataset.hpp>
 #include <troupe/expected.hpp>
 #include <troupe/fit.hpp>

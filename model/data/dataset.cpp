@@ -104,15 +104,21 @@ void gather_targets(const dataset& data, const uint32_t* indices, size_t count,
   }
 }
 
-void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
-                  float* images_out, int32_t* labels_out) {
+void gather_features(const dataset& data, const uint32_t* indices, size_t count,
+                     float* images_out) {
   const size_t features = static_cast<size_t>(data.features);
   for (size_t i = 0; i < count; ++i) {
     size_t row = indices[i];
     TROUPE_ASSERT(row < static_cast<size_t>(data.count));
     std::memcpy(images_out + i * features, data.image(row), features * sizeof(float));
-    labels_out[i] = data.regression() ? 0 : data.labels[row];
   }
+}
+
+void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
+                  float* images_out, int32_t* labels_out) {
+  gather_features(data, indices, count, images_out);
+  for (size_t i = 0; i < count; ++i)
+    labels_out[i] = data.regression() ? 0 : data.labels[indices[i]];
 }
 
 void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
@@ -127,29 +133,29 @@ void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
   }
 }
 
-status check_model_fits(const model_spec& spec, const dataset& data) {
+status check_model_fits(const model_spec& spec, const data_source& data) {
   if (spec.loss == loss_kind::squared_error || data.regression()) {
-    if (spec.loss == loss_kind::squared_error && data.features == spec.inputs
-        && data.target_width == spec.classes())
+    if (spec.loss == loss_kind::squared_error && data.features() == spec.inputs
+        && data.target_width() == spec.classes())
       return {};
     return fail(model_errc::invalid_argument,
                 "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
                   + std::to_string(spec.classes())
                   + (spec.loss == loss_kind::squared_error ? " outputs, squared error"
                                                            : " classes")
-                  + ") does not fit the data (" + std::to_string(data.features) + " features, "
-                  + (data.regression() ? std::to_string(data.target_width) + " float targets"
-                                       : std::to_string(data.classes) + " classes")
+                  + ") does not fit the data (" + std::to_string(data.features()) + " features, "
+                  + (data.regression() ? std::to_string(data.target_width()) + " float targets"
+                                       : std::to_string(data.classes()) + " classes")
                   + "): classes train with sparse_categorical_crossentropy, float targets "
                     "with --loss=mse");
   }
-  if (data.features == spec.inputs && data.classes <= spec.classes())
+  if (data.features() == spec.inputs && data.classes() <= spec.classes())
     return {};
   return fail(model_errc::invalid_argument,
               "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
                 + std::to_string(spec.classes()) + " classes) does not fit the data ("
-                + std::to_string(data.features) + " features, "
-                + std::to_string(data.classes) + " classes)");
+                + std::to_string(data.features()) + " features, "
+                + std::to_string(data.classes()) + " classes)");
 }
 
 } // namespace troupe

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <troupe/data_source.hpp>
 #include <troupe/dataset.hpp>
 
 #include "common/expected.hpp"
@@ -33,12 +34,21 @@ expected<dataset_pair> load_dataset(const std::string& dir);
 
 /// Checks that a model's input width fits `data` and that every class of
 /// `data` is one of its outputs; the error says both sides.
-status check_model_fits(const model_spec& spec, const dataset& data);
+status check_model_fits(const model_spec& spec, const data_source& data);
+
+/// Serves `data` as a source without owning it: the caller keeps it alive
+/// while the source is used.
+std::shared_ptr<const data_source> borrowed_source(const dataset& data);
 
 /// Copies the samples named by `indices` into contiguous buffers:
 /// images_out: (count, features), labels_out: (count).
 void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
                   float* images_out, int32_t* labels_out);
+
+/// Copies the features alone of the samples named by `indices`:
+/// images_out: (count, features).
+void gather_features(const dataset& data, const uint32_t* indices, size_t count,
+                     float* images_out);
 
 /// Copies the targets of the samples named by `indices` (a regression set):
 /// targets_out: (count, target_width).

@@ -25,7 +25,7 @@ device_trainer::make(const model_spec& spec, backend& compute, const dataset& tr
     return fail(model_errc::invalid_argument, "batch size must be at least 1");
   if (train.count == 0)
     return fail(model_errc::invalid_argument, "the training set is empty");
-  if (auto fits = check_model_fits(spec, train); !fits)
+  if (auto fits = check_model_fits(spec, *borrowed_source(train)); !fits)
     return fits.error();
   return std::unique_ptr<device_trainer>(new device_trainer(
     spec, compute, train, optimizer, seed, batch_size, record_steps));

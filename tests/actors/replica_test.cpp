@@ -51,7 +51,7 @@ replica_actor spawn_first_of_two(caf::actor_system& sys, store_actor store,
   config.model = small_model;
   config.global_batch = 8;
   config.step_timeout_ms = step_timeout_ms;
-  auto replica = spawn_replica(sys, config, {store}, shared_train_slice());
+  auto replica = spawn_replica(sys, config, {store}, in_memory(shared_train_slice()));
   REQUIRE(replica);
   return *replica;
 }

@@ -12,32 +12,13 @@
 
 #include <troupe/troupe.hpp>
 
+#include "api_fixture.hpp"
+
 namespace {
 
-const troupe::dataset_pair& slice() {
-  static const troupe::dataset_pair data = [] {
-    auto train = troupe::load_data(TROUPE_TEST_DATA_DIR);
-    REQUIRE(train);
-    troupe::dataset_pair pair;
-    pair.train = std::move(*train);
-    auto test = troupe::load_data(TROUPE_TEST_DATA_DIR, troupe::data_split::test);
-    REQUIRE(test);
-    pair.test = std::move(*test);
-    return pair;
-  }();
-  return data;
-}
-
-troupe::sequential small_mlp() {
-  troupe::sequential model(784, {troupe::layers::dense(32, "relu"),
-                                 troupe::layers::dense(10, "softmax")});
-  model.compile(troupe::optimizers::adam(), "sparse_categorical_crossentropy", {"accuracy"});
-  return model;
-}
-
-troupe::fit_options quiet_run() {
-  return troupe::fit_options().epochs(2).replicas(2).seed(7).quiet();
-}
+using api_fixture::quiet_run;
+using api_fixture::slice;
+using api_fixture::small_mlp;
 
 // A batch of random features and labels for a model's gradient check.
 struct random_batch {

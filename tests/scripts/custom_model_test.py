@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Installs Troupe into a scratch prefix, builds examples/custom_model against
 it out of the tree (find_package(Troupe)), and trains its factorization
-machine: sync with 2 replicas here, with 2 store shards, and on 2 node
-processes must give the same params_fnv1a64; an async run must learn too.
+machine: sync with 2 replicas here, with 2 store shards, from the example's
+registered data source instead of its CSV files, and on 2 node processes
+that open that source themselves must give the same params_fnv1a64; an
+async run must learn too.
 
 It also builds docs/api.md's smallest complete program (its first cpp and
 cmake blocks) against the same prefix and runs it on the test data.
@@ -112,14 +114,17 @@ def main():
         data = os.path.join(scratch, "data")
         os.mkdir(data)
         run([train, "generate", data])
-        common = [train, f"--train={data}/train.csv", f"--test={data}/test.csv", "--epochs=3",
-                  "--batch-size=32", "--seed=3", "--progress=off"]
+        settings = ["--epochs=3", "--batch-size=32", "--seed=3", "--progress=off"]
+        common = [train, f"--train={data}/train.csv", f"--test={data}/test.csv"] + settings
+        computed = [train, "--train=interaction:rows=4096,seed=1",
+                    "--test=interaction:rows=1024,seed=2"] + settings
         local = final_line(run(common + ["--mode=sync", "--replicas=2"]))
         sharded = final_line(run(common + ["--mode=sync", "--replicas=2", "--store-shards=2"]))
+        from_source = final_line(run(computed + ["--mode=sync", "--replicas=2"]))
         ports = [free_port(), free_port()]
         nodes = [start_node(node_binary, port) for port in ports]
         try:
-            remote = final_line(run(common + [
+            remote = final_line(run(computed + [
                 "--mode=sync", "--replicas-per-node=1",
                 "--nodes=" + ",".join(f"127.0.0.1:{port}" for port in ports)]))
         finally:
@@ -130,10 +135,12 @@ def main():
         refused_by_stock_node(prefix, common)
         print(f"local sync 2 replicas: accuracy {local[0]:.4f}, params {local[1]}")
         print(f"2 store shards:        accuracy {sharded[0]:.4f}, params {sharded[1]}")
+        print(f"registered source:     accuracy {from_source[0]:.4f}, params {from_source[1]}")
         print(f"2 node processes:      accuracy {remote[0]:.4f}, params {remote[1]}")
         print(f"async 2 replicas:      accuracy {async_run[0]:.4f}")
-        if not (local[1] == sharded[1] == remote[1]):
-            sys.exit("FAIL: sync parameters differ between placements")
+        if not (local[1] == sharded[1] == from_source[1] == remote[1]):
+            sys.exit("FAIL: sync parameters differ between placements or between the CSV "
+                     "files and the registered source they were written from")
         # A linear model scores about 0.5 here: the label is x0 * x1 > 0.
         if local[0] < 0.9 or async_run[0] < 0.9:
             sys.exit("FAIL: the factorization machine did not learn the interaction")

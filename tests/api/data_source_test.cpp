@@ -1,0 +1,138 @@
+// Data sources through the public API: a user's own source trains to the
+// bits of the same samples in memory, registered kinds open by name, and
+// what a source gives wrong stops the run with the sample named.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <troupe/troupe.hpp>
+
+#include "api_fixture.hpp"
+
+namespace {
+
+using api_fixture::quiet_run;
+using api_fixture::small_mlp;
+
+const troupe::dataset& train_slice() { return api_fixture::slice().train; }
+const troupe::dataset& test_slice() { return api_fixture::slice().test; }
+
+// Serves the first `rows` samples of a dataset through its own gather,
+// counting the rows asked for; `bad_row` (if below rows) gets label 12.
+class user_source final : public troupe::data_source {
+public:
+  user_source(const troupe::dataset& data, size_t rows, size_t bad_row = SIZE_MAX)
+    : data_(data), rows_(rows), bad_row_(bad_row) {}
+
+  size_t size() const override { return rows_; }
+  int features() const override { return data_.features; }
+  int classes() const override { return data_.classes; }
+  void gather(const uint32_t* indices, size_t count, float* features_out, int32_t* labels_out,
+              float*) const override {
+    for (size_t i = 0; i < count; ++i) {
+      std::memcpy(features_out + i * data_.features, data_.image(indices[i]),
+                  sizeof(float) * data_.features);
+      if (labels_out != nullptr)
+        labels_out[i] = indices[i] == bad_row_ ? 12 : data_.labels[indices[i]];
+    }
+    gathered += count;
+  }
+
+  mutable std::atomic<size_t> gathered{0};
+
+private:
+  const troupe::dataset& data_;
+  size_t rows_;
+  size_t bad_row_;
+};
+
+} // namespace
+
+TEST_CASE("a source of the user's trains to the bits of the same samples in memory",
+          "[api][data][source]") {
+  const auto& train = train_slice();
+  auto own = std::make_shared<user_source>(train, static_cast<size_t>(train.count));
+  auto model = small_mlp();
+  auto through_source = model.fit(own, troupe::in_memory(test_slice()), quiet_run());
+  REQUIRE(through_source);
+  CHECK(own->gathered == 2 * static_cast<size_t>(train.count)); // every sample, each epoch
+  auto in_memory = small_mlp().fit(train, test_slice(), quiet_run());
+  REQUIRE(in_memory);
+  CHECK(through_source->params_fnv1a64 == in_memory->params_fnv1a64);
+  CHECK(through_source->val_accuracy == in_memory->val_accuracy);
+
+  // Evaluation and prediction read a source in chunks, to the same figures.
+  auto test_source = std::make_shared<user_source>(train, 1500);
+  auto scored = model.evaluate(*test_source);
+  auto first_rows = test_source->rows(0, 1500);
+  auto scored_rows = model.evaluate(first_rows);
+  REQUIRE(scored);
+  REQUIRE(scored_rows);
+  CHECK(scored->samples == 1500);
+  CHECK(scored->accuracy == scored_rows->accuracy);
+  CHECK(scored->loss == scored_rows->loss);
+  CHECK(*model.predict(*test_source) == *model.predict(first_rows));
+}
+
+TEST_CASE("a label out of range from a source stops the run, naming the sample",
+          "[api][data][source]") {
+  const auto& train = train_slice();
+  auto bad = std::make_shared<user_source>(train, static_cast<size_t>(train.count), 77);
+  auto refused = small_mlp().fit(bad, troupe::in_memory(test_slice()), quiet_run().epochs(1));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == troupe::model_errc::run_failed);
+  CHECK_THAT(refused.error().message, Catch::Contains("sample 77 has label 12"));
+  auto bad_test = std::make_shared<user_source>(test_slice(), 500, 3);
+  auto model = small_mlp();
+  auto scored = model.fit(troupe::in_memory(train), bad_test, quiet_run().epochs(1));
+  REQUIRE_FALSE(scored);
+  CHECK_THAT(scored.error().message, Catch::Contains("the test set"));
+  CHECK_THAT(scored.error().message, Catch::Contains("sample 3 has label 12"));
+  auto null_source = small_mlp().fit(nullptr, bad_test, quiet_run());
+  REQUIRE_FALSE(null_source);
+  CHECK(null_source.error().code == troupe::model_errc::invalid_argument);
+}
+
+TEST_CASE("a registered kind of source opens by name with its settings",
+          "[api][data][source]") {
+  REQUIRE(troupe::register_data_source(
+    "api-first-rows",
+    [](const std::string& settings, troupe::data_split split)
+      -> troupe::expected<std::shared_ptr<const troupe::data_source>> {
+      if (settings.rfind("rows=", 0) != 0)
+        return troupe::fail(troupe::model_errc::invalid_argument, "settings are rows=N");
+      const auto& data = split == troupe::data_split::train ? train_slice() : test_slice();
+      return std::shared_ptr<const troupe::data_source>(
+        std::make_shared<user_source>(data, std::stoul(settings.substr(5))));
+    }));
+  auto opened = troupe::open_data("api-first-rows:rows=100");
+  REQUIRE(opened);
+  CHECK((*opened)->size() == 100);
+  const auto rows = (*opened)->rows(10, 2);
+  CHECK(rows.labels[1] == train_slice().labels[11]);
+  CHECK(std::memcmp(rows.image(1), train_slice().image(11), 784 * sizeof(float)) == 0);
+  auto test_half = troupe::open_data("api-first-rows:rows=5", troupe::data_split::test);
+  REQUIRE(test_half);
+  CHECK((*test_half)->rows(0, 1).labels[0] == test_slice().labels[0]);
+
+  auto bad_settings = troupe::open_data("api-first-rows:count=3");
+  REQUIRE_FALSE(bad_settings);
+  CHECK_THAT(bad_settings.error().message,
+             Catch::Contains("data source 'api-first-rows:count=3': settings are rows=N"));
+  auto unknown = troupe::open_data("no-such-kind:rows=3");
+  REQUIRE_FALSE(unknown);
+  CHECK_THAT(unknown.error().message,
+             Catch::Contains("no data source is registered as 'no-such-kind'"));
+  auto badly_named = troupe::register_data_source("first rows", nullptr);
+  REQUIRE_FALSE(badly_named);
+  CHECK_THAT(badly_named.error().message, Catch::Contains("is not a kind name"));
+
+  // Built-in sources open through the same call, held in memory.
+  auto idx = troupe::open_data(TROUPE_TEST_DATA_DIR, troupe::data_split::test);
+  REQUIRE(idx);
+  CHECK((*idx)->size() == static_cast<size_t>(test_slice().count));
+  CHECK((*idx)->name() == TROUPE_TEST_DATA_DIR);
+}
