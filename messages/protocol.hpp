@@ -55,6 +55,7 @@ struct push_msg {
 enum class replica_loss_action : uint8_t {
   abort,        // end the run with the error
   continue_run, // the survivors finish the epoch (sync: they re-plan it)
+  respawn,      // a new replica takes the lost one's place and share (sync)
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all
@@ -107,6 +108,7 @@ struct store_stats {
   uint64_t samples = 0;        // samples behind the accepted gradients
   uint64_t rejected = 0;       // gradients answered with an error
   uint64_t dropped = 0;        // late gradients answered and dropped (backup replicas)
+  uint64_t fenced = 0;         // refused: from an actor replaced by a respawn
   double apply_seconds = 0;    // reducing + optimizer + publishing
   uint64_t staleness_sum = 0;
   uint64_t staleness_count = 0; // gradient slices whose staleness staleness_sum adds up
@@ -232,6 +234,7 @@ struct fit_summary {
   std::vector<replica_report> replica_totals; // each replica's reports summed over the run
   std::vector<uint64_t> waited_on;            // by replica: rounds that closed on its push
   std::vector<uint32_t> lost_replicas;        // replicas that died during the run, in order
+  uint32_t respawns = 0;                      // replicas respawned in a lost one's place
 };
 
 template <class Inspector>
@@ -270,7 +273,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
   return f(caf::meta::type_name("store_stats"), x.version, x.pushes, x.samples, x.rejected,
-           x.dropped,
+           x.dropped, x.fenced,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
            x.staleness_reported, x.loss_sum, x.waited_on, x.trace, x.staleness_histogram);
@@ -315,7 +318,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
   return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
-           x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas);
+           x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas,
+           x.respawns);
 }
 
 } // namespace troupe

@@ -54,6 +54,11 @@ caf::error check_policy(const run_config& c) {
     return bad_config("--backup-replicas=" + std::to_string(backups)
                       + " leaves no replica to close a round (--replicas="
                       + std::to_string(c.replicas) + ")");
+  if (c.on_replica_loss == replica_loss_action::respawn
+      && !find_policy(c.policy.name)->traits(c.policy.settings).respawns)
+    return bad_config("--on-replica-loss=respawn: a replica of " + c.policy.name
+                      + " mode cannot be respawned (its rounds do not wait for every "
+                        "replica's share); use abort or continue");
   return caf::none;
 }
 

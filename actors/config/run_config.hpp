@@ -52,6 +52,7 @@ struct run_config {
   std::string store_device = "cpu";   // cpu | cuda:N
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
+  bool respawn_anywhere = false; // respawn in this process once no node can host
   uint32_t step_timeout_ms = 60000; // bound on one push's answer
   // Checkpoints, on this process's disk.
   std::string checkpoint_path;

@@ -53,6 +53,24 @@ void bind_consistency(cluster_config& cli, run_config& c, std::string& staleness
            "async, ssp: none, or inverse (a gradient of staleness t steps at lr / max(1, t))");
 }
 
+// --on-replica-loss; empty: respawn where the mode's policy can, else abort.
+caf::expected<replica_loss_action> parse_loss_action(const std::string& text,
+                                                     const policy_spec& policy) {
+  if (text.empty()) {
+    const auto* mode = find_policy(policy.name);
+    return mode && mode->traits(policy.settings).respawns ? replica_loss_action::respawn
+                                                          : replica_loss_action::abort;
+  }
+  if (text == "respawn")
+    return replica_loss_action::respawn;
+  if (text == "abort")
+    return replica_loss_action::abort;
+  if (text == "continue")
+    return replica_loss_action::continue_run;
+  return make_troupe_error(troupe_errc::bad_config, "--on-replica-loss: '" + text
+                                                      + "' (expected respawn, abort or continue)");
+}
+
 } // namespace
 
 run_options::run_options(cluster_config& cli) : cli_(cli) {
@@ -85,7 +103,13 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "device hand gradients over in device memory)");
   const auto f = option_group::failures;
   cli.bind(f, on_replica_loss_, "on-replica-loss",
-           "abort (end the run) or continue (the survivors finish the epoch)");
+           "respawn (a new replica takes the lost one's place and its share of the round: "
+           "the bits do not change), abort (end the run) or continue (the survivors finish "
+           "the epoch)",
+           option_hint{}.otherwise("respawn where the mode can (sync), else abort"));
+  cli.bind(f, respawn_, "respawn",
+           "where a lost replica of a run on nodes respawns: nodes (a live node) or anywhere "
+           "(this process too, once no node is left)");
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));
   const auto k = option_group::checkpoints;
@@ -121,11 +145,14 @@ caf::expected<run_config> run_options::to_run_config() const {
                              "--store-node and --store-nodes both name store nodes: use "
                              "--store-nodes alone");
   c.store_nodes = std::move(*store_nodes);
-  if (on_replica_loss_ != "abort" && on_replica_loss_ != "continue")
-    return make_troupe_error(troupe_errc::bad_config, "--on-replica-loss: '" + on_replica_loss_
-                                                        + "' (expected abort or continue)");
-  c.on_replica_loss = on_replica_loss_ == "abort" ? replica_loss_action::abort
-                                                   : replica_loss_action::continue_run;
+  auto loss = parse_loss_action(on_replica_loss_, c.policy);
+  if (!loss)
+    return loss.error();
+  c.on_replica_loss = *loss;
+  if (respawn_ != "nodes" && respawn_ != "anywhere")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--respawn: '" + respawn_ + "' (expected nodes or anywhere)");
+  c.respawn_anywhere = respawn_ == "anywhere";
   if (staleness_lr_ != "none" && staleness_lr_ != "inverse")
     return make_troupe_error(troupe_errc::bad_config,
                              "--staleness-lr: '" + staleness_lr_ + "' (expected none or inverse)");

@@ -33,7 +33,8 @@ private:
   std::string nodes_;
   std::string store_nodes_;
   std::string store_node_;
-  std::string on_replica_loss_ = "abort";
+  std::string on_replica_loss_; // empty: respawn where the mode can, else abort
+  std::string respawn_ = "nodes";
   std::string staleness_lr_ = "none";
   std::string slow_replica_;
 };

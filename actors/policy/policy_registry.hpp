@@ -38,6 +38,10 @@ struct policy_traits {
   /// Versions before the current one the shard keeps for
   /// store_port::answer_from (delayed: K - 1).
   uint32_t history_depth = 0;
+  /// A round waits for every replica's share, so a replica lost mid-round
+  /// can be replaced by a new one that computes the same share again
+  /// (--on-replica-loss=respawn), and the step does not change.
+  bool respawns = false;
 };
 
 /// Describes one update policy: its name (--mode), its settings and traits,

@@ -21,6 +21,9 @@ public:
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_joined(uint32_t replica) override { inner_->on_replica_joined(replica); }
   void on_replica_lost(uint32_t replica, store_port& store) override;
+  void on_replica_replaced(uint32_t replica, store_port& store) override {
+    inner_->on_replica_replaced(replica, store);
+  }
   uint64_t next_round() const override { return inner_->next_round(); }
   void set_next_round(uint64_t round) override { inner_->set_next_round(round); }
   const policy_report& report() const override { return inner_->report(); }

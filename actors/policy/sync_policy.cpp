@@ -21,6 +21,7 @@ policy_descriptor sync_policy_descriptor() {
     t.reports_staleness = s.backup_replicas > 0;
     // A late replica still reads the parameters while its round closes without it.
     t.replicas_wait_for_rounds = s.backup_replicas == 0;
+    t.respawns = s.backup_replicas == 0;
     return t;
   };
   d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {
@@ -64,6 +65,16 @@ void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
   // A gradient it already pushed this round still counts: it is valid work.
   if (forget(replica, pushed_.count(replica) > 0))
     close_round_if_complete(store);
+}
+
+void sync_policy::on_replica_replaced(uint32_t replica, store_port& store) {
+  auto held = pushed_.find(replica);
+  if (held == pushed_.end())
+    return;
+  store.refuse(held->second.ticket, troupe_errc::replica_lost,
+               "replica " + std::to_string(replica) + " was replaced in round "
+                 + std::to_string(round_) + "; its new actor pushes this round again");
+  pushed_.erase(held);
 }
 
 void sync_policy::close_round_if_complete(store_port& store) {

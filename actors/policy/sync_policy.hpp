@@ -23,6 +23,7 @@ public:
 
   std::optional<push_refusal> on_push(gradient_push push, store_port& store) override;
   void on_replica_lost(uint32_t replica, store_port& store) override;
+  void on_replica_replaced(uint32_t replica, store_port& store) override;
 
 private:
   std::optional<push_refusal> refusal(const gradient_push& push) const;

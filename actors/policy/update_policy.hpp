@@ -48,6 +48,10 @@ public:
   virtual void answer_from(uint64_t ticket, uint64_t steps_back) = 0;
   /// Answers every push not answered yet with the error `code`, `reason`.
   virtual void refuse_open(troupe_errc code, const std::string& reason) = 0;
+  /// Answers the push behind `ticket` with the error `code`, `reason`, and
+  /// takes its samples and loss back out of the shard's counts: the push
+  /// will not be part of a step.
+  virtual void refuse(uint64_t ticket, troupe_errc code, const std::string& reason) = 0;
   /// Tells the store that a round just closed, after its step and its answers:
   /// the store counts these for periodic checkpoints (--checkpoint-every). A
   /// policy without rounds (async) never calls it.
@@ -96,6 +100,15 @@ public:
 
   /// Forgets a replica that died, so no round waits for it.
   virtual void on_replica_lost(uint32_t replica, store_port& store) = 0;
+
+  /// Hands a replica that died to the one spawned in its place
+  /// (--on-replica-loss=respawn): a push of the open round the dead one
+  /// made is refused through `store`, and the new one pushes it again. The
+  /// default keeps nothing to forget.
+  virtual void on_replica_replaced(uint32_t replica, store_port& store) {
+    (void)replica;
+    (void)store;
+  }
 
   /// Returns the round the next sync push must name (async: pushes so far).
   virtual uint64_t next_round() const = 0;

@@ -60,6 +60,7 @@ store_stats combine_shard_stats(const std::vector<store_stats>& shards) {
     const auto& s = shards[k];
     all.rejected += s.rejected;
     all.dropped = std::max(all.dropped, s.dropped);
+    all.fenced += s.fenced;
     all.apply_seconds = std::max(all.apply_seconds, s.apply_seconds);
     all.staleness_sum += s.staleness_sum;
     all.staleness_count += s.staleness_count;

@@ -47,6 +47,17 @@ struct epoch_progress {
   double run_seconds = 0;      // wall time since the run started
 };
 
+/// Records one lost replica respawned in its place (--on-replica-loss=respawn).
+struct respawn_record {
+  uint32_t replica = 0;
+  uint32_t epoch = 0;         // 1-based
+  uint64_t round = 0;         // the store round the new actor starts at
+  std::string lost_on;        // where the lost one ran ("node H:P (cpu)", "cpu")
+  std::string respawned_on;   // where the new one runs
+  std::string reason;         // why the lost one ended
+  double milliseconds = 0;    // from the news of the loss to the new one's order
+};
+
 /// Receives each epoch's record as soon as it is known.
 using epoch_observer = std::function<void(const epoch_record&)>;
 
@@ -56,6 +67,9 @@ using warning_observer = std::function<void(const std::string&)>;
 
 /// Receives the epoch's progress every progress_interval while it runs.
 using progress_observer = std::function<void(const epoch_progress&)>;
+
+/// Receives each respawn once the new replica has its order.
+using respawn_observer = std::function<void(const respawn_record&)>;
 
 /// Hears a fit while it runs. Any member may be empty; all are called on
 /// the coordinator's thread, one call at a time. The library prints nothing:
@@ -67,6 +81,7 @@ struct fit_observer {
   // once per interval (one small request, never one message per step).
   progress_observer on_progress;
   std::chrono::milliseconds progress_interval{100};
+  respawn_observer on_respawn;
 };
 
 } // namespace troupe

@@ -82,6 +82,15 @@ void metrics_log::write_step(const epoch_progress& p) {
   write_line(j.dump());
 }
 
+void metrics_log::write_respawn(const respawn_record& r) {
+  nlohmann::json j = {
+    {"record", "respawn"},   {"replica", r.replica},           {"epoch", r.epoch},
+    {"round", r.round},      {"lost_on", r.lost_on},           {"respawned_on", r.respawned_on},
+    {"reason", r.reason},    {"milliseconds", r.milliseconds},
+  };
+  write_line(j.dump());
+}
+
 void metrics_log::write_summary(const fit_summary& s, const run_config& options) {
   const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {
@@ -89,6 +98,7 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
     {"mode", s.mode},
     {"replicas", s.replicas},
     {"live_replicas", s.live_replicas},
+    {"respawns", s.respawns},
     {"epochs", s.epochs},
     {"batch_size", options.batch_size},
     {"seed", options.seed},

@@ -33,6 +33,9 @@ public:
   /// Writes a "step" record: the run's optimizer steps, samples and wall
   /// time so far, and the epoch's mean training loss so far (--log-every).
   void write_step(const epoch_progress& progress);
+  /// Writes a "respawn" record: which replica, in which epoch and round,
+  /// from where to where, and how long the respawn took.
+  void write_respawn(const respawn_record& respawn);
 
 private:
   explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}

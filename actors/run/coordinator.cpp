@@ -40,7 +40,8 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   }
   for (size_t i = 0; i < st.replicas.size(); ++i)
     if (st.replicas[i].address() == msg.source)
-      lose_replica(self, i, describe(msg.reason));
+      lose_replica(self, i, describe(msg.reason),
+                   msg.reason == caf::exit_reason::remote_link_unreachable);
   const auto& shards = st.store.shards;
   for (size_t k = 0; k < shards.size(); ++k)
     if (shards[k].address() == msg.source) {
@@ -103,7 +104,8 @@ bool spawn_actors(coordinator_pointer self) {
   st.setup.plan.start = store_start{}; // the shards have their slices
   const uint32_t replicas = st.setup.plan.config.replicas;
   for (uint32_t i = 0; i < replicas; ++i) {
-    auto replica = where.spawn_replica(replica_config_for(st.setup.plan, i), st.store.shards);
+    auto replica = where.spawn_replica(where.replica_node[i], replica_config_for(st.setup.plan, i),
+                                       st.store.shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start replica " + std::to_string(i) + " on "
@@ -120,6 +122,9 @@ bool spawn_actors(coordinator_pointer self) {
         .then([](uint32_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
   st.alive.assign(st.replicas.size(), true);
+  st.respawning.assign(st.replicas.size(), false);
+  st.respawned_at.assign(st.replicas.size(), UINT64_MAX);
+  st.node_alive.assign(where.replica_nodes.size(), true);
   st.reported.assign(st.replicas.size(), false);
   st.reports.assign(st.replicas.size(), replica_report{});
   st.totals.assign(st.replicas.size(), replica_report{});

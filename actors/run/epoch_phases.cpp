@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include "actors/replica/gather.hpp"
+#include "actors/run/respawn.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -27,10 +28,6 @@ auto fail_on_error(coordinator_pointer self) {
 }
 
 // Marks a moment of the run on the trace's coordinator track, with --trace.
-void trace_instant(coordinator_state& st, const std::string& name) {
-  if (st.setup.trace)
-    st.setup.trace->add_instant(name, steady_nanoseconds());
-}
 
 // Sends every actor an exit and stops the coordinator.
 void shutdown(coordinator_pointer self) {
@@ -69,11 +66,6 @@ uint32_t live_count(const coordinator_state& st) {
   return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
 }
 
-// Passes a warning to the observer, if it listens.
-void warn(const coordinator_state& st, const std::string& text) {
-  if (st.setup.observer.on_warning)
-    st.setup.observer.on_warning(text);
-}
 
 // Writes the test set's loss and accuracy under `params` into `record`: the
 // one evaluation, after each epoch and for a resumed run with none left.
@@ -139,6 +131,7 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.mode = st.setup.plan.config.policy.name;
   summary.replicas = static_cast<uint32_t>(st.replicas.size());
   summary.live_replicas = live_count(st);
+  summary.respawns = st.respawns;
   summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;
@@ -292,11 +285,6 @@ void collect_if_epoch_complete(coordinator_pointer self) {
 // Tells the store where the epoch starts and sends each live replica its order.
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
-  const auto& options = st.setup.plan.config;
-  const batch_plan plan(st.setup.data.train->size(), options.batch_size,
-                        st.replicas.size());
-  // A replica waits at most one step timeout per round; this is the backstop.
-  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
   std::fill(st.reported.begin(), st.reported.end(), false);
   st.epoch_start = clock_type::now();
   const uint64_t skipped = st.epoch == st.setup.plan.first_epoch ? st.setup.plan.resume_round : 0;
@@ -306,10 +294,34 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   if (st.setup.observer.on_progress)
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
-  for (size_t i = 0; i < st.replicas.size(); ++i) {
-    if (!st.alive[i])
-      continue;
-    self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
+  st.epoch_first_round = params.round - skipped;
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    if (st.alive[i] && !st.respawning[i])
+      order_epoch(self, i, order);
+}
+
+} // namespace
+
+void trace_instant(coordinator_state& st, const std::string& name) {
+  if (st.setup.trace)
+    st.setup.trace->add_instant(name, steady_nanoseconds());
+}
+
+// Passes a warning to the observer, if it listens.
+void warn(const coordinator_state& st, const std::string& text) {
+  if (st.setup.observer.on_warning)
+    st.setup.observer.on_warning(text);
+}
+
+void order_epoch(coordinator_pointer self, size_t index, const epoch_order& order) {
+  auto& st = self->state;
+  const batch_plan plan(st.setup.data.train->size(), st.setup.plan.config.batch_size,
+                        st.replicas.size());
+  // A replica waits at most one step timeout per round; this is the backstop.
+  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
+  const auto ordered = st.replicas[index].address();
+  const size_t i = index;
+  self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
       .then(
         [self, i](replica_report& report) {
           auto& st = self->state;
@@ -325,7 +337,9 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
           total.wait_seconds += report.wait_seconds;
           collect_if_epoch_complete(self);
         },
-        [self, i](caf::error& err) {
+        [self, i, ordered](caf::error& err) {
+          if (self->state.replicas[i].address() != ordered)
+            return; // an actor respawned since: its own request answers for it
           if (err == caf::sec::request_receiver_down) {
             lose_replica(self, i, describe(err));
             return;
@@ -339,10 +353,7 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
           if (self->state.alive[i])
             fail_run(self, err);
         });
-  }
 }
-
-} // namespace
 
 std::chrono::milliseconds step_timeout(const coordinator_state& st) {
   return std::chrono::milliseconds(st.setup.plan.config.step_timeout_ms);
@@ -394,15 +405,21 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
       [](caf::error&) {}); // a missed report is not worth failing the run
 }
 
-void lose_replica(coordinator_pointer self, size_t index, const std::string& reason) {
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
+                  bool node_lost) {
   auto& st = self->state;
-  if (st.done || !st.alive[index])
+  if (st.done || !st.alive[index] || st.respawning[index])
     return;
-  st.alive[index] = false;
   const std::string what = "replica " + std::to_string(index) + " on "
                            + st.setup.where.replica_places[index] + " died in epoch "
                            + std::to_string(st.epoch + 1) + ": " + reason;
-  if (st.setup.plan.config.on_replica_loss == replica_loss_action::abort) {
+  const auto action = st.setup.plan.config.on_replica_loss;
+  if (action == replica_loss_action::respawn) {
+    respawn_replica(self, index, what, reason, node_lost);
+    return;
+  }
+  st.alive[index] = false;
+  if (action == replica_loss_action::abort) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + " (--on-replica-loss=abort)"));
     return;

@@ -49,6 +49,14 @@ struct coordinator_state {
   checkpoint_writer_actor writer; // with --checkpoint
   std::vector<replica_actor> replicas;
   std::vector<bool> alive;
+  // Respawns (--on-replica-loss=respawn): by replica, whether one is under
+  // way and the store round of its last one; by replica node, whether it is
+  // still taken for alive.
+  std::vector<bool> respawning;
+  std::vector<uint64_t> respawned_at;
+  std::vector<bool> node_alive;
+  uint32_t respawns = 0;
+  uint64_t epoch_first_round = 0; // the store round this epoch started at
   std::vector<bool> reported; // this epoch
   std::vector<replica_report> reports;
   std::vector<replica_report> totals; // each replica's reports summed over the run
@@ -77,9 +85,21 @@ void start_epoch(coordinator_pointer self);
 /// still under way, and sets the timer for the next report.
 void report_progress(coordinator_pointer self, uint32_t epoch);
 
-/// Marks replica `index` lost: fails the run (abort, or none left) or warns
-/// through the observer and lets the epoch end over the survivors.
-void lose_replica(coordinator_pointer self, size_t index, const std::string& reason);
+/// Marks replica `index` lost: fails the run (abort, or none left), respawns
+/// it, or warns through the observer and lets the epoch end over the
+/// survivors. `node_lost`: the connection to its node is gone.
+void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
+                  bool node_lost = false);
+
+/// Orders replica `index` (the actor st.replicas holds now) to train
+/// `order`'s epoch from its start round, and collects its report.
+void order_epoch(coordinator_pointer self, size_t index, const epoch_order& order);
+
+/// Passes a warning to the observer, if it listens.
+void warn(const coordinator_state& st, const std::string& text);
+
+/// Marks a moment of the run in the trace (with --trace).
+void trace_instant(coordinator_state& st, const std::string& name);
 
 /// Ends the run with `err` (once) and sends every actor an exit.
 void fail_run(coordinator_pointer self, caf::error err);

@@ -84,15 +84,10 @@ caf::error place_store_on_nodes(placement& out, const placing& p) {
   return caf::none;
 }
 
-void place_replicas_here(placement& out, const placing& p, const run_plan& plan,
-                         std::shared_ptr<const data_source> train) {
-  auto& system = p.system;
+void place_replicas_here(placement& out, const placing& p, const run_plan& plan) {
   out.replica_places = plan.devices;
+  out.replica_node.assign(p.config.replicas, placement::here);
   out.replica_clock_offsets.assign(p.config.replicas, 0);
-  out.spawn_replica = [&system, train, wrap = p.config.wrap_replica_backend](
-                        const replica_config& cfg, const std::vector<store_actor>& shards) {
-    return spawn_replica(system, cfg, shards, train, wrap);
-  };
 }
 
 // Connects to a replica node and links it to every store node but itself,
@@ -113,8 +108,8 @@ caf::expected<connected_node> connect_replica_node(const placing& p, const host_
   return connected;
 }
 
-caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_plan& plan) {
-  std::vector<node_actor> nodes;
+caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_plan& plan,
+                                   std::vector<node_actor>& nodes) {
   std::vector<int64_t> node_offsets;
   for (const auto& address : p.config.nodes) {
     auto connected = connect_replica_node(p, address);
@@ -125,25 +120,35 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
     out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
   }
   const auto per_node = p.config.replicas_per_node;
+  for (const auto& address : p.config.nodes)
+    out.replica_nodes.push_back(address.text());
   for (uint32_t i = 0; i < p.config.replicas; ++i) {
+    out.replica_node.push_back(i / per_node);
     out.replica_places.push_back("node " + p.config.nodes[i / per_node].text() + " ("
                                  + plan.devices[i] + ")");
     out.replica_clock_offsets.push_back(node_offsets[i / per_node]);
   }
+  return caf::none;
+}
+
+// Spawns a replica on a node through CAF's remote spawn, or here.
+replica_spawner make_replica_spawner(const placing& p, std::vector<node_actor> nodes,
+                                     std::shared_ptr<const data_source> train) {
   auto& system = p.system;
-  out.spawn_replica = [&system, nodes, per_node, timeout = p.timeout](
-                        const replica_config& cfg, const std::vector<store_actor>& shards)
-    -> caf::expected<replica_actor> {
-    const auto& node = nodes[cfg.index / per_node];
+  return [&system, nodes = std::move(nodes), train, timeout = p.timeout,
+          wrap = p.config.wrap_replica_backend](size_t node, const replica_config& cfg,
+                                                const std::vector<store_actor>& shards)
+           -> caf::expected<replica_actor> {
+    if (node == placement::here)
+      return spawn_replica(system, cfg, shards, train, wrap);
     auto replica = system.middleman().remote_spawn<replica_actor>(
-      node.node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
+      nodes.at(node).node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
     if (!replica)
       return replica.error();
     if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
       return err;
     return replica;
   };
-  return caf::none;
 }
 
 } // namespace
@@ -162,10 +167,12 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
     place_store_here(out, p);
   else if (auto err = place_store_on_nodes(out, p))
     return err;
+  std::vector<node_actor> nodes;
   if (c.nodes.empty())
-    place_replicas_here(out, p, plan, std::move(train));
-  else if (auto err = place_replicas_on_nodes(out, p, plan))
+    place_replicas_here(out, p, plan);
+  else if (auto err = place_replicas_on_nodes(out, p, plan, nodes))
     return err;
+  out.spawn_replica = make_replica_spawner(p, std::move(nodes), std::move(train));
   return out;
 }
 

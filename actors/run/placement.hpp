@@ -2,6 +2,7 @@
 // process, or on node programs through CAF's remote spawn after a handshake.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,9 +18,11 @@
 
 namespace troupe {
 
-/// Spawns replica `config.index` where it belongs, for the store's shards.
+/// Spawns replica `config.index` on replica node `node` (an index into
+/// placement::replica_nodes) or, with placement::here, in this process, for
+/// the store's shards.
 using replica_spawner = std::function<caf::expected<replica_actor>(
-  const replica_config&, const std::vector<store_actor>&)>;
+  size_t node, const replica_config&, const std::vector<store_actor>&)>;
 
 /// Spawns store shard `config.shard` where it belongs, with the run's
 /// checkpoint writer, its coordinator (a shard on a node ends with it) and,
@@ -36,7 +39,10 @@ struct placement {
   bool store_here = true;                  // every shard in this process
   std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
   replica_spawner spawn_replica;
+  std::vector<std::string> replica_nodes;  // "H:P" of each replica node; none: all here
+  std::vector<size_t> replica_node;        // per replica: its node at the start, or here
   std::vector<std::string> replica_places; // "cpu", "node H:P (cpu)"
+  static constexpr size_t here = SIZE_MAX;
   // Add to a replica's or shard's steady-clock times to get this process's
   // (0 here; from the handshake for nodes), within clock_error_ns.
   std::vector<int64_t> replica_clock_offsets;

@@ -87,6 +87,17 @@ void store_state::refuse_open(troupe_errc code, const std::string& reason) {
   open.clear();
 }
 
+void store_state::refuse(uint64_t ticket, troupe_errc code, const std::string& reason) {
+  auto push = open.find(ticket);
+  if (push == open.end())
+    return;
+  stats.samples -= push->second.samples;
+  stats.loss_sum -= push->second.loss_sum;
+  --stats.pushes;
+  push->second.promise.deliver(make_troupe_error(code, reason));
+  open.erase(push);
+}
+
 shared_floats store_state::copy_here(const float* source, size_t count,
                                      const device_event* ready, bool from_device) {
   auto buffer = uploads->take();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -40,10 +41,13 @@ struct store_state : store_port {
     caf::typed_response_promise<params_msg> promise;
     uint64_t staleness = 0;
     bool device_answer = false; // answer in device memory (push_msg::device_answer)
+    uint32_t samples = 0;       // counted in stats, taken back if it is refused
+    double loss_sum = 0;
   };
   std::unordered_map<uint64_t, open_push> open; // by ticket
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
+  std::set<uint32_t> watched; // every replica index ever watched
   store_stats stats;
   store_config settings; // shard, interval, optimizer; no buffers
   checkpoint_writer_actor writer; // where periodic parts go; none without --checkpoint
@@ -87,6 +91,7 @@ struct store_state : store_port {
   void answer(uint64_t ticket) override { answer_from(ticket, 0); }
   void answer_from(uint64_t ticket, uint64_t steps_back) override;
   void refuse_open(troupe_errc code, const std::string& reason) override;
+  void refuse(uint64_t ticket, troupe_errc code, const std::string& reason) override;
   // Counts a closed round towards the next periodic checkpoint, which the
   // actor sends once the policy returned.
   void round_closed() override;

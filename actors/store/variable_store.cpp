@@ -64,10 +64,30 @@ void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
   ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
 }
 
+// With respawns, only the actor watched as a replica pushes as it: a late
+// push of one that was replaced (declared lost, then heard from again) is
+// refused and never applied.
+caf::error fence_replaced(store_pointer self, const push_msg& push) {
+  auto& st = self->state;
+  if (st.settings.on_replica_loss != replica_loss_action::respawn)
+    return caf::none;
+  const auto sender = st.replicas.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (sender != st.replicas.end() && sender->second == push.replica)
+    return caf::none;
+  ++st.stats.fenced;
+  return make_troupe_error(troupe_errc::unknown_replica,
+                           "a push as replica " + std::to_string(push.replica)
+                             + " from an actor that is not, or no longer, that replica");
+}
+
 // A push: the shard's own checks, then the policy's call. The answer comes
 // when the policy answers its ticket (at once, or when its round closes).
 caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
   auto& st = self->state;
+  if (auto fenced = fence_replaced(self, push)) {
+    ++st.stats.rejected;
+    return fenced;
+  }
   auto err = st.check_device_verdict();
   if (!err)
     err = st.take_gradient(push);
@@ -82,7 +102,8 @@ caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
                                                              : 0;
   // Open before the policy sees the push: it may answer it at once.
   auto promise = self->make_response_promise<params_msg>();
-  st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer});
+  st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer,
+                                                 push.batch_size, push.loss_sum});
   auto refused = st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
                                                   std::move(push.gradient), ticket, staleness},
                                     st);
@@ -158,6 +179,8 @@ void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& ms
     return;
   const auto index = replica->second;
   st.replicas.erase(replica);
+  if (st.settings.on_replica_loss == replica_loss_action::respawn)
+    return; // the round waits for the replica spawned in its place
   st.policy->on_replica_lost(index, st);
   send_due_part(self);
 }
@@ -191,7 +214,10 @@ store_actor::behavior_type variable_store(store_pointer self,
       auto& st = self->state;
       self->monitor(replica);
       st.replicas.emplace(replica.address(), index);
-      st.policy->on_replica_joined(index);
+      if (st.watched.insert(index).second)
+        st.policy->on_replica_joined(index);
+      else // a replica respawned in the place of one that died
+        st.policy->on_replica_replaced(index, st);
       return static_cast<uint32_t>(st.replicas.size());
     },
   };

@@ -49,6 +49,12 @@ struct fake_store : store_port {
     events.push_back("refused open");
   }
 
+  void refuse(uint64_t ticket, troupe_errc code, const std::string& reason) override {
+    refused_tickets.push_back(ticket);
+    refusals.emplace_back(code, reason);
+    events.push_back("refused " + std::to_string(ticket));
+  }
+
   void round_closed() override {
     ++rounds_closed;
     events.push_back("closed");
@@ -59,7 +65,8 @@ struct fake_store : store_port {
   std::vector<float> lr_scales; // of apply_step
   std::vector<std::pair<uint64_t, uint64_t>> answer_backs; // (ticket, steps back) of answer_from
   std::vector<uint64_t> answers;
-  std::vector<std::pair<troupe_errc, std::string>> refusals; // of refuse_open
+  std::vector<std::pair<troupe_errc, std::string>> refusals; // of refuse_open and refuse
+  std::vector<uint64_t> refused_tickets;                     // of refuse
   size_t rounds_closed = 0;
   std::vector<std::string> events;
 };

@@ -248,7 +248,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.trace[0].start_ns == -5);
   CHECK(r.trace[0].duration_ns == 300);
 
-  store_stats stats{77, 300, 9600, 4, 11, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7},
+  store_stats stats{77, 300, 9600, 4, 11, 13, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7},
                     {trace_span{2, 8, 1000, 50}}, {5, 6}};
   auto s = roundtrip(sys, stats);
   CHECK(s.version == 77);
@@ -256,6 +256,7 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(s.samples == 9600);
   CHECK(s.rejected == 4);
   CHECK(s.dropped == 11);
+  CHECK(s.fenced == 13);
   CHECK(s.apply_seconds == 0.125);
   CHECK(s.staleness_sum == 61);
   CHECK(s.staleness_count == 600);
@@ -507,7 +508,7 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   check_equal(o.params, order.params);
 
   CHECK(roundtrip_in_message(sys, replica_report{2, 10, 1.0, 9, 1, 0, 0, {}}).samples == 10);
-  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 1, 6, 1, 3, false, 0, {}, {}, {}}).live_replicas == 3);
+  CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 0, 1, 6, 1, 3, false, 0, {}, {}, {}}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");

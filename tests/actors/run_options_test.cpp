@@ -73,7 +73,13 @@ TEST_CASE("the command line becomes a typed run configuration", "[options]") {
   REQUIRE(defaults);
   CHECK(defaults->replicas == 0); // one per core: check_run_config settles it
   CHECK(defaults->devices.pool == std::vector<std::string>{"cpu"});
-  CHECK(defaults->on_replica_loss == replica_loss_action::abort);
+  // A sync run respawns a lost replica by default; a mode that cannot aborts.
+  CHECK(defaults->on_replica_loss == replica_loss_action::respawn);
+  CHECK_FALSE(defaults->respawn_anywhere);
+  CHECK(parsed({"--mode=async"})->on_replica_loss == replica_loss_action::abort);
+  CHECK(parsed({"--mode=sync", "--backup-replicas=1"})->on_replica_loss
+        == replica_loss_action::abort);
+  CHECK(parsed({"--on-replica-loss=respawn", "--respawn=anywhere"})->respawn_anywhere);
   CHECK(defaults->slow.factor == 1.0f);
   CHECK(parsed({"--devices=auto"})->devices.automatic);
 }
@@ -81,7 +87,8 @@ TEST_CASE("the command line becomes a typed run configuration", "[options]") {
 TEST_CASE("options whose text makes no sense are refused naming the option and the text",
           "[options]") {
   CHECK(why_not({"--on-replica-loss=ignore"})
-        == "--on-replica-loss: 'ignore' (expected abort or continue)");
+        == "--on-replica-loss: 'ignore' (expected respawn, abort or continue)");
+  CHECK(why_not({"--respawn=elsewhere"}) == "--respawn: 'elsewhere' (expected nodes or anywhere)");
   CHECK(why_not({"--staleness-lr=sqrt"}) == "--staleness-lr: 'sqrt' (expected none or inverse)");
   CHECK(why_not({"--devices=cpu,tpu:0"})
         == "--devices: 'tpu:0' is not a device (expected cpu, cuda:N or auto)");

@@ -1,0 +1,190 @@
+// Respawning a lost replica in its place.
+#include "actors/run/respawn.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/replica/gather.hpp"
+#include "actors/replica/store_group.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Where a respawn goes: the live node hosting the fewest replicas (the first
+// of equals), or here for a local run or, with --respawn=anywhere, once no
+// node is left; nothing when no place can host it.
+std::optional<size_t> choose_place(const coordinator_state& st) {
+  const auto& where = st.setup.where;
+  if (where.replica_nodes.empty())
+    return placement::here;
+  std::vector<size_t> hosted(where.replica_nodes.size(), 0);
+  for (size_t i = 0; i < where.replica_node.size(); ++i)
+    if (where.replica_node[i] != placement::here && st.alive[i])
+      ++hosted[where.replica_node[i]];
+  std::optional<size_t> best;
+  for (size_t k = 0; k < hosted.size(); ++k)
+    if (st.node_alive[k] && (!best || hosted[k] < hosted[*best]))
+      best = k;
+  if (!best && st.setup.plan.config.respawn_anywhere)
+    return placement::here;
+  return best;
+}
+
+std::string place_text(const coordinator_state& st, size_t place, const replica_config& cfg) {
+  if (place == placement::here)
+    return cfg.device;
+  return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
+}
+
+// Spawns the new actor of replica `index`: on the chosen place, or on the
+// next one when a node turns out to be gone. Fails the run when no place is
+// left.
+std::optional<replica_actor> spawn_in_place(coordinator_pointer self, size_t index,
+                                            const std::string& what) {
+  auto& st = self->state;
+  const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
+  std::string tried;
+  for (;;) {
+    const auto place = choose_place(st);
+    if (!place) {
+      fail_run(self, make_troupe_error(
+                       troupe_errc::replica_lost,
+                       what + "; no live node can host its respawn"
+                         + (tried.empty() ? "" : " (" + tried + ")")
+                         + (st.setup.plan.config.respawn_anywhere
+                              ? std::string()
+                              : "; --respawn=anywhere lets this process host it")));
+      return std::nullopt;
+    }
+    auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
+    if (spawned) {
+      st.setup.where.replica_node[index] = *place;
+      st.setup.where.replica_places[index] = place_text(st, *place, cfg);
+      return *spawned;
+    }
+    if (*place == placement::here) {
+      fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                       what + "; its respawn here failed: "
+                                         + describe(spawned.error())));
+      return std::nullopt;
+    }
+    tried += (tried.empty() ? "" : "; ") + place_text(st, *place, cfg) + ": "
+             + describe(spawned.error());
+    st.node_alive[*place] = false;
+  }
+}
+
+// Checks that every shard stands at one round and joins their parameters.
+std::optional<params_msg> consistent_params(coordinator_pointer self, size_t index,
+                                            std::vector<params_msg>& parts,
+                                            const std::string& what) {
+  auto& st = self->state;
+  for (const auto& part : parts)
+    if (part.version != parts.front().version) {
+      fail_run(self, make_troupe_error(
+                       troupe_errc::replica_lost,
+                       what + "; after it the store's shards stand at versions "
+                         + std::to_string(parts.front().version) + " and "
+                         + std::to_string(part.version)
+                         + ": its push of that round reached some shards only, and the "
+                           "round closed there, so recomputing it would change the run's "
+                           "bits (--on-replica-loss=continue goes on without them)"));
+      return std::nullopt;
+    }
+  std::shared_ptr<std::vector<float>> copy;
+  auto joined = join_params(parts, st.store.parameter_count, copy, true);
+  if (st.respawned_at[index] == joined.round) {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + "; it died again in round "
+                                       + std::to_string(joined.round)
+                                       + ", the round it was respawned in"));
+    return std::nullopt;
+  }
+  return joined;
+}
+
+// Orders the new actor the rest of the epoch from the open round, once
+// every shard has answered for that round's parameters.
+void order_from_open_round(coordinator_pointer self, size_t index, const std::string& what,
+                           respawn_record record, clock_type::time_point lost_at) {
+  auto failed = [self](caf::error& err) { fail_run(self, err); };
+  gather<params_msg>(
+    self->state.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           params_atom::value);
+    },
+    [self, index, what, record, lost_at](std::vector<params_msg>& parts) mutable {
+      auto& st = self->state;
+      if (st.done)
+        return;
+      auto params = consistent_params(self, index, parts, what);
+      if (!params)
+        return;
+      st.respawning[index] = false;
+      st.respawned_at[index] = params->round;
+      ++st.respawns;
+      record.round = params->round;
+      record.respawned_on = st.setup.where.replica_places[index];
+      record.milliseconds =
+        std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
+      trace_instant(st, "replica " + std::to_string(index) + " respawned on "
+                          + record.respawned_on + " at round " + std::to_string(record.round));
+      warn(st, what + "; respawned on " + record.respawned_on + " at round "
+                 + std::to_string(record.round) + " in "
+                 + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
+      if (st.setup.observer.on_respawn)
+        st.setup.observer.on_respawn(record);
+      if (!st.reported[index]) // else the next epoch's order reaches it
+        order_epoch(self, index,
+                    epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
+    },
+    failed);
+}
+
+} // namespace
+
+void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
+                     const std::string& reason, bool node_lost) {
+  auto& st = self->state;
+  const auto lost_at = clock_type::now();
+  respawn_record record;
+  record.replica = static_cast<uint32_t>(index);
+  record.epoch = st.epoch + 1;
+  record.lost_on = st.setup.where.replica_places[index];
+  record.reason = reason;
+  st.respawning[index] = true;
+  trace_instant(st, "replica " + std::to_string(index) + " lost");
+  const size_t node = st.setup.where.replica_node[index];
+  if (node_lost && node != placement::here)
+    st.node_alive[node] = false;
+  auto replica = spawn_in_place(self, index, what);
+  if (!replica)
+    return;
+  self->monitor(*replica);
+  st.replicas[index] = *replica;
+  // Each shard forgets the dead actor's push of the open round when it
+  // watches the new one; the round's parameters are read after that, so no
+  // shard can close the round in between.
+  gather<uint32_t>(
+    st.store.shards.size(),
+    [self, index, replica = *replica](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           watch_atom::value, static_cast<uint32_t>(index), replica);
+    },
+    [self, index, what, record, lost_at](std::vector<uint32_t>&) {
+      if (!self->state.done)
+        order_from_open_round(self, index, what, record, lost_at);
+    },
+    [self](caf::error& err) { fail_run(self, err); });
+}
+
+} // namespace troupe

@@ -1,0 +1,23 @@
+// A lost replica's respawn (--on-replica-loss=respawn): a new actor in its
+// place, on a live node or here, that recomputes the lost share of the open
+// round from that round's parameters, so the run's bits do not change.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "actors/run/epoch_phases.hpp"
+
+namespace troupe {
+
+/// Spawns a replica in the place of replica `index`, lost as `what` says
+/// (for `reason`; `node_lost`: with its node): on the live node hosting the fewest
+/// replicas (here for a local run, or with --respawn=anywhere once no node
+/// is left), registered with every shard (each forgets the dead one's push
+/// of the open round), then ordered the rest of the epoch from the open
+/// round. Fails the run when nothing can host it, when the shards disagree
+/// on the round, or when it dies again before a round closes.
+void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
+                     const std::string& reason, bool node_lost);
+
+} // namespace troupe

@@ -1,0 +1,167 @@
+// Respawns across processes: a node killed (kill -9) mid-run loses its
+// replicas, which respawn on the nodes left (or in the coordinator), and the
+// sync run ends with the bits of one process running as many replicas.
+#include "tests/cluster/cluster_test.hpp"
+
+#include <regex>
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+// A sync run long enough (one sample per replica and round) that the first
+// epoch line comes well before the end; `extra` adds the placement.
+std::vector<std::string> run_args(uint32_t replicas, std::vector<std::string> extra) {
+  std::vector<std::string> args{"--mode=sync", "--epochs=4",
+                                "--batch-size=" + std::to_string(replicas), "--seed=11"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::vector<std::string> on_nodes(uint32_t replicas, const std::vector<const node_process*>& nodes,
+                                  uint32_t per_node, std::vector<std::string> extra = {}) {
+  std::string list;
+  for (const auto* node : nodes)
+    list += (list.empty() ? "" : ",") + node->address;
+  extra.push_back("--nodes=" + list);
+  extra.push_back("--replicas-per-node=" + std::to_string(per_node));
+  return run_args(replicas, std::move(extra));
+}
+
+// Starts the coordinator, waits for its first epoch line, and kills `victim`.
+std::unique_ptr<process> start_and_kill(const temp_dir& dir, std::vector<std::string> args,
+                                        node_process& victim) {
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  auto coordinator = std::make_unique<process>(mnist_command(std::move(args)), dir.path(),
+                                               "coordinator");
+  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  coordinator.get());
+  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
+  victim.proc->send(SIGKILL);
+  return coordinator;
+}
+
+// The final checksum of a run that ended well.
+std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
+  const auto finals = records_of(metrics, "final");
+  REQUIRE(finals.size() == 1);
+  return finals[0]["params_fnv1a64"].get<std::string>();
+}
+
+size_t count_of(const std::string& text, const std::regex& pattern) {
+  return static_cast<size_t>(
+    std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+}
+
+} // namespace
+
+TEST_CASE("a node killed mid-run has its replicas respawned on the nodes left, and the "
+          "sync run ends with the bits of one process",
+          "[cluster][failure][kill][respawn]") {
+  const auto start = clock_type::now();
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto c = start_node(dir, "node-c");
+  auto coordinator = start_and_kill(dir, on_nodes(6, {&a, &b, &c}, 2), c);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  // Both of node c's replicas (4 and 5) died in one round and respawned on
+  // a and b, one each: the nodes hosting the fewest.
+  const auto err = coordinator->err();
+  INFO(coordinator->describe());
+  const std::regex respawned{"replica [45] on node " + c.address
+                             + R"( \(cpu\) died in epoch [0-9]+: [^\n]*; respawned on node (\S+) \(cpu\) at round [0-9]+ in [0-9]+ ms)"};
+  CHECK(count_of(err, respawned) == 2);
+  CHECK(err.find("respawned on node " + a.address) != std::string::npos);
+  CHECK(err.find("respawned on node " + b.address) != std::string::npos);
+  const auto remote = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(remote, "epoch").size() == 4);
+  // The metrics record each respawn with its round, and the final record
+  // counts them.
+  const auto respawns = records_of(remote, "respawn");
+  REQUIRE(respawns.size() == 2);
+  for (const auto& r : respawns) {
+    INFO(r.dump());
+    CHECK((r["replica"] == 4 || r["replica"] == 5));
+    CHECK(r["lost_on"] == "node " + c.address + " (cpu)");
+    CHECK(r["round"] == respawns[0]["round"]); // one round: both died in it
+    CHECK(r["round"].get<uint64_t>() >= 334);   // after epoch 1's 334 rounds
+    CHECK(r["milliseconds"].get<double>() < 1000);
+  }
+  CHECK(records_of(remote, "final")[0]["respawns"] == 2);
+  CHECK(records_of(remote, "final")[0]["live_replicas"] == 6);
+  auto local = run_mnist(dir, "local", run_args(6, {"--replicas=6"}), run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(remote) == final_checksum(local.metrics));
+  CHECK(seconds_since(start) < 90);
+}
+
+TEST_CASE("with --respawn=anywhere the only node's death moves its replicas into the "
+          "coordinator, and the run keeps the bits of one process",
+          "[cluster][failure][kill][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto coordinator = start_and_kill(dir, on_nodes(2, {&a}, 2, {"--respawn=anywhere"}), a);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const std::regex here{R"(; respawned on cpu at round [0-9]+)"};
+  CLUSTER_CHECK(count_of(coordinator->err(), here) == 2, coordinator.get());
+  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2"}), run_timeout);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(read_metrics(dir.file("coordinator.jsonl")))
+        == final_checksum(local.metrics));
+}
+
+TEST_CASE("the death of the only node that could host a respawn ends the run within "
+          "seconds, saying so",
+          "[cluster][failure][kill][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto coordinator = start_and_kill(dir, on_nodes(2, {&a}, 2), a);
+  const auto status = coordinator->wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(!status.timed_out, coordinator.get());
+  CLUSTER_CHECK(status.code == 1, coordinator.get());
+  const auto err = coordinator->err();
+  CLUSTER_CHECK(err.find("no live node can host its respawn") != std::string::npos,
+                coordinator.get());
+  CLUSTER_CHECK(err.find("--respawn=anywhere") != std::string::npos, coordinator.get());
+  CHECK(status.seconds < 5);
+}
+
+TEST_CASE("a node frozen past the heartbeat timeout is replaced, and once thawed it is "
+          "fenced off: the run keeps the bits of one process",
+          "[cluster][failure][freeze][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto args = on_nodes(2, {&a, &b}, 1);
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  &coordinator);
+  b.proc->send(SIGSTOP);
+  // 200 ms heartbeats, 1 s timeout: the replica respawns on node a.
+  const auto replaced = coordinator.wait_for_line(stream::err, "respawned on node " + a.address,
+                                                  line_timeout);
+  b.proc->send(SIGCONT);
+  CLUSTER_REQUIRE(replaced.has_value(), &coordinator);
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  // Thawed, node b finds its link to the coordinator gone and stops the old
+  // replica: nothing it computed late reaches the store.
+  CLUSTER_CHECK(b.proc->wait_for_line(stream::err, "replica 1 stopped", notice_timeout),
+                b.proc.get());
+  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2"}), run_timeout);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(read_metrics(dir.file("coordinator.jsonl")))
+        == final_checksum(local.metrics));
+}
