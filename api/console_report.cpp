@@ -64,6 +64,9 @@ void print_banner(const std::string& program, const run_config& c, const source_
     fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
                "late ones are dropped, so runs are not bitwise reproducible\n",
                c.replicas - c.policy.settings.backup_replicas, c.replicas);
+  if (c.accept_joins)
+    fmt::print("Joins: nodes may join this run at {} (node --join={})\n",
+               c.accept_joins->text(), c.accept_joins->text());
   if (c.slow.factor != 1.0f)
     fmt::print("Straggler: replica {} takes {}x its compute per step\n", c.slow.index,
                c.slow.factor);

@@ -17,5 +17,6 @@ using link_atom = caf::atom_constant<caf::atom("link")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
 using part_atom = caf::atom_constant<caf::atom("part")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using join_atom = caf::atom_constant<caf::atom("join")>;
 
 } // namespace troupe

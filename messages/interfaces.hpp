@@ -52,9 +52,18 @@ using node_actor = caf::typed_actor<
   // replicas here reach the store without a detour through the coordinator.
   caf::replies_to<link_atom, std::string, uint16_t>::with<bool>>;
 
+/// What a coordinator listening for joins (--accept-joins) publishes: a node
+/// announces the host and port it listens on, and the coordinator connects
+/// to it as to any node (handshake included), then moves replicas there.
+/// The answer says what the node hosts.
+using join_door_actor =
+  caf::typed_actor<caf::replies_to<join_atom, std::string, uint16_t>::with<std::string>>;
+
 /// The coordinator runs a whole fit and answers with its summary.
 using coordinator_actor = caf::typed_actor<
   caf::replies_to<fit_atom>::with<fit_summary>,
+  // A node asks to join the run (through the join door).
+  caf::replies_to<join_atom, std::string, uint16_t>::with<std::string>,
   // Its own timer: time to report the progress of this epoch (1-based).
   caf::reacts_to<tick_atom, uint32_t>>;
 

@@ -31,6 +31,7 @@ void register_messages(caf::actor_system_config& config) {
   config.add_message_type<checkpoint_writer_actor>("troupe::checkpoint_writer_actor");
   config.add_message_type<node_actor>("troupe::node_actor");
   config.add_message_type<coordinator_actor>("troupe::coordinator_actor");
+  config.add_message_type<join_door_actor>("troupe::join_door_actor");
   config.add_error_category(caf::atom("troupe"),
                             [](uint8_t code, caf::atom_value, const caf::message& context) {
                               return render_troupe_error(code, context);

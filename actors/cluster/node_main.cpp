@@ -13,14 +13,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/manager.hpp>
 #include <caf/openssl/publish.hpp>
 
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/host_port.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/cluster/tls.hpp"
@@ -39,6 +42,8 @@ struct node_config : cluster_config {
   std::string model;
   size_t max_frame_size = default_max_frame_size;
   std::string slow_replica_text; // I:F, as mnist's
+  std::string join;              // HOST:PORT of a coordinator's --accept-joins
+  std::string advertise;         // the host the coordinator reaches this node at
 
   node_config()
     : cluster_config("node", "Hosts replicas and store shards for Troupe coordinators, job "
@@ -51,6 +56,13 @@ struct node_config : cluster_config {
          "largest message payload a plaintext peer may announce; a larger one closes its "
          "connection",
          option_hint{}.in("bytes"));
+    bind(g, join, "join",
+         "join the run of the coordinator that accepts joins at this address, then serve "
+         "as any node",
+         option_hint{"H:P"});
+    bind(g, advertise, "advertise",
+         "the address the coordinator reaches this node at, for --join",
+         option_hint{"HOST"}.otherwise("--bind"));
     bind(g, slow_replica_text, "slow-replica",
          "I:F makes replica I of every job here take F times its compute per step",
          option_hint{"I:F"});
@@ -110,7 +122,46 @@ caf::error check_node_options(const node_config& cfg) {
     return slow.error();
   if (slow->factor != 1.0f)
     slow_remote_replica(slow->index, slow->factor);
+  const bool any_address = cfg.bind_address == "0.0.0.0" || cfg.bind_address == "::";
+  if (!cfg.join.empty() && cfg.advertise.empty() && any_address)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--join with --bind=" + cfg.bind_address
+                               + ": say where the coordinator reaches this node with "
+                                 "--advertise=HOST");
   return check_max_frame_size(cfg.max_frame_size);
+}
+
+// Asks the coordinator at --join to take this node into its run, which
+// connects back to it as to any node; the error says why it would not.
+caf::expected<std::string> join_run(caf::actor_system& system, const node_config& cfg,
+                                    uint16_t port) {
+  auto coordinator = parse_host_port(cfg.join);
+  if (!coordinator)
+    return make_troupe_error(troupe_errc::bad_config, "--join: " + describe(coordinator.error()));
+  caf::io::middleman_actor manager = cfg.tls() ? system.openssl_manager().actor_handle()
+                                               : system.middleman().actor_handle();
+  const auto timeout = std::chrono::seconds(30);
+  caf::expected<join_door_actor> door = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->request(manager, timeout, caf::connect_atom::value, coordinator->host, coordinator->port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+        if (!ptr || ifs != system.message_types<join_door_actor>())
+          door = make_troupe_error(troupe_errc::bad_config,
+                                   cfg.join + " is not a Troupe coordinator accepting joins");
+        else
+          door = caf::actor_cast<join_door_actor>(std::move(ptr));
+      },
+      [&](caf::error& err) { door = std::move(err); });
+  if (!door)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "cannot reach " + cfg.join + ": " + describe(door.error()));
+  caf::expected<std::string> answer = caf::sec::request_timeout;
+  const auto host = cfg.advertise.empty() ? cfg.bind_address : cfg.advertise;
+  self->request(*door, timeout, join_atom::value, host, port)
+    .receive([&](std::string& text) { answer = std::move(text); },
+             [&](caf::error& err) { answer = std::move(err); });
+  return answer;
 }
 
 // Why `address`:`port` cannot be bound, as the system says (e.g. "Address
@@ -197,6 +248,17 @@ int run_node_program(int argc, char** argv) {
     return 1;
   }
   print_listening(cfg, *port);
+  if (!cfg.join.empty()) {
+    auto joined = join_run(system, cfg, *port);
+    if (!joined) {
+      std::fprintf(stderr, "error: could not join the run at %s: %s\n", cfg.join.c_str(),
+                   describe(joined.error()).c_str());
+      stop_remote_replicas();
+      caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    std::printf("troupe node: joined the run at %s, %s\n", cfg.join.c_str(), joined->c_str());
+  }
   const int signal_number = wait_for_stop(stop_signals);
   std::printf("troupe node: stopping (%s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   stop_remote_replicas();

@@ -59,6 +59,9 @@ caf::error check_policy(const run_config& c) {
     return bad_config("--on-replica-loss=respawn: a replica of " + c.policy.name
                       + " mode cannot be respawned (its rounds do not wait for every "
                         "replica's share); use abort or continue");
+  if (c.accept_joins && c.on_replica_loss != replica_loss_action::respawn)
+    return bad_config("--accept-joins moves replicas onto a joining node as a respawn "
+                      "does: it needs --on-replica-loss=respawn (sync mode)");
   return caf::none;
 }
 

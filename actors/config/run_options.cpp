@@ -107,6 +107,12 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "the bits do not change), abort (end the run) or continue (the survivors finish "
            "the epoch)",
            option_hint{}.otherwise("respawn where the mode can (sync), else abort"));
+  cli.bind(f, accept_joins_, "accept-joins",
+           "listen here for nodes that join the run (troupe-node --join=H:P): each gets "
+           "replicas moved from the busiest nodes; ADDRESS defaults to 127.0.0.1",
+           {"[ADDRESS:]PORT"});
+  cli.bind(f, c.max_replicas_per_node, "max-replicas-per-node",
+           "the most replicas a node hosts after respawns and joins (0: no bound)");
   cli.bind(f, respawn_, "respawn",
            "where a lost replica of a run on nodes respawns: nodes (a live node) or anywhere "
            "(this process too, once no node is left)");
@@ -153,6 +159,14 @@ caf::expected<run_config> run_options::to_run_config() const {
     return make_troupe_error(troupe_errc::bad_config,
                              "--respawn: '" + respawn_ + "' (expected nodes or anywhere)");
   c.respawn_anywhere = respawn_ == "anywhere";
+  if (!accept_joins_.empty()) {
+    const bool port_only = accept_joins_.find(':') == std::string::npos;
+    auto joins = parse_host_port(port_only ? "127.0.0.1:" + accept_joins_ : accept_joins_);
+    if (!joins)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "--accept-joins: " + describe(joins.error()));
+    c.accept_joins = *joins;
+  }
   if (staleness_lr_ != "none" && staleness_lr_ != "inverse")
     return make_troupe_error(troupe_errc::bad_config,
                              "--staleness-lr: '" + staleness_lr_ + "' (expected none or inverse)");

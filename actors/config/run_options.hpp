@@ -35,6 +35,7 @@ private:
   std::string store_node_;
   std::string on_replica_loss_; // empty: respawn where the mode can, else abort
   std::string respawn_ = "nodes";
+  std::string accept_joins_; // [ADDRESS:]PORT; empty: no joins
   std::string staleness_lr_ = "none";
   std::string slow_replica_;
 };

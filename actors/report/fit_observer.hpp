@@ -47,15 +47,17 @@ struct epoch_progress {
   double run_seconds = 0;      // wall time since the run started
 };
 
-/// Records one lost replica respawned in its place (--on-replica-loss=respawn).
+/// Records one replica's new actor: respawned in a lost one's place
+/// (--on-replica-loss=respawn), or moved onto a node that joined.
 struct respawn_record {
+  bool moved = false;         // a move onto a joining node, not a loss
   uint32_t replica = 0;
   uint32_t epoch = 0;         // 1-based
   uint64_t round = 0;         // the store round the new actor starts at
   std::string lost_on;        // where the lost one ran ("node H:P (cpu)", "cpu")
   std::string respawned_on;   // where the new one runs
-  std::string reason;         // why the lost one ended
-  double milliseconds = 0;    // from the news of the loss to the new one's order
+  std::string reason;         // why the lost one ended; for a move, which node joined
+  double milliseconds = 0;    // from the news of the loss (or the move) to the new one's order
 };
 
 /// Receives each epoch's record as soon as it is known.

@@ -84,7 +84,7 @@ void metrics_log::write_step(const epoch_progress& p) {
 
 void metrics_log::write_respawn(const respawn_record& r) {
   nlohmann::json j = {
-    {"record", "respawn"},   {"replica", r.replica},           {"epoch", r.epoch},
+    {"record", r.moved ? "move" : "respawn"}, {"replica", r.replica}, {"epoch", r.epoch},
     {"round", r.round},      {"lost_on", r.lost_on},           {"respawned_on", r.respawned_on},
     {"reason", r.reason},    {"milliseconds", r.milliseconds},
   };

@@ -12,6 +12,7 @@
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/source_registry.hpp"
+#include "actors/run/join.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -149,6 +150,9 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
       return st.promise;
     },
     [self](tick_atom, uint32_t epoch) { report_progress(self, epoch); },
+    [self](join_atom, std::string& host, uint16_t port) -> caf::result<std::string> {
+      return accept_join(self, host, port);
+    },
   };
 }
 
@@ -190,17 +194,28 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& conf
   auto setup = make_coordinator_setup(system, config, std::move(data), std::move(observer));
   if (!setup)
     return setup.error();
-  const run_config& c = (*setup)->plan.config;
+  const run_config c = (*setup)->plan.config; // a copy: the coordinator takes the setup
   const batch_plan plan((*setup)->data.train->size(), c.batch_size, c.replicas);
   // Bound on the whole run: every round of every epoch at its step timeout.
   const auto run_timeout = std::chrono::milliseconds(c.step_timeout_ms)
                            * ((plan.rounds() + 4) * (c.epochs + 1));
   auto coordinator_handle = system.spawn(coordinator, std::move(*setup));
+  std::optional<join_door_actor> door;
+  if (c.accept_joins) {
+    auto opened = open_join_door(system, coordinator_handle, c);
+    if (!opened) {
+      caf::anon_send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
+      return opened.error();
+    }
+    door = *opened;
+  }
   caf::expected<fit_summary> result = caf::sec::request_timeout;
   caf::scoped_actor self{system};
   self->request(coordinator_handle, run_timeout, fit_atom::value)
     .receive([&](fit_summary& summary) { result = std::move(summary); },
              [&](caf::error& err) { result = std::move(err); });
+  if (door)
+    close_join_door(system, *door, c);
   self->send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
   return result;
 }

@@ -132,7 +132,8 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
 }
 
 // Spawns a replica on a node through CAF's remote spawn, or here.
-replica_spawner make_replica_spawner(const placing& p, std::vector<node_actor> nodes,
+replica_spawner make_replica_spawner(const placing& p,
+                                     std::shared_ptr<const std::vector<node_actor>> nodes,
                                      std::shared_ptr<const data_source> train) {
   auto& system = p.system;
   return [&system, nodes = std::move(nodes), train, timeout = p.timeout,
@@ -142,7 +143,7 @@ replica_spawner make_replica_spawner(const placing& p, std::vector<node_actor> n
     if (node == placement::here)
       return spawn_replica(system, cfg, shards, train, wrap);
     auto replica = system.middleman().remote_spawn<replica_actor>(
-      nodes.at(node).node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
+      nodes->at(node).node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
     if (!replica)
       return replica.error();
     if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
@@ -167,12 +168,22 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
     place_store_here(out, p);
   else if (auto err = place_store_on_nodes(out, p))
     return err;
-  std::vector<node_actor> nodes;
+  auto nodes = std::make_shared<std::vector<node_actor>>();
   if (c.nodes.empty())
     place_replicas_here(out, p, plan);
-  else if (auto err = place_replicas_on_nodes(out, p, plan, nodes))
+  else if (auto err = place_replicas_on_nodes(out, p, plan, *nodes))
     return err;
-  out.spawn_replica = make_replica_spawner(p, std::move(nodes), std::move(train));
+  out.spawn_replica = make_replica_spawner(p, nodes, std::move(train));
+  // A join connects later, when the plan's config no longer lives here.
+  out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout,
+                          config = c](const host_port& address) -> caf::expected<size_t> {
+    const placing later{system, config, hello, timeout};
+    auto connected = connect_replica_node(later, address);
+    if (!connected)
+      return connected.error();
+    nodes->push_back(connected->node);
+    return nodes->size() - 1;
+  };
   return out;
 }
 

@@ -19,21 +19,18 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // Where a respawn goes: the live node hosting the fewest replicas (the first
-// of equals), or here for a local run or, with --respawn=anywhere, once no
-// node is left; nothing when no place can host it.
+// of equals) below --max-replicas-per-node, or here for a local run or, with
+// --respawn=anywhere, once no node is left; nothing when no place can host it.
 std::optional<size_t> choose_place(const coordinator_state& st) {
-  const auto& where = st.setup.where;
-  if (where.replica_nodes.empty())
-    return placement::here;
-  std::vector<size_t> hosted(where.replica_nodes.size(), 0);
-  for (size_t i = 0; i < where.replica_node.size(); ++i)
-    if (where.replica_node[i] != placement::here && st.alive[i])
-      ++hosted[where.replica_node[i]];
+  const bool started_here = st.setup.plan.config.nodes.empty();
+  const auto hosted = replicas_per_node(st);
+  const auto bound = st.setup.plan.config.max_replicas_per_node;
   std::optional<size_t> best;
   for (size_t k = 0; k < hosted.size(); ++k)
-    if (st.node_alive[k] && (!best || hosted[k] < hosted[*best]))
+    if (st.node_alive[k] && (bound == 0 || hosted[k] < bound)
+        && (!best || hosted[k] < hosted[*best]))
       best = k;
-  if (!best && st.setup.plan.config.respawn_anywhere)
+  if (!best && (started_here || st.setup.plan.config.respawn_anywhere))
     return placement::here;
   return best;
 }
@@ -44,16 +41,18 @@ std::string place_text(const coordinator_state& st, size_t place, const replica_
   return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
 }
 
-// Spawns the new actor of replica `index`: on the chosen place, or on the
-// next one when a node turns out to be gone. Fails the run when no place is
-// left.
+// Spawns the new actor of replica `index`: on `first` if given, else (or
+// when that node turns out to be gone) on the chosen place, then the next.
+// Fails the run when no place is left.
 std::optional<replica_actor> spawn_in_place(coordinator_pointer self, size_t index,
-                                            const std::string& what) {
+                                            const std::string& what,
+                                            std::optional<size_t> first) {
   auto& st = self->state;
   const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
   std::string tried;
   for (;;) {
-    const auto place = choose_place(st);
+    const auto place = first ? first : choose_place(st);
+    first.reset();
     if (!place) {
       fail_run(self, make_troupe_error(
                        troupe_errc::replica_lost,
@@ -136,11 +135,13 @@ void order_from_open_round(coordinator_pointer self, size_t index, const std::st
       record.respawned_on = st.setup.where.replica_places[index];
       record.milliseconds =
         std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
-      trace_instant(st, "replica " + std::to_string(index) + " respawned on "
-                          + record.respawned_on + " at round " + std::to_string(record.round));
-      warn(st, what + "; respawned on " + record.respawned_on + " at round "
-                 + std::to_string(record.round) + " in "
-                 + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
+      const std::string verb = record.moved ? " moved to " : " respawned on ";
+      trace_instant(st, "replica " + std::to_string(index) + verb + record.respawned_on
+                          + " at round " + std::to_string(record.round));
+      if (!record.moved)
+        warn(st, what + "; respawned on " + record.respawned_on + " at round "
+                   + std::to_string(record.round) + " in "
+                   + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
       if (st.setup.observer.on_respawn)
         st.setup.observer.on_respawn(record);
       if (!st.reported[index]) // else the next epoch's order reaches it
@@ -150,23 +151,17 @@ void order_from_open_round(coordinator_pointer self, size_t index, const std::st
     failed);
 }
 
-} // namespace
-
-void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
-                     const std::string& reason, bool node_lost) {
+// Puts a new actor in replica `index`'s place (on `first` if it can) and
+// orders it from the open round; `record` says why.
+void replace_replica(coordinator_pointer self, size_t index, const std::string& what,
+                     respawn_record record, std::optional<size_t> first) {
   auto& st = self->state;
   const auto lost_at = clock_type::now();
-  respawn_record record;
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
   record.lost_on = st.setup.where.replica_places[index];
-  record.reason = reason;
   st.respawning[index] = true;
-  trace_instant(st, "replica " + std::to_string(index) + " lost");
-  const size_t node = st.setup.where.replica_node[index];
-  if (node_lost && node != placement::here)
-    st.node_alive[node] = false;
-  auto replica = spawn_in_place(self, index, what);
+  auto replica = spawn_in_place(self, index, what, first);
   if (!replica)
     return;
   self->monitor(*replica);
@@ -185,6 +180,43 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
         order_from_open_round(self, index, what, record, lost_at);
     },
     [self](caf::error& err) { fail_run(self, err); });
+}
+
+} // namespace
+
+std::vector<size_t> replicas_per_node(const coordinator_state& st) {
+  const auto& where = st.setup.where;
+  std::vector<size_t> hosted(where.replica_nodes.size(), 0);
+  for (size_t i = 0; i < where.replica_node.size(); ++i)
+    if (where.replica_node[i] != placement::here && st.alive[i])
+      ++hosted[where.replica_node[i]];
+  return hosted;
+}
+
+void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
+                     const std::string& reason, bool node_lost) {
+  auto& st = self->state;
+  trace_instant(st, "replica " + std::to_string(index) + " lost");
+  const size_t node = st.setup.where.replica_node[index];
+  if (node_lost && node != placement::here)
+    st.node_alive[node] = false;
+  respawn_record record;
+  record.reason = reason;
+  replace_replica(self, index, what, std::move(record), std::nullopt);
+}
+
+void move_replica(coordinator_pointer self, size_t index, size_t node,
+                  const std::string& why) {
+  auto& st = self->state;
+  // The old actor stops first; a push it still sends is fenced, and one the
+  // shards hold is forgotten when they watch the new one.
+  self->send_exit(st.replicas[index], caf::exit_reason::user_shutdown);
+  respawn_record record;
+  record.moved = true;
+  record.reason = why;
+  const std::string what = "replica " + std::to_string(index) + " on "
+                           + st.setup.where.replica_places[index] + " moving (" + why + ")";
+  replace_replica(self, index, what, std::move(record), node);
 }
 
 } // namespace troupe

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "actors/run/epoch_phases.hpp"
 
@@ -19,5 +20,13 @@ namespace troupe {
 /// on the round, or when it dies again before a round closes.
 void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
                      const std::string& reason, bool node_lost);
+
+/// Moves replica `index` onto replica node `node` (one that joined, `why`):
+/// its actor stops and a new one there takes its place as a respawn does,
+/// recomputing its share of the open round, so the bits do not change.
+void move_replica(coordinator_pointer self, size_t index, size_t node, const std::string& why);
+
+/// Counts the live replicas each replica node hosts (by placement::replica_nodes).
+std::vector<size_t> replicas_per_node(const coordinator_state& st);
 
 } // namespace troupe

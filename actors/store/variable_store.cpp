@@ -213,6 +213,9 @@ store_actor::behavior_type variable_store(store_pointer self,
     [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
       auto& st = self->state;
       self->monitor(replica);
+      // Only the newest actor of a replica pushes as it (fence_replaced).
+      for (auto it = st.replicas.begin(); it != st.replicas.end();)
+        it = it->second == index ? st.replicas.erase(it) : std::next(it);
       st.replicas.emplace(replica.address(), index);
       if (st.watched.insert(index).second)
         st.policy->on_replica_joined(index);

@@ -165,3 +165,50 @@ TEST_CASE("a node frozen past the heartbeat timeout is replaced, and once thawed
   CHECK(final_checksum(read_metrics(dir.file("coordinator.jsonl")))
         == final_checksum(local.metrics));
 }
+
+TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the node it "
+          "took them from may die next, and the run keeps the bits of one process",
+          "[cluster][join][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  uint16_t door = 0;
+  {
+    refused_port free; // a port nobody listens on: the coordinator takes it
+    door = free.port();
+  }
+  const auto joins = "127.0.0.1:" + std::to_string(door);
+  auto args = on_nodes(4, {&a, &b}, 2, {"--accept-joins=" + joins});
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  &coordinator);
+  auto c = start_node(dir, "node-c", {"--join=" + joins});
+  // Node c hosts one of the four (its share of three nodes), taken from a.
+  CLUSTER_REQUIRE(c.proc->wait_for_line(stream::out, "joined the run at " + joins
+                                                       + ", hosting replica 0",
+                                        line_timeout),
+                  c.proc.get());
+  CLUSTER_CHECK(c.proc->wait_for_line(stream::err, "replica 0 of 4 on cpu started",
+                                      notice_timeout),
+                c.proc.get());
+  a.proc->send(SIGKILL); // replica 1 respawns on c or b, the nodes left
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  const auto err = coordinator.err();
+  CLUSTER_CHECK(err.find("node " + c.address + " joined in epoch") != std::string::npos,
+                &coordinator);
+  CLUSTER_CHECK(err.find("replica 1 on node " + a.address) != std::string::npos, &coordinator);
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  const auto moves = records_of(metrics, "move");
+  REQUIRE(moves.size() == 1);
+  CHECK(moves[0]["replica"] == 0);
+  CHECK(moves[0]["lost_on"] == "node " + a.address + " (cpu)");
+  CHECK(moves[0]["respawned_on"] == "node " + c.address + " (cpu)");
+  CHECK(records_of(metrics, "respawn").size() == 1); // replica 1, from node a
+  auto local = run_mnist(dir, "local", run_args(4, {"--replicas=4"}), run_timeout);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(metrics) == final_checksum(local.metrics));
+}

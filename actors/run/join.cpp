@@ -1,0 +1,136 @@
+// Nodes that join a running fit.
+#include "actors/run/join.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <caf/openssl/publish.hpp>
+
+#include "actors/cluster/frame_guard.hpp"
+#include "actors/run/respawn.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+namespace {
+
+join_door_actor::behavior_type join_door(join_door_actor::pointer self,
+                                         coordinator_actor coordinator) {
+  return {
+    [self, coordinator](join_atom, const std::string& host, uint16_t port) {
+      return self->delegate(coordinator, join_atom::value, host, port);
+    },
+  };
+}
+
+// The replicas to move onto `node`, which just joined: one at a time from
+// the place hosting the most (this process first among equals), until the
+// node hosts its share of the live places (at least one, at most
+// --max-replicas-per-node).
+std::vector<size_t> plan_moves(const coordinator_state& st, size_t node) {
+  const auto& where = st.setup.where;
+  auto hosted = replicas_per_node(st);
+  size_t here = 0;
+  for (size_t i = 0; i < where.replica_node.size(); ++i)
+    here += st.alive[i] && where.replica_node[i] == placement::here;
+  const size_t places = static_cast<size_t>(std::count(st.node_alive.begin(),
+                                                       st.node_alive.end(), true))
+                        + (here > 0 ? 1 : 0);
+  size_t share = std::max<size_t>(1, st.replicas.size() / std::max<size_t>(places, 1));
+  if (const auto bound = st.setup.plan.config.max_replicas_per_node; bound > 0)
+    share = std::min<size_t>(share, bound);
+  std::vector<size_t> moves;
+  std::vector<bool> taken(st.replicas.size(), false);
+  while (hosted[node] < share) {
+    // The busiest place other than the new node: here, or a live node.
+    size_t from = placement::here;
+    size_t most = here;
+    for (size_t k = 0; k < hosted.size(); ++k)
+      if (k != node && st.node_alive[k] && hosted[k] > most)
+        from = k, most = hosted[k];
+    if (most <= hosted[node] + 1)
+      break; // already even
+    std::optional<size_t> pick;
+    for (size_t i = 0; i < st.replicas.size() && !pick; ++i)
+      if (st.alive[i] && !st.respawning[i] && !taken[i] && where.replica_node[i] == from)
+        pick = i;
+    if (!pick)
+      break;
+    taken[*pick] = true;
+    moves.push_back(*pick);
+    ++hosted[node];
+    if (from == placement::here)
+      --here;
+    else
+      --hosted[from];
+  }
+  return moves;
+}
+
+} // namespace
+
+caf::result<std::string> accept_join(coordinator_pointer self, const std::string& host,
+                                     uint16_t port) {
+  auto& st = self->state;
+  const host_port address{host, port};
+  if (st.done)
+    return make_troupe_error(troupe_errc::bad_config, "the run is ending");
+  auto& where = st.setup.where;
+  for (size_t k = 0; k < where.replica_nodes.size(); ++k)
+    if (where.replica_nodes[k] == address.text() && st.node_alive[k])
+      return make_troupe_error(troupe_errc::bad_config,
+                               "node " + address.text() + " is already in this run");
+  auto added = where.add_replica_node(address);
+  if (!added)
+    return make_troupe_error(troupe_errc::bad_config, "node " + address.text()
+                                                        + " cannot join: "
+                                                        + describe(added.error()));
+  where.replica_nodes.push_back(address.text());
+  st.node_alive.push_back(true);
+  const size_t node = *added;
+  const auto moves = plan_moves(st, node);
+  const std::string why = "node " + address.text() + " joined";
+  trace_instant(st, why);
+  std::string moved;
+  for (size_t i : moves) {
+    moved += (moved.empty() ? "" : ", ") + std::to_string(i);
+    move_replica(self, i, node, why);
+  }
+  const std::string which = (moves.size() == 1 ? "replica " : "replicas ") + moved;
+  if (st.setup.observer.on_warning)
+    st.setup.observer.on_warning(why + " in epoch " + std::to_string(st.epoch + 1) + "; "
+                                 + (moves.empty() ? "no replica moves there"
+                                                  : which + (moves.size() == 1 ? " moves there"
+                                                                               : " move there")));
+  return "hosting " + (moves.empty() ? std::string("no replica yet") : which);
+}
+
+caf::expected<join_door_actor> open_join_door(caf::actor_system& system,
+                                              const coordinator_actor& coordinator,
+                                              const run_config& config) {
+  const auto& at = *config.accept_joins;
+  auto door = system.spawn(join_door, coordinator);
+  auto port = config.tls
+                ? caf::openssl::publish(door, at.port, at.host.c_str(), true)
+                : publish_guarded(system, caf::actor_cast<caf::strong_actor_ptr>(door),
+                                  system.message_types(door), at.port, at.host, true,
+                                  default_max_frame_size);
+  if (!port) {
+    caf::anon_send_exit(door, caf::exit_reason::user_shutdown);
+    return make_troupe_error(troupe_errc::bad_config, "--accept-joins: cannot listen on "
+                                                        + at.text() + ": "
+                                                        + describe(port.error()));
+  }
+  return door;
+}
+
+void close_join_door(caf::actor_system& system, const join_door_actor& door,
+                     const run_config& config) {
+  system.middleman().unpublish(door, config.accept_joins->port);
+  caf::anon_send_exit(door, caf::exit_reason::user_shutdown);
+}
+
+} // namespace troupe
