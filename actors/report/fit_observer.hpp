@@ -58,6 +58,7 @@ struct respawn_record {
   std::string respawned_on;   // where the new one runs
   std::string reason;         // why the lost one ended; for a move, which node joined
   double milliseconds = 0;    // from the news of the loss (or the move) to the new one's order
+  double noticed_at = 0;      // when that news came: seconds since the Unix epoch
 };
 
 /// Receives each epoch's record as soon as it is known.

@@ -86,7 +86,7 @@ void metrics_log::write_respawn(const respawn_record& r) {
   nlohmann::json j = {
     {"record", r.moved ? "move" : "respawn"}, {"replica", r.replica}, {"epoch", r.epoch},
     {"round", r.round},      {"lost_on", r.lost_on},           {"respawned_on", r.respawned_on},
-    {"reason", r.reason},    {"milliseconds", r.milliseconds},
+    {"reason", r.reason},    {"milliseconds", r.milliseconds}, {"noticed_at", r.noticed_at},
   };
   write_line(j.dump());
 }

@@ -160,6 +160,9 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
   record.lost_on = st.setup.where.replica_places[index];
+  record.noticed_at = std::chrono::duration<double>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
   st.respawning[index] = true;
   auto replica = spawn_in_place(self, index, what, first);
   if (!replica)
