@@ -37,6 +37,10 @@ using checkpoint_writer_actor = caf::typed_actor<
 using store_actor = caf::typed_actor<
   caf::replies_to<push_atom, push_msg>::with<params_msg>,
   caf::replies_to<params_atom>::with<params_msg>,
+  // The parameters at this version: the current one, or the one before
+  // while the shard still holds it (a respawn recomputing a round that
+  // closed on this shard only).
+  caf::replies_to<params_atom, uint64_t>::with<params_msg>,
   caf::replies_to<stats_atom>::with<store_stats>,
   caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint32_t>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.

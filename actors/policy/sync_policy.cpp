@@ -46,6 +46,10 @@ std::optional<push_refusal> sync_policy::on_push(gradient_push push, store_port&
     store.answer(push.ticket);
     return std::nullopt;
   }
+  if (push.round + 1 == round_ && owed_.erase(push.replica) > 0) {
+    store.answer_unused(push.ticket); // this round used the dead actor's push
+    return std::nullopt;
+  }
   if (auto refused = refusal(push))
     return refused;
   const auto replica = push.replica;
@@ -69,8 +73,13 @@ void sync_policy::on_replica_lost(uint32_t replica, store_port& store) {
 
 void sync_policy::on_replica_replaced(uint32_t replica, store_port& store) {
   auto held = pushed_.find(replica);
-  if (held == pushed_.end())
+  if (held == pushed_.end()) {
+    // Its push closed the round before here but not on every shard: the new
+    // actor pushes that round again, for the shards that still wait for it.
+    if (last_closed_.count(replica) > 0)
+      owed_.insert(replica);
     return;
+  }
   store.refuse(held->second.ticket, troupe_errc::replica_lost,
                "replica " + std::to_string(replica) + " was replaced in round "
                  + std::to_string(round_) + "; its new actor pushes this round again");
@@ -89,8 +98,12 @@ void sync_policy::close_round_if_complete(store_port& store) {
   apply_round_mean(pushed_, store);
   // Release the gradients before answering, so replicas can reuse their buffers.
   std::vector<uint64_t> tickets;
-  for (const auto& entry : pushed_)
+  last_closed_.clear();
+  owed_.clear(); // a replaced replica's repeat of the round before came already
+  for (const auto& entry : pushed_) {
     tickets.push_back(entry.second.ticket);
+    last_closed_.insert(entry.first);
+  }
   pushed_.clear();
   ++round_;
   for (auto ticket : tickets)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "actors/policy/policy_registry.hpp"
@@ -30,6 +31,8 @@ private:
   void close_round_if_complete(store_port& store);
 
   std::map<uint32_t, gradient_push> pushed_; // this round's pushes, by replica
+  std::set<uint32_t> last_closed_; // replicas whose pushes closed the round before
+  std::set<uint32_t> owed_;        // replaced ones whose repeat of that round is answered unused
   uint32_t backups_ = 0;
 };
 

@@ -52,6 +52,10 @@ public:
   /// takes its samples and loss back out of the shard's counts: the push
   /// will not be part of a step.
   virtual void refuse(uint64_t ticket, troupe_errc code, const std::string& reason) = 0;
+  /// Answers the push behind `ticket` with the current parameters without
+  /// using its gradient, and takes its samples and loss back out of the
+  /// shard's counts.
+  virtual void answer_unused(uint64_t ticket) = 0;
   /// Tells the store that a round just closed, after its step and its answers:
   /// the store counts these for periodic checkpoints (--checkpoint-every). A
   /// policy without rounds (async) never calls it.

@@ -1,6 +1,7 @@
 // Respawning a lost replica in its place.
 #include "actors/run/respawn.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -81,23 +82,11 @@ std::optional<replica_actor> spawn_in_place(coordinator_pointer self, size_t ind
   }
 }
 
-// Checks that every shard stands at one round and joins their parameters.
-std::optional<params_msg> consistent_params(coordinator_pointer self, size_t index,
-                                            std::vector<params_msg>& parts,
-                                            const std::string& what) {
+// Joins the shards' parameters of the open round, or fails the run when
+// the new actor died again in the round it was respawned in.
+std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
+                                       std::vector<params_msg>& parts, const std::string& what) {
   auto& st = self->state;
-  for (const auto& part : parts)
-    if (part.version != parts.front().version) {
-      fail_run(self, make_troupe_error(
-                       troupe_errc::replica_lost,
-                       what + "; after it the store's shards stand at versions "
-                         + std::to_string(parts.front().version) + " and "
-                         + std::to_string(part.version)
-                         + ": its push of that round reached some shards only, and the "
-                           "round closed there, so recomputing it would change the run's "
-                           "bits (--on-replica-loss=continue goes on without them)"));
-      return std::nullopt;
-    }
   std::shared_ptr<std::vector<float>> copy;
   auto joined = join_params(parts, st.store.parameter_count, copy, true);
   if (st.respawned_at[index] == joined.round) {
@@ -110,45 +99,102 @@ std::optional<params_msg> consistent_params(coordinator_pointer self, size_t ind
   return joined;
 }
 
+// Orders the new actor of replica `index` the rest of the epoch from the
+// round `parts` (every shard's parameters, at one version) open, and
+// records the respawn.
+void start_from(coordinator_pointer self, size_t index, const std::string& what,
+                respawn_record record, clock_type::time_point lost_at,
+                std::vector<params_msg>& parts) {
+  auto& st = self->state;
+  auto params = round_params(self, index, parts, what);
+  if (!params)
+    return;
+  st.respawning[index] = false;
+  st.respawned_at[index] = params->round;
+  ++st.respawns;
+  record.round = params->round;
+  record.respawned_on = st.setup.where.replica_places[index];
+  record.milliseconds =
+    std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
+  const std::string verb = record.moved ? " moved to " : " respawned on ";
+  trace_instant(st, "replica " + std::to_string(index) + verb + record.respawned_on
+                      + " at round " + std::to_string(record.round));
+  if (!record.moved)
+    warn(st, what + "; respawned on " + record.respawned_on + " at round "
+               + std::to_string(record.round) + " in "
+               + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
+  if (st.setup.observer.on_respawn)
+    st.setup.observer.on_respawn(record);
+  if (!st.reported[index]) // else the next epoch's order reaches it
+    order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
+}
+
+// Calls `then` with every shard's parameters at the open round. A round the
+// dead actor's push closed on some shards only leaves those one version
+// ahead: they answer from the version before, which they still hold, and
+// answer the new actor's repeat of that round without using it.
+template <class Then>
+void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
+                  const std::string& what, Then then) {
+  uint64_t low = UINT64_MAX, high = 0;
+  for (const auto& part : parts) {
+    low = std::min(low, part.version);
+    high = std::max(high, part.version);
+  }
+  if (low == high) {
+    then(parts);
+    return;
+  }
+  std::vector<size_t> ahead;
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (parts[k].version == high)
+      ahead.push_back(k);
+  auto fail = [self, what, low, high](caf::error& err) {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     what + "; after it the store's shards stand at versions "
+                                       + std::to_string(low) + " and " + std::to_string(high)
+                                       + ", and the ones ahead no longer hold version "
+                                       + std::to_string(low) + " (" + describe(err) + ")"));
+  };
+  if (high != low + 1) {
+    caf::error err = make_troupe_error(troupe_errc::bad_config, "more than one round apart");
+    fail(err);
+    return;
+  }
+  gather<params_msg>(
+    ahead.size(),
+    [self, ahead, low](size_t j) {
+      return self->request(self->state.store.shards[ahead[j]], step_timeout(self->state),
+                           params_atom::value, low);
+    },
+    [parts, ahead, then](std::vector<params_msg>& before) mutable {
+      for (size_t j = 0; j < ahead.size(); ++j)
+        parts[ahead[j]] = std::move(before[j]);
+      then(parts);
+    },
+    fail);
+}
+
 // Orders the new actor the rest of the epoch from the open round, once
 // every shard has answered for that round's parameters.
 void order_from_open_round(coordinator_pointer self, size_t index, const std::string& what,
                            respawn_record record, clock_type::time_point lost_at) {
-  auto failed = [self](caf::error& err) { fail_run(self, err); };
   gather<params_msg>(
     self->state.store.shards.size(),
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            params_atom::value);
     },
-    [self, index, what, record, lost_at](std::vector<params_msg>& parts) mutable {
-      auto& st = self->state;
-      if (st.done)
+    [self, index, what, record, lost_at](std::vector<params_msg>& parts) {
+      if (self->state.done)
         return;
-      auto params = consistent_params(self, index, parts, what);
-      if (!params)
-        return;
-      st.respawning[index] = false;
-      st.respawned_at[index] = params->round;
-      ++st.respawns;
-      record.round = params->round;
-      record.respawned_on = st.setup.where.replica_places[index];
-      record.milliseconds =
-        std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
-      const std::string verb = record.moved ? " moved to " : " respawned on ";
-      trace_instant(st, "replica " + std::to_string(index) + verb + record.respawned_on
-                          + " at round " + std::to_string(record.round));
-      if (!record.moved)
-        warn(st, what + "; respawned on " + record.respawned_on + " at round "
-                   + std::to_string(record.round) + " in "
-                   + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
-      if (st.setup.observer.on_respawn)
-        st.setup.observer.on_respawn(record);
-      if (!st.reported[index]) // else the next epoch's order reaches it
-        order_epoch(self, index,
-                    epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
+      settle_round(self, parts, what,
+                   [self, index, what, record, lost_at](std::vector<params_msg>& settled) {
+                     if (!self->state.done)
+                       start_from(self, index, what, record, lost_at, settled);
+                   });
     },
-    failed);
+    [self](caf::error& err) { fail_run(self, err); });
 }
 
 // Puts a new actor in replica `index`'s place (on `first` if it can) and

@@ -56,6 +56,7 @@ void shard_buffers::make_writable(uint64_t version) {
   if (shared_) { // into the other buffer: no replica read it in this round
     std::memcpy(spare_.get() + base_, params_.get() + base_, count_ * sizeof(float));
     std::swap(params_, spare_);
+    stepped_once_ = true;
   } else if (params_.use_count() > 1) {
     // Someone still reads this version: step a copy, in a recycled buffer
     // when one is free (a fresh one page-faults on first touch, or costs a
@@ -69,6 +70,14 @@ void shard_buffers::make_writable(uint64_t version) {
     retired_.push_back(std::move(params_));
     params_ = std::move(copy);
   }
+}
+
+std::optional<shared_floats> shard_buffers::previous() const {
+  if (!history_.empty())
+    return shared_floats{history_.back().first, base_, count_};
+  if (shared_ && stepped_once_)
+    return shared_floats{spare_, base_, count_};
+  return std::nullopt;
 }
 
 void shard_buffers::step_done() {

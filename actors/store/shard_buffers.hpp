@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,11 @@ public:
   /// they live, with its version.
   std::pair<shared_floats, uint64_t> view(uint64_t steps_back, uint64_t version) const;
 
+  /// Returns the version before the current one while this shard still
+  /// holds it untouched (the other shared buffer until the next step, or the
+  /// newest of the history); nothing otherwise.
+  std::optional<shared_floats> previous() const;
+
   /// Returns the event after which the last step's writes are done (null on
   /// the host): device views of the buffers are ready then.
   const std::shared_ptr<const device_event>& ready() const { return stepped_; }
@@ -80,6 +86,7 @@ private:
   std::shared_ptr<backend> device_;
   std::shared_ptr<float> params_;
   bool shared_ = false;
+  bool stepped_once_ = false; // shared: spare_ holds the version before
   std::shared_ptr<float> spare_; // shared: the other buffer
   std::vector<std::shared_ptr<float>> retired_;
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history_; // oldest first

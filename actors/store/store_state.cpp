@@ -87,15 +87,43 @@ void store_state::refuse_open(troupe_errc code, const std::string& reason) {
   open.clear();
 }
 
+void store_state::take_back(const open_push& push) {
+  stats.samples -= push.samples;
+  stats.loss_sum -= push.loss_sum;
+  --stats.pushes;
+}
+
 void store_state::refuse(uint64_t ticket, troupe_errc code, const std::string& reason) {
   auto push = open.find(ticket);
   if (push == open.end())
     return;
-  stats.samples -= push->second.samples;
-  stats.loss_sum -= push->second.loss_sum;
-  --stats.pushes;
+  take_back(push->second);
   push->second.promise.deliver(make_troupe_error(code, reason));
   open.erase(push);
+}
+
+void store_state::answer_unused(uint64_t ticket) {
+  auto push = open.find(ticket);
+  if (push == open.end())
+    return;
+  take_back(push->second);
+  answer_from(ticket, 0);
+}
+
+caf::expected<params_msg> store_state::answer_at(uint64_t wanted) {
+  if (wanted == version)
+    return answer_value(0, 0, false);
+  auto before = buffers->previous();
+  if (wanted + 1 != version || !before || device())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "store shard " + std::to_string(settings.shard)
+                               + " holds version " + std::to_string(version) + ", not "
+                               + std::to_string(wanted));
+  params_msg msg = answer_value(0, 0, false);
+  msg.version = wanted;
+  msg.round = msg.round - 1;
+  msg.values = std::move(*before);
+  return msg;
 }
 
 shared_floats store_state::copy_here(const float* source, size_t count,

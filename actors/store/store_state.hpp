@@ -41,7 +41,7 @@ struct store_state : store_port {
     caf::typed_response_promise<params_msg> promise;
     uint64_t staleness = 0;
     bool device_answer = false; // answer in device memory (push_msg::device_answer)
-    uint32_t samples = 0;       // counted in stats, taken back if it is refused
+    uint32_t samples = 0;       // counted in stats, taken back if it is not used
     double loss_sum = 0;
   };
   std::unordered_map<uint64_t, open_push> open; // by ticket
@@ -92,11 +92,18 @@ struct store_state : store_port {
   void answer_from(uint64_t ticket, uint64_t steps_back) override;
   void refuse_open(troupe_errc code, const std::string& reason) override;
   void refuse(uint64_t ticket, troupe_errc code, const std::string& reason) override;
+  void answer_unused(uint64_t ticket) override;
+  // The parameters at `wanted`: the current version, or the one before
+  // while the buffers still hold it (on the host); else an error.
+  caf::expected<params_msg> answer_at(uint64_t wanted);
   // Counts a closed round towards the next periodic checkpoint, which the
   // actor sends once the policy returned.
   void round_closed() override;
 
 private:
+  // Takes a push's samples and loss back out of the stats.
+  void take_back(const open_push& push);
+
   // A gradient in device memory: checked there by its replica (on this
   // device), or copied here from another device of this kind.
   caf::error take_device_gradient(push_msg& push);

@@ -194,6 +194,11 @@ store_actor::behavior_type variable_store(store_pointer self,
   self->set_down_handler([self, owner](caf::down_msg& msg) { on_down(self, owner, msg); });
   return {
     [self](push_atom, push_msg& push) { return take_push(self, push); },
+    [self](params_atom, uint64_t version) -> caf::result<params_msg> {
+      if (auto err = self->state.check_device_verdict())
+        return err;
+      return self->state.answer_at(version);
+    },
     [self](params_atom) -> caf::result<params_msg> {
       if (auto err = self->state.check_device_verdict())
         return err;
@@ -300,6 +305,7 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
   return {
     [tell](push_atom, push_msg&) mutable -> caf::result<params_msg> { return tell(); },
     [tell](params_atom) mutable -> caf::result<params_msg> { return tell(); },
+    [tell](params_atom, uint64_t) mutable -> caf::result<params_msg> { return tell(); },
     [tell](stats_atom) mutable -> caf::result<store_stats> { return tell(); },
     [tell](watch_atom, uint32_t, replica_actor&) mutable -> caf::result<uint32_t> {
       return tell();

@@ -55,6 +55,11 @@ struct fake_store : store_port {
     events.push_back("refused " + std::to_string(ticket));
   }
 
+  void answer_unused(uint64_t ticket) override {
+    unused.push_back(ticket);
+    events.push_back("unused " + std::to_string(ticket));
+  }
+
   void round_closed() override {
     ++rounds_closed;
     events.push_back("closed");
@@ -67,6 +72,7 @@ struct fake_store : store_port {
   std::vector<uint64_t> answers;
   std::vector<std::pair<troupe_errc, std::string>> refusals; // of refuse_open and refuse
   std::vector<uint64_t> refused_tickets;                     // of refuse
+  std::vector<uint64_t> unused;                              // of answer_unused
   size_t rounds_closed = 0;
   std::vector<std::string> events;
 };

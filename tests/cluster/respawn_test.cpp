@@ -48,6 +48,17 @@ std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
   return finals[0]["params_fnv1a64"].get<std::string>();
 }
 
+// Runs one process of `replicas` replicas with the same settings and checks
+// that it ends with the checksum of the run whose metrics are at `metrics`.
+void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
+  auto local = run_mnist(dir, "local",
+                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
+                         run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(read_metrics(metrics)) == final_checksum(local.metrics));
+}
+
 size_t count_of(const std::string& text, const std::regex& pattern) {
   return static_cast<size_t>(
     std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
@@ -93,10 +104,7 @@ TEST_CASE("a node killed mid-run has its replicas respawned on the nodes left, a
   }
   CHECK(records_of(remote, "final")[0]["respawns"] == 2);
   CHECK(records_of(remote, "final")[0]["live_replicas"] == 6);
-  auto local = run_mnist(dir, "local", run_args(6, {"--replicas=6"}), run_timeout);
-  INFO(local.description);
-  REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(remote) == final_checksum(local.metrics));
+  expect_local_bits(dir, 6, dir.file("coordinator.jsonl"));
   CHECK(seconds_since(start) < 90);
 }
 
@@ -112,10 +120,7 @@ TEST_CASE("with --respawn=anywhere the only node's death moves its replicas into
   CLUSTER_REQUIRE(status.code == 0, coordinator.get());
   const std::regex here{R"(; respawned on cpu at round [0-9]+)"};
   CLUSTER_CHECK(count_of(coordinator->err(), here) == 2, coordinator.get());
-  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2"}), run_timeout);
-  REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(read_metrics(dir.file("coordinator.jsonl")))
-        == final_checksum(local.metrics));
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"));
 }
 
 TEST_CASE("the death of the only node that could host a respawn ends the run within "
@@ -160,10 +165,7 @@ TEST_CASE("a node frozen past the heartbeat timeout is replaced, and once thawed
   // replica: nothing it computed late reaches the store.
   CLUSTER_CHECK(b.proc->wait_for_line(stream::err, "replica 1 stopped", notice_timeout),
                 b.proc.get());
-  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2"}), run_timeout);
-  REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(read_metrics(dir.file("coordinator.jsonl")))
-        == final_checksum(local.metrics));
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"));
 }
 
 TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the node it "
@@ -208,7 +210,5 @@ TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the 
   CHECK(moves[0]["lost_on"] == "node " + a.address + " (cpu)");
   CHECK(moves[0]["respawned_on"] == "node " + c.address + " (cpu)");
   CHECK(records_of(metrics, "respawn").size() == 1); // replica 1, from node a
-  auto local = run_mnist(dir, "local", run_args(4, {"--replicas=4"}), run_timeout);
-  REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(metrics) == final_checksum(local.metrics));
+  expect_local_bits(dir, 4, dir.file("coordinator.jsonl"));
 }
