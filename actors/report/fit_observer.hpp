@@ -31,6 +31,8 @@ struct epoch_record {
   uint64_t pushes = 0;
   uint64_t version = 0;
   uint32_t live_replicas = 0;
+  uint32_t live_nodes = 0; // replica nodes still taken for alive (joined ones too); 0: a local run
+  uint32_t respawns = 0;   // of the run so far: replicas respawned or moved
 };
 
 /// Says how far the epoch under way is, as store shard 0 counts it.

@@ -38,6 +38,10 @@ std::string progress_line(const epoch_record& r, uint32_t epochs, reported_metri
                         100 * r.wait_seconds / replica_time, r.apply_seconds);
   if (r.live_replicas > 0)
     line += fmt::format(" - {} live", r.live_replicas);
+  if (r.live_nodes > 0)
+    line += fmt::format(" on {} {}", r.live_nodes, r.live_nodes == 1 ? "node" : "nodes");
+  if (r.respawns > 0)
+    line += fmt::format(", {} {} so far", r.respawns, r.respawns == 1 ? "respawn" : "respawns");
   return line;
 }
 
@@ -69,6 +73,7 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"compute_seconds", r.compute_seconds}, {"wait_seconds", r.wait_seconds},
     {"apply_seconds", r.apply_seconds}, {"pushes", r.pushes},
     {"version", r.version},        {"live_replicas", r.live_replicas},
+    {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
   };
   write_line(j.dump());
 }

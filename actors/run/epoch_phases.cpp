@@ -122,6 +122,9 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
     record.staleness_histogram.pop_back(); // no trailing empty buckets in the metrics
   record.version = stats.version;
   record.live_replicas = live_count(st);
+  record.live_nodes = static_cast<uint32_t>(std::count(st.node_alive.begin(),
+                                                       st.node_alive.end(), true));
+  record.respawns = st.respawns;
   return record;
 }
 
