@@ -27,8 +27,6 @@ auto fail_on_error(coordinator_pointer self) {
   return [self](caf::error& err) { fail_run(self, std::move(err)); };
 }
 
-// Marks a moment of the run on the trace's coordinator track, with --trace.
-
 // Sends every actor an exit and stops the coordinator.
 void shutdown(coordinator_pointer self) {
   auto& st = self->state;
@@ -65,7 +63,6 @@ void fetch_params(coordinator_pointer self, Then then) {
 uint32_t live_count(const coordinator_state& st) {
   return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
 }
-
 
 // Writes the test set's loss and accuracy under `params` into `record`: the
 // one evaluation, after each epoch and for a resumed run with none left.
@@ -305,6 +302,7 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
 
 } // namespace
 
+// Marks a moment of the run on the trace's coordinator track, with --trace.
 void trace_instant(coordinator_state& st, const std::string& name) {
   if (st.setup.trace)
     st.setup.trace->add_instant(name, steady_nanoseconds());

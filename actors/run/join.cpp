@@ -49,8 +49,10 @@ std::vector<size_t> plan_moves(const coordinator_state& st, size_t node) {
     size_t from = placement::here;
     size_t most = here;
     for (size_t k = 0; k < hosted.size(); ++k)
-      if (k != node && st.node_alive[k] && hosted[k] > most)
-        from = k, most = hosted[k];
+      if (k != node && st.node_alive[k] && hosted[k] > most) {
+        from = k;
+        most = hosted[k];
+      }
     if (most <= hosted[node] + 1)
       break; // already even
     std::optional<size_t> pick;
