@@ -87,6 +87,12 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            {"H:P,H:P"});
   cli.bind(d, c.replicas_per_node, "replicas-per-node", "replicas on each node (with --nodes)",
            option_hint{}.at_least(1));
+  cli.bind(d, accept_joins_, "accept-joins",
+           "listen here for nodes that join the run (node --join=H:P): each gets replicas "
+           "moved from the busiest places; ADDRESS defaults to 127.0.0.1",
+           {"[ADDRESS:]PORT"});
+  cli.bind(d, c.max_replicas_per_node, "max-replicas-per-node",
+           "the most replicas a node hosts after respawns and joins (0: no bound)");
   cli.bind(d, slow_replica_, "slow-replica",
            "I:F makes replica I take F times its compute per step (a reproducible straggler)",
            {"I:F"});
@@ -107,12 +113,6 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "the bits do not change), abort (end the run) or continue (the survivors finish "
            "the epoch)",
            option_hint{}.otherwise("respawn where the mode can (sync), else abort"));
-  cli.bind(f, accept_joins_, "accept-joins",
-           "listen here for nodes that join the run (troupe-node --join=H:P): each gets "
-           "replicas moved from the busiest nodes; ADDRESS defaults to 127.0.0.1",
-           {"[ADDRESS:]PORT"});
-  cli.bind(f, c.max_replicas_per_node, "max-replicas-per-node",
-           "the most replicas a node hosts after respawns and joins (0: no bound)");
   cli.bind(f, respawn_, "respawn",
            "where a lost replica of a run on nodes respawns: nodes (a live node) or anywhere "
            "(this process too, once no node is left)");
