@@ -18,5 +18,6 @@ using ready_atom = caf::atom_constant<caf::atom("ready")>;
 using part_atom = caf::atom_constant<caf::atom("part")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 
 } // namespace troupe

@@ -68,6 +68,8 @@ using coordinator_actor = caf::typed_actor<
   caf::replies_to<fit_atom>::with<fit_summary>,
   // A node asks to join the run (through the join door).
   caf::replies_to<join_atom, std::string, uint16_t>::with<std::string>,
+  // Its own timer: the respawn parked as this id waited --respawn-timeout.
+  caf::reacts_to<deadline_atom, uint64_t>,
   // Its own timer: time to report the progress of this epoch (1-based).
   caf::reacts_to<tick_atom, uint32_t>>;
 

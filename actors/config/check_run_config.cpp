@@ -59,6 +59,13 @@ caf::error check_policy(const run_config& c) {
     return bad_config("--on-replica-loss=respawn: a replica of " + c.policy.name
                       + " mode cannot be respawned (its rounds do not wait for every "
                         "replica's share); use abort or continue");
+  if (c.respawn_timeout_ms > 0 && !c.accept_joins)
+    return bad_config("--respawn-timeout waits for a node to join: it needs --accept-joins");
+  if (c.respawn_timeout_ms >= c.step_timeout_ms && c.respawn_timeout_ms > 0)
+    return bad_config("--respawn-timeout=" + std::to_string(c.respawn_timeout_ms)
+                      + " must be shorter than --step-timeout="
+                      + std::to_string(c.step_timeout_ms)
+                      + ": the other replicas give up on their round after that");
   if (c.accept_joins && c.on_replica_loss != replica_loss_action::respawn)
     return bad_config("--accept-joins moves replicas onto a joining node as a respawn "
                       "does: it needs --on-replica-loss=respawn (sync mode)");

@@ -54,6 +54,7 @@ struct run_config {
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
   bool respawn_anywhere = false; // respawn in this process once no node can host
+  uint32_t respawn_timeout_ms = 0; // with no place for a respawn, wait this long for a join
   uint32_t max_replicas_per_node = 0; // bound on a node's replicas after respawns and joins; 0: none
   std::optional<host_port> accept_joins; // where nodes join the run (--accept-joins)
   uint32_t step_timeout_ms = 60000; // bound on one push's answer

@@ -113,6 +113,10 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "the bits do not change), abort (end the run) or continue (the survivors finish "
            "the epoch)",
            option_hint{}.otherwise("respawn where the mode can (sync), else abort"));
+  cli.bind(f, c.respawn_timeout_ms, "respawn-timeout",
+           "with no live node to host a respawn, wait this long for a node to join "
+           "(--accept-joins) before the run ends (0: end it at once)",
+           option_hint{"MS"}.in("ms"));
   cli.bind(f, respawn_, "respawn",
            "where a lost replica of a run on nodes respawns: nodes (a live node) or anywhere "
            "(this process too, once no node is left)");

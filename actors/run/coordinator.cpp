@@ -13,6 +13,7 @@
 #include "model/data/batch_plan.hpp"
 #include "model/data/source_registry.hpp"
 #include "actors/run/join.hpp"
+#include "actors/run/respawn.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -153,6 +154,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
     [self](join_atom, std::string& host, uint16_t port) -> caf::result<std::string> {
       return accept_join(self, host, port);
     },
+    [self](deadline_atom, uint64_t id) { respawn_deadline(self, id); },
   };
 }
 

@@ -38,6 +38,16 @@ struct coordinator_setup {
   std::chrono::steady_clock::time_point run_start;
 };
 
+/// Holds a respawn under way: which replica, why, and since when; parked
+/// (with an id) while it waits for a node to join (--respawn-timeout).
+struct parked_respawn {
+  size_t index = 0;
+  std::string what;
+  respawn_record record;
+  std::chrono::steady_clock::time_point lost_at;
+  uint64_t id = 0;
+};
+
 /// Holds the coordinator's run: its setup, the actors and the epoch under way.
 struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
@@ -56,6 +66,8 @@ struct coordinator_state {
   std::vector<uint64_t> respawned_at;
   std::vector<bool> node_alive;
   uint32_t respawns = 0;
+  std::vector<parked_respawn> parked; // respawns waiting for a join
+  uint64_t last_park_id = 0;
   uint64_t epoch_first_round = 0; // the store round this epoch started at
   std::vector<bool> reported; // this epoch
   std::vector<replica_report> reports;

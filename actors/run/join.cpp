@@ -93,6 +93,7 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
   where.replica_nodes.push_back(address.text());
   st.node_alive.push_back(true);
   const size_t node = *added;
+  place_parked(self, node); // respawns waiting for a place come first
   const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";
   trace_instant(st, why);

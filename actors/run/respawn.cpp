@@ -42,44 +42,71 @@ std::string place_text(const coordinator_state& st, size_t place, const replica_
   return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
 }
 
+// What spawn_in_place found: the new actor, or (empty) no place left, with
+// the places it tried and why they failed.
+struct spawn_outcome {
+  std::optional<replica_actor> actor;
+  std::string tried;
+  bool failed_here = false; // this process could not host it: nothing to wait for
+};
+
 // Spawns the new actor of replica `index`: on `first` if given, else (or
 // when that node turns out to be gone) on the chosen place, then the next.
-// Fails the run when no place is left.
-std::optional<replica_actor> spawn_in_place(coordinator_pointer self, size_t index,
-                                            const std::string& what,
-                                            std::optional<size_t> first) {
+spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
+                             std::optional<size_t> first) {
   auto& st = self->state;
   const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
-  std::string tried;
+  spawn_outcome outcome;
   for (;;) {
     const auto place = first ? first : choose_place(st);
     first.reset();
-    if (!place) {
-      fail_run(self, make_troupe_error(
-                       troupe_errc::replica_lost,
-                       what + "; no live node can host its respawn"
-                         + (tried.empty() ? "" : " (" + tried + ")")
-                         + (st.setup.plan.config.respawn_anywhere
-                              ? std::string()
-                              : "; --respawn=anywhere lets this process host it")));
-      return std::nullopt;
-    }
+    if (!place)
+      return outcome;
     auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
     if (spawned) {
       st.setup.where.replica_node[index] = *place;
       st.setup.where.replica_places[index] = place_text(st, *place, cfg);
-      return *spawned;
+      outcome.actor = *spawned;
+      return outcome;
     }
+    outcome.tried += (outcome.tried.empty() ? "" : "; ") + place_text(st, *place, cfg) + ": "
+                     + describe(spawned.error());
     if (*place == placement::here) {
-      fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                       what + "; its respawn here failed: "
-                                         + describe(spawned.error())));
-      return std::nullopt;
+      outcome.failed_here = true;
+      return outcome;
     }
-    tried += (tried.empty() ? "" : "; ") + place_text(st, *place, cfg) + ": "
-             + describe(spawned.error());
     st.node_alive[*place] = false;
   }
+}
+
+// No place can host replica `index` now: with --respawn-timeout and joins
+// accepted, its respawn waits for a node to join; else the run ends.
+void no_place_for(coordinator_pointer self, parked_respawn waiting,
+                  const spawn_outcome& outcome) {
+  auto& st = self->state;
+  const auto& c = st.setup.plan.config;
+  if (!outcome.failed_here && c.respawn_timeout_ms > 0 && c.accept_joins) {
+    waiting.id = ++st.last_park_id;
+    const uint64_t id = waiting.id;
+    warn(st, waiting.what + "; no live node can host its respawn: waiting up to "
+               + std::to_string(c.respawn_timeout_ms) + " ms for a node to join");
+    st.parked.push_back(std::move(waiting));
+    self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                       std::chrono::milliseconds(c.respawn_timeout_ms), deadline_atom::value,
+                       id);
+    return;
+  }
+  const std::string tried = outcome.tried.empty() ? "" : " (" + outcome.tried + ")";
+  if (outcome.failed_here) {
+    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                     waiting.what + "; its respawn here failed" + tried));
+    return;
+  }
+  fail_run(self, make_troupe_error(
+                   troupe_errc::replica_lost,
+                   waiting.what + "; no live node can host its respawn" + tried
+                     + (c.respawn_anywhere ? std::string()
+                                           : "; --respawn=anywhere lets this process host it")));
 }
 
 // Joins the shards' parameters of the open round, or fails the run when
@@ -197,12 +224,42 @@ void order_from_open_round(coordinator_pointer self, size_t index, const std::st
     [self](caf::error& err) { fail_run(self, err); });
 }
 
+// Spawns the new actor of a waiting respawn (on `first` if it can),
+// registers it with every shard and orders it from the open round.
+void place_and_order(coordinator_pointer self, parked_respawn waiting,
+                     std::optional<size_t> first) {
+  auto& st = self->state;
+  const size_t index = waiting.index;
+  auto outcome = spawn_in_place(self, index, first);
+  if (!outcome.actor) {
+    no_place_for(self, std::move(waiting), outcome);
+    return;
+  }
+  const auto replica = *outcome.actor;
+  self->monitor(replica);
+  st.replicas[index] = replica;
+  // Each shard forgets the dead actor's push of the open round when it
+  // watches the new one; the round's parameters are read after that, so no
+  // shard can close the round in between.
+  gather<uint32_t>(
+    st.store.shards.size(),
+    [self, index, replica](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           watch_atom::value, static_cast<uint32_t>(index), replica);
+    },
+    [self, waiting](std::vector<uint32_t>&) {
+      if (!self->state.done)
+        order_from_open_round(self, waiting.index, waiting.what, waiting.record,
+                              waiting.lost_at);
+    },
+    [self](caf::error& err) { fail_run(self, err); });
+}
+
 // Puts a new actor in replica `index`'s place (on `first` if it can) and
 // orders it from the open round; `record` says why.
 void replace_replica(coordinator_pointer self, size_t index, const std::string& what,
                      respawn_record record, std::optional<size_t> first) {
   auto& st = self->state;
-  const auto lost_at = clock_type::now();
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
   record.lost_on = st.setup.where.replica_places[index];
@@ -210,25 +267,8 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
   st.respawning[index] = true;
-  auto replica = spawn_in_place(self, index, what, first);
-  if (!replica)
-    return;
-  self->monitor(*replica);
-  st.replicas[index] = *replica;
-  // Each shard forgets the dead actor's push of the open round when it
-  // watches the new one; the round's parameters are read after that, so no
-  // shard can close the round in between.
-  gather<uint32_t>(
-    st.store.shards.size(),
-    [self, index, replica = *replica](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
-                           watch_atom::value, static_cast<uint32_t>(index), replica);
-    },
-    [self, index, what, record, lost_at](std::vector<uint32_t>&) {
-      if (!self->state.done)
-        order_from_open_round(self, index, what, record, lost_at);
-    },
-    [self](caf::error& err) { fail_run(self, err); });
+  place_and_order(self, parked_respawn{index, what, std::move(record), clock_type::now(), 0},
+                  first);
 }
 
 } // namespace
@@ -266,6 +306,28 @@ void move_replica(coordinator_pointer self, size_t index, size_t node,
   const std::string what = "replica " + std::to_string(index) + " on "
                            + st.setup.where.replica_places[index] + " moving (" + why + ")";
   replace_replica(self, index, what, std::move(record), node);
+}
+
+void place_parked(coordinator_pointer self, size_t node) {
+  auto& st = self->state;
+  auto waiting = std::move(st.parked);
+  st.parked.clear();
+  for (auto& respawn : waiting)
+    place_and_order(self, std::move(respawn), node);
+}
+
+void respawn_deadline(coordinator_pointer self, uint64_t id) {
+  auto& st = self->state;
+  auto parked = std::find_if(st.parked.begin(), st.parked.end(),
+                             [id](const parked_respawn& p) { return p.id == id; });
+  if (st.done || parked == st.parked.end())
+    return;
+  const std::string what = parked->what;
+  st.parked.erase(parked);
+  fail_run(self, make_troupe_error(troupe_errc::replica_lost,
+                                   what + "; no node joined within --respawn-timeout="
+                                     + std::to_string(st.setup.plan.config.respawn_timeout_ms)
+                                     + " ms to host its respawn"));
 }
 
 } // namespace troupe

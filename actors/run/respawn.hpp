@@ -26,6 +26,13 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
 /// recomputing its share of the open round, so the bits do not change.
 void move_replica(coordinator_pointer self, size_t index, size_t node, const std::string& why);
 
+/// Places every respawn waiting for a join (--respawn-timeout) on `node`,
+/// which just joined.
+void place_parked(coordinator_pointer self, size_t node);
+
+/// Ends the run if the respawn parked as `id` is still waiting for a join.
+void respawn_deadline(coordinator_pointer self, uint64_t id);
+
 /// Counts the live replicas each replica node hosts (by placement::replica_nodes).
 std::vector<size_t> replicas_per_node(const coordinator_state& st);
 

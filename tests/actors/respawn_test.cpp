@@ -121,3 +121,26 @@ TEST_CASE("respawn is refused for a mode whose rounds do not wait for every repl
     CHECK(describe(checked.error()).find("cannot be respawned") != std::string::npos);
   }
 }
+
+TEST_CASE("a wait for a join needs joins, and must end before the other replicas give up",
+          "[fit][respawn][options]") {
+  auto options = sync_run(1);
+  options.on_replica_loss = replica_loss_action::respawn;
+  options.respawn_timeout_ms = 5000;
+  auto without_joins = check_run_config(options, &test_slice());
+  REQUIRE_FALSE(without_joins);
+  CHECK(describe(without_joins.error()).find("it needs --accept-joins") != std::string::npos);
+  options.accept_joins = host_port{"127.0.0.1", 4100};
+  CHECK(check_run_config(options, &test_slice()));
+  options.respawn_timeout_ms = options.step_timeout_ms;
+  auto too_long = check_run_config(options, &test_slice());
+  REQUIRE_FALSE(too_long);
+  CHECK(describe(too_long.error()).find("must be shorter than --step-timeout=10000")
+        != std::string::npos);
+  options.respawn_timeout_ms = 0;
+  options.on_replica_loss = replica_loss_action::abort;
+  auto joins_without_respawn = check_run_config(options, &test_slice());
+  REQUIRE_FALSE(joins_without_respawn);
+  CHECK(describe(joins_without_respawn.error()).find("needs --on-replica-loss=respawn")
+        != std::string::npos);
+}

@@ -212,3 +212,44 @@ TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the 
   CHECK(records_of(metrics, "respawn").size() == 1); // replica 1, from node a
   expect_local_bits(dir, 4, dir.file("coordinator.jsonl"));
 }
+
+TEST_CASE("with --respawn-timeout the death of the only node waits for a node to join, "
+          "which takes its replicas, or ends the run once the wait is over",
+          "[cluster][join][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto free_door = [] {
+    refused_port free; // a port nobody listens on: the coordinator takes it
+    return "127.0.0.1:" + std::to_string(free.port());
+  };
+  SECTION("a node joins in time") {
+    auto a = start_node(dir, "node-a");
+    const auto joins = free_door();
+    auto coordinator = start_and_kill(
+      dir, on_nodes(2, {&a}, 2, {"--accept-joins=" + joins, "--respawn-timeout=20000"}), a);
+    CLUSTER_REQUIRE(coordinator->wait_for_line(stream::err, "waiting up to 20000 ms",
+                                               line_timeout),
+                    coordinator.get());
+    auto b = start_node(dir, "node-b", {"--join=" + joins});
+    const auto status = coordinator->wait(run_timeout);
+    INFO(to_string(status));
+    CLUSTER_REQUIRE(status.exited, coordinator.get());
+    CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+    const std::regex onto_b{"; respawned on node " + b.address};
+    CLUSTER_CHECK(count_of(coordinator->err(), onto_b) == 2, coordinator.get());
+    expect_local_bits(dir, 2, dir.file("coordinator.jsonl"));
+  }
+  SECTION("nobody joins") {
+    auto a = start_node(dir, "node-a");
+    auto coordinator = start_and_kill(
+      dir, on_nodes(2, {&a}, 2, {"--accept-joins=" + free_door(), "--respawn-timeout=1000"}),
+      a);
+    const auto status = coordinator->wait(exit_timeout);
+    INFO(to_string(status));
+    CLUSTER_REQUIRE(!status.timed_out, coordinator.get());
+    CLUSTER_CHECK(status.code == 1, coordinator.get());
+    CLUSTER_CHECK(coordinator->err().find("no node joined within --respawn-timeout=1000 ms")
+                    != std::string::npos,
+                  coordinator.get());
+    CHECK(status.seconds < 6);
+  }
+}
