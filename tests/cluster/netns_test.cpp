@@ -152,3 +152,43 @@ TEST_CASE("training crosses two network namespaces and a cut link aborts the run
   CLUSTER_CHECK(node.proc->running(), node.proc.get());
   CHECK(seconds_since(start) < 60);
 }
+
+TEST_CASE("a cut link with --respawn=anywhere moves the node's replica into the coordinator, "
+          "and the run keeps the bits of one process",
+          "[cluster][netns][failure][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  namespace_pair hosts{dir};
+  if (auto why = hosts.try_first()) {
+    WARN("SKIPPED: network namespaces are not available here (needs root and iproute2): "
+         << *why);
+    SUCCEED("skipped: no network namespaces");
+    return;
+  }
+  hosts.build();
+  auto node = start_node(dir, "node-b", {"--bind=10.77.0.2"}, hosts.in_b());
+  const std::vector<std::string> run{"--epochs=4", "--batch-size=4", "--seed=5"};
+  auto args = run;
+  args.insert(args.end(), {"--nodes=" + node.address, "--respawn=anywhere",
+                           "--metrics=" + dir.file("cut.jsonl")});
+  process coordinator{mnist_command(args, hosts.in_a()), dir.path(), "coordinator-cut"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  &coordinator, node.proc.get());
+  hosts.cut();
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator, node.proc.get());
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  CLUSTER_CHECK(coordinator.err().find("replica 0 on node " + node.address) != std::string::npos,
+                &coordinator);
+  CLUSTER_CHECK(coordinator.err().find("; respawned on cpu at round") != std::string::npos,
+                &coordinator);
+  auto local_args = run;
+  local_args.push_back("--replicas=1");
+  auto local = run_mnist(dir, "local", local_args, run_timeout);
+  REQUIRE(local.status.code == 0);
+  const auto cut = records_of(read_metrics(dir.file("cut.jsonl")), "final");
+  const auto here = records_of(local.metrics, "final");
+  REQUIRE(cut.size() == 1);
+  REQUIRE(here.size() == 1);
+  CHECK(cut[0]["params_fnv1a64"] == here[0]["params_fnv1a64"]);
+}
