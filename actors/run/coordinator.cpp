@@ -125,7 +125,7 @@ bool spawn_actors(coordinator_pointer self) {
   }
   st.alive.assign(st.replicas.size(), true);
   st.respawning.assign(st.replicas.size(), false);
-  st.respawned_at.assign(st.replicas.size(), UINT64_MAX);
+  st.losses_in_round.assign(st.replicas.size(), {UINT64_MAX, 0});
   st.node_alive.assign(where.replica_nodes.size(), true);
   st.reported.assign(st.replicas.size(), false);
   st.reports.assign(st.replicas.size(), replica_report{});

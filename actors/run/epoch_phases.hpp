@@ -60,10 +60,10 @@ struct coordinator_state {
   std::vector<replica_actor> replicas;
   std::vector<bool> alive;
   // Respawns (--on-replica-loss=respawn): by replica, whether one is under
-  // way and the store round of its last one; by replica node, whether it is
-  // still taken for alive.
+  // way and how often it was lost in the round of its last loss; by replica
+  // node, whether it is still taken for alive.
   std::vector<bool> respawning;
-  std::vector<uint64_t> respawned_at;
+  std::vector<std::pair<uint64_t, uint32_t>> losses_in_round; // (round, losses) of the last one
   std::vector<bool> node_alive;
   uint32_t respawns = 0;
   std::vector<parked_respawn> parked; // respawns waiting for a join

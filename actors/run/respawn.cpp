@@ -109,18 +109,29 @@ void no_place_for(coordinator_pointer self, parked_respawn waiting,
                                            : "; --respawn=anywhere lets this process host it")));
 }
 
+// How often one replica may be lost in one round before the run gives up:
+// a share that kills every actor computing it must not respawn forever,
+// while a node lost just after taking a respawn is survived.
+constexpr uint32_t losses_per_round = 3;
+
 // Joins the shards' parameters of the open round, or fails the run when
-// the new actor died again in the round it was respawned in.
+// the replica was lost losses_per_round times in that round.
 std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
-                                       std::vector<params_msg>& parts, const std::string& what) {
+                                       std::vector<params_msg>& parts, const std::string& what,
+                                       bool moved) {
   auto& st = self->state;
   std::shared_ptr<std::vector<float>> copy;
   auto joined = join_params(parts, st.store.parameter_count, copy, true);
-  if (st.respawned_at[index] == joined.round) {
+  if (moved)
+    return joined;
+  auto& [round, losses] = st.losses_in_round[index];
+  losses = round == joined.round ? losses + 1 : 1;
+  round = joined.round;
+  if (losses >= losses_per_round) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                     what + "; it died again in round "
-                                       + std::to_string(joined.round)
-                                       + ", the round it was respawned in"));
+                                     what + "; it was lost " + std::to_string(losses)
+                                       + " times in round " + std::to_string(joined.round)
+                                       + ", so its share is not respawned again"));
     return std::nullopt;
   }
   return joined;
@@ -133,11 +144,10 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
                 respawn_record record, clock_type::time_point lost_at,
                 std::vector<params_msg>& parts) {
   auto& st = self->state;
-  auto params = round_params(self, index, parts, what);
+  auto params = round_params(self, index, parts, what, record.moved);
   if (!params)
     return;
   st.respawning[index] = false;
-  st.respawned_at[index] = params->round;
   ++st.respawns;
   record.round = params->round;
   record.respawned_on = st.setup.where.replica_places[index];

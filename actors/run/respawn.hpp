@@ -17,7 +17,7 @@ namespace troupe {
 /// is left), registered with every shard (each forgets the dead one's push
 /// of the open round), then ordered the rest of the epoch from the open
 /// round. Fails the run when nothing can host it, when the shards disagree
-/// on the round, or when it dies again before a round closes.
+/// on the round, or when it is lost a third time in one round.
 void respawn_replica(coordinator_pointer self, size_t index, const std::string& what,
                      const std::string& reason, bool node_lost);
 

@@ -90,7 +90,7 @@ TEST_CASE("a replica that dies mid-round is respawned and the run keeps the bits
   }
 }
 
-TEST_CASE("a replica that dies again in the round it was respawned in ends the run",
+TEST_CASE("a replica lost three times in one round ends the run",
           "[fit][failure][respawn]") {
   respawn_config cfg;
   caf::actor_system sys{cfg};
@@ -103,7 +103,7 @@ TEST_CASE("a replica that dies again in the round it was respawned in ends the r
   INFO(text);
   CHECK(failed.error().code() == static_cast<uint8_t>(troupe_errc::replica_lost));
   CHECK(text.find("replica 2") != std::string::npos);
-  CHECK(text.find("it died again in round 0, the round it was respawned in")
+  CHECK(text.find("it was lost 3 times in round 0, so its share is not respawned again")
         != std::string::npos);
 }
 

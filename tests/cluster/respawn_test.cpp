@@ -253,3 +253,30 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
     CHECK(status.seconds < 6);
   }
 }
+
+TEST_CASE("the node that just took a respawn may die too: its replicas respawn again on "
+          "the last node, and the run keeps the bits of one process",
+          "[cluster][failure][kill][respawn]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto c = start_node(dir, "node-c");
+  auto coordinator = start_and_kill(dir, on_nodes(3, {&a, &b, &c}, 1), c);
+  // Replica 2 respawns on a (the first of the nodes hosting one): kill a
+  // at once, with its own replica and the respawned one.
+  const auto taken = coordinator->wait_for_line(stream::err, "respawned on node " + a.address,
+                                                line_timeout);
+  CLUSTER_REQUIRE(taken.has_value(), coordinator.get());
+  a.proc->send(SIGKILL);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const std::regex onto_b{"respawned on node " + b.address};
+  CLUSTER_CHECK(count_of(coordinator->err(), onto_b) == 2, coordinator.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(metrics, "respawn").size() == 3);
+  CHECK(records_of(metrics, "epoch").back()["live_nodes"] == 1);
+  CHECK(records_of(metrics, "final")[0]["respawns"] == 3);
+  expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
+}
