@@ -91,6 +91,19 @@ private:
   std::vector<std::string> created_;
 };
 
+// Builds both namespaces, or says why this machine cannot and returns false
+// (the test then skips).
+bool built(namespace_pair& hosts) {
+  if (auto why = hosts.try_first()) {
+    WARN("SKIPPED: network namespaces are not available here (needs root and iproute2): "
+         << *why);
+    SUCCEED("skipped: no network namespaces");
+    return false;
+  }
+  hosts.build();
+  return true;
+}
+
 } // namespace
 
 TEST_CASE("training crosses two network namespaces and a cut link aborts the run naming the "
@@ -99,13 +112,8 @@ TEST_CASE("training crosses two network namespaces and a cut link aborts the run
   const auto start = clock_type::now();
   temp_dir dir{"troupe-cluster"};
   namespace_pair hosts{dir}; // declared before the processes: they die first
-  if (auto why = hosts.try_first()) {
-    WARN("SKIPPED: network namespaces are not available here (needs root and iproute2): "
-         << *why);
-    SUCCEED("skipped: no network namespaces");
+  if (!built(hosts))
     return;
-  }
-  hosts.build();
 
   // Bound to a non-loopback address without TLS: the node warns.
   auto node = start_node(dir, "node-b", {"--bind=10.77.0.2"}, hosts.in_b());
@@ -158,13 +166,8 @@ TEST_CASE("a cut link with --respawn=anywhere moves the node's replica into the 
           "[cluster][netns][failure][respawn]") {
   temp_dir dir{"troupe-cluster"};
   namespace_pair hosts{dir};
-  if (auto why = hosts.try_first()) {
-    WARN("SKIPPED: network namespaces are not available here (needs root and iproute2): "
-         << *why);
-    SUCCEED("skipped: no network namespaces");
+  if (!built(hosts))
     return;
-  }
-  hosts.build();
   auto node = start_node(dir, "node-b", {"--bind=10.77.0.2"}, hosts.in_b());
   const std::vector<std::string> run{"--epochs=4", "--batch-size=4", "--seed=5"};
   auto args = run;
