@@ -91,8 +91,9 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
                                                         + " cannot join: "
                                                         + describe(added.error()));
   where.replica_nodes.push_back(address.text());
+  where.replica_node_offsets.push_back(*added);
   st.node_alive.push_back(true);
-  const size_t node = *added;
+  const size_t node = where.replica_nodes.size() - 1;
   place_parked(self, node); // respawns waiting for a place come first
   const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";

@@ -122,6 +122,7 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
   const auto per_node = p.config.replicas_per_node;
   for (const auto& address : p.config.nodes)
     out.replica_nodes.push_back(address.text());
+  out.replica_node_offsets = node_offsets;
   for (uint32_t i = 0; i < p.config.replicas; ++i) {
     out.replica_node.push_back(i / per_node);
     out.replica_places.push_back("node " + p.config.nodes[i / per_node].text() + " ("
@@ -176,13 +177,13 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
   out.spawn_replica = make_replica_spawner(p, nodes, std::move(train));
   // A join connects later, when the plan's config no longer lives here.
   out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout,
-                          config = c](const host_port& address) -> caf::expected<size_t> {
+                          config = c](const host_port& address) -> caf::expected<int64_t> {
     const placing later{system, config, hello, timeout};
     auto connected = connect_replica_node(later, address);
     if (!connected)
       return connected.error();
     nodes->push_back(connected->node);
-    return nodes->size() - 1;
+    return connected->clock_offset_ns;
   };
   return out;
 }

@@ -40,10 +40,11 @@ struct placement {
   std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
   replica_spawner spawn_replica;
   /// Connects to a node that asked to join (handshake and links to the
-  /// store nodes included) and returns its index in replica_nodes, which
-  /// the caller appends its address to.
-  std::function<caf::expected<size_t>(const host_port&)> add_replica_node;
+  /// store nodes included) and returns its clock offset; the caller appends
+  /// it and the node's address to replica_node_offsets and replica_nodes.
+  std::function<caf::expected<int64_t>(const host_port&)> add_replica_node;
   std::vector<std::string> replica_nodes;  // "H:P" of each replica node; none: all here
+  std::vector<int64_t> replica_node_offsets; // each replica node's clock offset
   std::vector<size_t> replica_node;        // per replica: its node at the start, or here
   std::vector<std::string> replica_places; // "cpu", "node H:P (cpu)"
   static constexpr size_t here = SIZE_MAX;

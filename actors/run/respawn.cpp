@@ -64,8 +64,11 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
       return outcome;
     auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
     if (spawned) {
-      st.setup.where.replica_node[index] = *place;
-      st.setup.where.replica_places[index] = place_text(st, *place, cfg);
+      auto& where = st.setup.where;
+      where.replica_node[index] = *place;
+      where.replica_places[index] = place_text(st, *place, cfg);
+      where.replica_clock_offsets[index] =
+        *place == placement::here ? 0 : where.replica_node_offsets[*place];
       outcome.actor = *spawned;
       return outcome;
     }
