@@ -48,6 +48,8 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   for (size_t k = 0; k < shards.size(); ++k)
     if (shards[k].address() == msg.source) {
       st.shard_alive[k] = false; // nothing waits for its answers from now on
+      if (st.shard_flushed)
+        st.shard_flushed(k); // a failed run was waiting for its last answer
       store_died(self,
                  "shard " + std::to_string(k) + " of " + std::to_string(shards.size()) + " on "
                    + st.setup.where.store_places[k],

@@ -469,9 +469,16 @@ void fail_run(coordinator_pointer self, caf::error err) {
       .then([report](checkpoint_stats&) mutable { report(); },
             [report](caf::error&) mutable { report(); });
   };
+  // A shard may be dead already with its down message still on the way
+  // (its replicas told first): that message, or the answer, settles it.
   auto shards_left = std::make_shared<size_t>(
     std::count(st.shard_alive.begin(), st.shard_alive.end(), true));
-  auto one_stopped = [ask_writer, shards_left]() {
+  st.flush_pending = st.shard_alive;
+  st.shard_flushed = [self, ask_writer, shards_left](size_t k) {
+    auto& pending = self->state.flush_pending;
+    if (k >= pending.size() || !pending[k])
+      return;
+    pending[k] = false;
     if (--*shards_left == 0)
       ask_writer();
   };
@@ -482,8 +489,8 @@ void fail_run(coordinator_pointer self, caf::error err) {
   for (size_t k = 0; k < st.store.shards.size(); ++k)
     if (st.shard_alive[k])
       self->request(st.store.shards[k], step_timeout(st), stats_atom::value)
-        .then([one_stopped](store_stats&) { one_stopped(); },
-              [one_stopped](caf::error&) { one_stopped(); });
+        .then([self, k](store_stats&) { self->state.shard_flushed(k); },
+              [self, k](caf::error&) { self->state.shard_flushed(k); });
 }
 
 } // namespace troupe

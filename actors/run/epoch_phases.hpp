@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -82,6 +83,10 @@ struct coordinator_state {
   epoch_record last_record;
   caf::typed_response_promise<fit_summary> promise;
   bool done = false;
+  // A failed run's last question to each live shard (fail_run): which are
+  // still to answer, and what settles one (its answer or its down message).
+  std::vector<bool> flush_pending;
+  std::function<void(size_t)> shard_flushed;
 };
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
