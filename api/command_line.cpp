@@ -3,9 +3,11 @@
 #include <troupe/command_line.hpp>
 
 #include <cstdio>
+#include <utility>
 
 #include "api/program_config.hpp"
 #include "messages/errors.hpp"
+#include "model/data/data_source.hpp"
 #include "model/data/source_registry.hpp"
 #include "model/data/dataset.hpp"
 
@@ -41,23 +43,39 @@ std::optional<int> command_line::parse(int argc, char** argv) {
   return std::nullopt;
 }
 
-expected<source_pair> command_line::open_data() const {
-  const auto& c = settings_->config;
+namespace {
+
+// --train and --test, or --data-dir's IDX files for both.
+expected<std::pair<std::string, std::string>> source_names(const program_config& c) {
   if (c.train.empty() != c.test.empty())
     return troupe::fail(model_errc::invalid_argument,
                         std::string(c.train.empty() ? "--test" : "--train")
                           + " needs its twin: name both --train and --test, or neither (then "
                             "--data-dir's IDX files)");
-  std::string train = c.train, test = c.test;
-  if (train.empty()) {
-    auto run = c.run.to_run_config();
-    train = test = run ? run->data_dir : default_data_dir();
-  }
-  return open_data_pair(train, test);
+  if (!c.train.empty())
+    return std::make_pair(c.train, c.test);
+  auto run = c.run.to_run_config();
+  const std::string dir = run ? run->data_dir : default_data_dir();
+  return std::make_pair(dir, dir);
+}
+
+} // namespace
+
+expected<source_pair> command_line::open_data() const {
+  auto names = source_names(settings_->config);
+  if (!names)
+    return names.error();
+  return open_data_pair(names->first, names->second);
 }
 
 expected<dataset_pair> command_line::load_data() const {
-  auto opened = open_data();
+  auto names = source_names(settings_->config);
+  if (!names)
+    return names.error();
+  // Built-in sources load into memory as they are; others are copied out.
+  if (names_builtin_source(names->first) && names_builtin_source(names->second))
+    return load_data_pair(names->first, names->second);
+  auto opened = open_data_pair(names->first, names->second);
   if (!opened)
     return opened.error();
   return dataset_pair{opened->train->rows(0, opened->train->size()),

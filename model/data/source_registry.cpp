@@ -58,6 +58,10 @@ std::string label_or_target(const data_source& source) {
 
 } // namespace
 
+bool names_builtin_source(const std::string& source) {
+  return !find_factory(kind_of(source)) && !looks_registered(source);
+}
+
 status register_data_source(const std::string& kind, data_source_factory factory) {
   if (!is_kind_name(kind))
     return fail(model_errc::invalid_argument,
@@ -98,8 +102,7 @@ expected<std::shared_ptr<const data_source>> open_data(const std::string& source
 
 expected<source_pair> open_data_pair(const std::string& train_source,
                                      const std::string& test_source) {
-  if (!find_factory(kind_of(train_source)) && !find_factory(kind_of(test_source))
-      && !looks_registered(train_source) && !looks_registered(test_source)) {
+  if (names_builtin_source(train_source) && names_builtin_source(test_source)) {
     auto loaded = load_data_pair(train_source, test_source);
     if (!loaded)
       return loaded.error();

@@ -11,6 +11,10 @@
 
 namespace troupe {
 
+/// Tells whether `source` names one of the built-in sources (a directory,
+/// an .npy pair, a CSV file) rather than a registered kind.
+bool names_builtin_source(const std::string& source);
+
 /// Opens `train_source` and `test_source` (open_data): two built-in sources
 /// as load_data_pair loads them, both with the larger class count; any
 /// pair, checked for the same features per sample and the same kind of

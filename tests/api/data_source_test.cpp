@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <troupe/troupe.hpp>
 
@@ -135,4 +136,43 @@ TEST_CASE("a registered kind of source opens by name with its settings",
   REQUIRE(idx);
   CHECK((*idx)->size() == static_cast<size_t>(test_slice().count));
   CHECK((*idx)->name() == TROUPE_TEST_DATA_DIR);
+}
+
+TEST_CASE("a program's command line opens --train and --test as sources or loads them into "
+          "memory, built-in or registered alike",
+          "[api][data][source]") {
+  REQUIRE(troupe::register_data_source(
+    "api-cli-rows",
+    [](const std::string&, troupe::data_split split)
+      -> troupe::expected<std::shared_ptr<const troupe::data_source>> {
+      return std::shared_ptr<const troupe::data_source>(std::make_shared<user_source>(
+        split == troupe::data_split::train ? train_slice() : test_slice(), 40));
+    }));
+  auto parsed = [](std::vector<std::string> args) {
+    auto cli = std::make_unique<troupe::command_line>("api_test", "A test program.");
+    args.insert(args.begin(), "api_test");
+    std::vector<char*> argv;
+    for (auto& arg : args)
+      argv.push_back(arg.data());
+    REQUIRE_FALSE(cli->parse(static_cast<int>(argv.size()), argv.data()));
+    return cli;
+  };
+  const std::string dir = TROUPE_TEST_DATA_DIR;
+  auto idx = parsed({"--train=" + dir, "--test=" + dir});
+  auto loaded = idx->load_data();
+  REQUIRE(loaded);
+  CHECK(loaded->train.images == train_slice().images);
+  CHECK(loaded->test.labels == test_slice().labels);
+  CHECK(loaded->train.source == dir);
+  auto opened = idx->open_data();
+  REQUIRE(opened);
+  CHECK(opened->train->size() == static_cast<size_t>(train_slice().count));
+  auto registered = parsed({"--train=api-cli-rows", "--test=api-cli-rows"});
+  auto copied = registered->load_data();
+  REQUIRE(copied);
+  CHECK(copied->train.count == 40);
+  CHECK(copied->test.labels[39] == test_slice().labels[39]);
+  auto lonely = parsed({"--train=" + dir})->open_data();
+  REQUIRE_FALSE(lonely);
+  CHECK_THAT(lonely.error().message, Catch::Contains("--train needs its twin"));
 }
