@@ -105,8 +105,12 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
     };
   if (cfg.log_every > 0) // a poll per 20 ms keeps records near every N steps
     observer.progress_interval = std::chrono::milliseconds(bar ? 100 : 20);
-  if (metrics)
+  if (metrics) {
     observer.on_respawn = [metrics](const respawn_record& r) { metrics->write_respawn(r); };
+    observer.on_store_heal = [metrics](const store_heal_record& h) {
+      metrics->write_store_heal(h);
+    };
+  }
   observer.on_warning = [](const std::string& text) {
     std::fprintf(stderr, "warning: %s\n", text.c_str());
   };

@@ -19,5 +19,7 @@ using part_atom = caf::atom_constant<caf::atom("part")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using restore_atom = caf::atom_constant<caf::atom("restore")>;
 
 } // namespace troupe

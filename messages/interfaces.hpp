@@ -29,6 +29,12 @@ using checkpoint_writer_actor = caf::typed_actor<
   caf::reacts_to<part_atom, checkpoint_part>,
   // Write a checkpoint of these parts, one per shard, now; answers the bytes written.
   caf::replies_to<save_atom, std::vector<checkpoint_part>>::with<uint64_t>,
+  // A shard's part of a snapshot (--snapshot-every), kept in memory once
+  // every shard's part of that round is in; or every shard's at once.
+  caf::reacts_to<snapshot_atom, checkpoint_part>,
+  caf::reacts_to<snapshot_atom, std::vector<checkpoint_part>>,
+  // The newest complete snapshot, one part per shard: what a store heals from.
+  caf::replies_to<restore_atom>::with<std::vector<checkpoint_part>>,
   caf::replies_to<stats_atom>::with<checkpoint_stats>>;
 
 /// One shard of the variable store: owns its range of the parameters and its

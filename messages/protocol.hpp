@@ -171,6 +171,9 @@ struct store_config {
   // Every `checkpoint_every` rounds the policy closes (sync; async has no
   // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
+  // Every `snapshot_every` rounds (0: never) the shard sends its part to the
+  // writer to be kept in memory, not written: the healing store's snapshots.
+  uint32_t snapshot_every = 0;
   bool pin_core = false; // run on core shard % cores (--pin-cores)
   bool trace = false;    // record trace spans (--trace)
 };
@@ -235,6 +238,7 @@ struct fit_summary {
   std::vector<uint64_t> waited_on;            // by replica: rounds that closed on its push
   std::vector<uint32_t> lost_replicas;        // replicas that died during the run, in order
   uint32_t respawns = 0;                      // replicas respawned in a lost one's place
+  uint32_t store_heals = 0;                   // store shards lost and healed from a snapshot
 };
 
 template <class Inspector>
@@ -291,7 +295,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
            x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
-           x.initial_round, x.checkpoint_every, x.pin_core, x.trace);
+           x.initial_round, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace);
 }
 
 template <class Inspector>
@@ -319,7 +323,7 @@ typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
   return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
            x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas,
-           x.respawns);
+           x.respawns, x.store_heals);
 }
 
 } // namespace troupe

@@ -69,6 +69,9 @@ caf::error check_policy(const run_config& c) {
   if (c.accept_joins && c.on_replica_loss != replica_loss_action::respawn)
     return bad_config("--accept-joins moves replicas onto a joining node as a respawn "
                       "does: it needs --on-replica-loss=respawn (sync mode)");
+  if (c.snapshot_every > 0 && !heals_store(c))
+    return bad_config("--snapshot-every keeps the snapshots a store on nodes heals from: it "
+                      "needs --store-nodes and --on-replica-loss=respawn (sync mode)");
   return caf::none;
 }
 
@@ -112,6 +115,16 @@ caf::error check_store_device(const run_config& c) {
 
 // The number of store shards: given, or the default; one the model cannot
 // split is refused.
+// With replica nodes and a cpu store, the store's shards run on those nodes
+// unless --store-nodes names others or here: a replica node's half of the
+// rounds' traffic then never leaves it. Under --on-replica-loss=continue the
+// store stays here, where a node's death cannot take a shard with it.
+void settle_store_layout(run_config& c) {
+  if (c.store_nodes.empty() && !c.nodes.empty() && !c.store_here && c.store_device == "cpu"
+      && c.on_replica_loss != replica_loss_action::continue_run)
+    c.store_nodes = c.nodes;
+}
+
 caf::error settle_store_shards(run_config& c, size_t parameter_count) {
   if (c.store_shards == 0)
     c.store_shards = default_store_shards(c.replicas, usable_cores(), c.store_nodes.size(),
@@ -126,8 +139,11 @@ caf::error settle_store_shards(run_config& c, size_t parameter_count) {
 caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
   if (auto err = settle_replicas(config))
     return err;
+  settle_store_layout(config);
   if (auto err = check_policy(config))
     return err;
+  if (heals_store(config) && config.snapshot_every == 0)
+    config.snapshot_every = default_snapshot_every;
   if (auto err = check_training(config))
     return err;
   auto described = model_description::resolve(config.model);
@@ -144,6 +160,10 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
   if (auto err = settle_store_shards(config, described->parameter_count()))
     return err;
   return config;
+}
+
+bool heals_store(const run_config& c) {
+  return !c.store_nodes.empty() && c.on_replica_loss == replica_loss_action::respawn;
 }
 
 std::vector<setting_text> resume_settings(const run_config& c) {

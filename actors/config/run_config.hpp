@@ -50,6 +50,7 @@ struct run_config {
   // The store: its shards, where they run and step.
   uint32_t store_shards = 0; // 0: default_store_shards() (check_run_config fills it in)
   std::vector<host_port> store_nodes; // shard k on node k mod n; empty: here
+  bool store_here = false; // --store-nodes=here: this process even with --nodes
   std::string store_device = "cpu";   // cpu | cuda:N
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
@@ -58,6 +59,9 @@ struct run_config {
   uint32_t max_replicas_per_node = 0; // bound on a node's replicas after respawns and joins; 0: none
   std::optional<host_port> accept_joins; // where nodes join the run (--accept-joins)
   uint32_t step_timeout_ms = 60000; // bound on one push's answer
+  // A store on nodes heals (heals_store): its shards' state is kept in this
+  // process at each epoch's start and every snapshot_every sync rounds.
+  uint32_t snapshot_every = 0; // 0 with heals_store: default_snapshot_every
   // Checkpoints, on this process's disk.
   std::string checkpoint_path;
   uint32_t checkpoint_every = 0; // also every N sync rounds; 0: after each epoch only
@@ -69,6 +73,13 @@ struct run_config {
   // Test hook, never sent: wraps each local replica's backend (fault injection).
   backend_wrapper wrap_replica_backend;
 };
+
+/// The rounds between a healing store's snapshots unless --snapshot-every says.
+constexpr uint32_t default_snapshot_every = 100;
+
+/// Says whether a shard's death is survived: a store on nodes under
+/// --on-replica-loss=respawn rolls back to its last snapshot instead.
+bool heals_store(const run_config& config);
 
 /// Lists the settings a resumed run must share with the run that wrote the
 /// checkpoint, under their option names: the model, the policy and its

@@ -101,8 +101,10 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "shard actors, each owning a range of the parameters and its optimizer state",
            option_hint{}.otherwise("one per replica, at most one per core; with "
                                    "--store-nodes one per node; with --store-device=cuda:N one"));
-  cli.bind(s, store_nodes_, "store-nodes", "nodes to run the store's shards on, round-robin "
-                                           "(default: this process)", {"H:P,H:P"});
+  cli.bind(s, store_nodes_, "store-nodes",
+           "nodes to run the store's shards on, round-robin, or here (this process)",
+           option_hint{"H:P,H:P|here"}.otherwise(
+             "with --nodes and a cpu store, the replica nodes; else this process"));
   cli.bind(s, store_node_, "store-node", "one node to run the whole store on", {"H:P"});
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
@@ -118,8 +120,12 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "(--accept-joins) before the run ends (0: end it at once)",
            option_hint{"MS"}.in("ms"));
   cli.bind(f, respawn_, "respawn",
-           "where a lost replica of a run on nodes respawns: nodes (a live node) or anywhere "
-           "(this process too, once no node is left)");
+           "where a lost replica or store shard of a run on nodes respawns: nodes (a live "
+           "node) or anywhere (this process too, once no node is left)");
+  cli.bind(f, c.snapshot_every, "snapshot-every",
+           "with the store on nodes (under respawn): keep the shards' state in this process "
+           "every N sync rounds; a shard's death rolls back there and respawns it",
+           option_hint{}.in("sync rounds").otherwise("100"));
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));
   const auto k = option_group::checkpoints;
@@ -146,8 +152,10 @@ caf::expected<run_config> run_options::to_run_config() const {
   if (!nodes)
     return nodes.error();
   c.nodes = std::move(*nodes);
+  c.store_here = store_nodes_ == "here";
   auto store_nodes = parse_host_port_list(store_node_.empty() ? "store-nodes" : "store-node",
-                                          store_node_.empty() ? store_nodes_ : store_node_);
+                                          store_node_.empty() && !c.store_here ? store_nodes_
+                                                                               : store_node_);
   if (!store_nodes)
     return store_nodes.error();
   if (!store_node_.empty() && !store_nodes_.empty())

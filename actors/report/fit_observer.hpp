@@ -63,6 +63,19 @@ struct respawn_record {
   double noticed_at = 0;      // when that news came: seconds since the Unix epoch
 };
 
+/// Records one heal of a store on nodes: a shard lost, the run rolled back
+/// to a snapshot, the shards and every replica started again from it.
+struct store_heal_record {
+  uint32_t shard = 0;         // the lost one
+  uint32_t epoch = 0;         // 1-based
+  uint64_t round = 0;         // the snapshot's store round: where the run went on from
+  std::string lost_on;        // where the lost shard ran ("node H:P")
+  std::string respawned_on;   // where its new actor runs
+  std::string reason;         // why the lost one ended
+  double milliseconds = 0;    // from the news of the loss to the replicas' orders
+  double noticed_at = 0;      // when that news came: seconds since the Unix epoch
+};
+
 /// Receives each epoch's record as soon as it is known.
 using epoch_observer = std::function<void(const epoch_record&)>;
 
@@ -76,6 +89,9 @@ using progress_observer = std::function<void(const epoch_progress&)>;
 /// Receives each respawn once the new replica has its order.
 using respawn_observer = std::function<void(const respawn_record&)>;
 
+/// Receives each store heal once the replicas have their orders.
+using store_heal_observer = std::function<void(const store_heal_record&)>;
+
 /// Hears a fit while it runs. Any member may be empty; all are called on
 /// the coordinator's thread, one call at a time. The library prints nothing:
 /// a program shows what it hears (examples/mnist.cpp prints warnings to stderr).
@@ -87,6 +103,7 @@ struct fit_observer {
   progress_observer on_progress;
   std::chrono::milliseconds progress_interval{100};
   respawn_observer on_respawn;
+  store_heal_observer on_store_heal;
 };
 
 } // namespace troupe

@@ -96,6 +96,15 @@ void metrics_log::write_respawn(const respawn_record& r) {
   write_line(j.dump());
 }
 
+void metrics_log::write_store_heal(const store_heal_record& h) {
+  nlohmann::json j = {
+    {"record", "store_heal"}, {"shard", h.shard},   {"epoch", h.epoch},
+    {"round", h.round},       {"lost_on", h.lost_on}, {"respawned_on", h.respawned_on},
+    {"reason", h.reason},     {"milliseconds", h.milliseconds}, {"noticed_at", h.noticed_at},
+  };
+  write_line(j.dump());
+}
+
 void metrics_log::write_summary(const fit_summary& s, const run_config& options) {
   const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {
@@ -104,6 +113,7 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
     {"replicas", s.replicas},
     {"live_replicas", s.live_replicas},
     {"respawns", s.respawns},
+    {"store_heals", s.store_heals},
     {"epochs", s.epochs},
     {"batch_size", options.batch_size},
     {"seed", options.seed},

@@ -36,6 +36,9 @@ public:
   /// Writes a "respawn" record: which replica, in which epoch and round,
   /// from where to where, and how long the respawn took.
   void write_respawn(const respawn_record& respawn);
+  /// Writes a "store_heal" record: which shard, from where to where, the
+  /// snapshot round the run went on from, and how long the heal took.
+  void write_store_heal(const store_heal_record& heal);
 
 private:
   explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}

@@ -14,6 +14,7 @@
 #include "model/data/source_registry.hpp"
 #include "actors/run/join.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/store_heal.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -30,9 +31,13 @@ void store_died(coordinator_pointer self, const std::string& where, const std::s
 // Sorts a down message: the store, or one of the replicas.
 void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
+  if (retired_down(self, msg))
+    return; // an actor a store heal stopped
   // A replica that stopped because its store died may be noticed here
   // before the store itself: report the cause, the store.
   if (msg.reason == troupe_errc::store_lost) {
+    if (heals_store(st.setup.plan.config))
+      return; // the shard's own down message follows, and heals the store
     std::string places;
     for (size_t k = 0; k < st.setup.where.store_places.size(); ++k)
       places += (k == 0 ? "shard 0 on " : ", shard " + std::to_string(k) + " on ")
@@ -47,13 +52,9 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   const auto& shards = st.store.shards;
   for (size_t k = 0; k < shards.size(); ++k)
     if (shards[k].address() == msg.source) {
-      st.shard_alive[k] = false; // nothing waits for its answers from now on
-      if (st.shard_flushed)
-        st.shard_flushed(k); // a failed run was waiting for its last answer
-      store_died(self,
-                 "shard " + std::to_string(k) + " of " + std::to_string(shards.size()) + " on "
-                   + st.setup.where.store_places[k],
-                 describe(msg.reason));
+      lose_shard(self, k, describe(msg.reason),
+                 msg.reason == caf::exit_reason::remote_link_unreachable);
+      return;
     }
   if (st.writer && st.writer.address() == msg.source)
     fail_run(self, make_troupe_error(troupe_errc::store_lost,
@@ -69,7 +70,7 @@ bool spawn_store(coordinator_pointer self) {
   const auto& where = st.setup.where;
   st.store.parameter_count = plan.parameter_count;
   st.store.ranges = plan.ranges;
-  if (!plan.config.checkpoint_path.empty())
+  if (!plan.config.checkpoint_path.empty() || heals_store(plan.config))
     st.writer = spawn_checkpoint_writer(self->system(), checkpoint_target_for(plan));
   // Sync shards of this process step two host buffers in turn (see
   // shared_parameter_buffers), so as not to write the lines replicas on
@@ -80,7 +81,7 @@ bool spawn_store(coordinator_pointer self) {
       && plan.traits.replicas_wait_for_rounds)
     shared = shared_parameter_buffers::holding(plan.start.parameters.to_vector());
   for (uint32_t k = 0; k < plan.config.store_shards; ++k) {
-    auto spawned = where.spawn_store(store_config_for(plan, k), st.writer,
+    auto spawned = where.spawn_store(where.store_node[k], store_config_for(plan, k), st.writer,
                                      caf::actor_cast<caf::actor>(self), shared);
     if (!spawned) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
@@ -149,14 +150,17 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
       auto& st = self->state;
       st.promise = self->make_response_promise<fit_summary>();
       if (spawn_actors(self))
-        start_epoch(self);
+        snapshot_store(self, [self] { start_epoch(self); });
       return st.promise;
     },
     [self](tick_atom, uint32_t epoch) { report_progress(self, epoch); },
     [self](join_atom, std::string& host, uint16_t port) -> caf::result<std::string> {
       return accept_join(self, host, port);
     },
-    [self](deadline_atom, uint64_t id) { respawn_deadline(self, id); },
+    [self](deadline_atom, uint64_t id) {
+      if (!retired_deadline(self, id))
+        respawn_deadline(self, id);
+    },
   };
 }
 

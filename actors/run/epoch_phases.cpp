@@ -10,6 +10,7 @@
 
 #include "actors/replica/gather.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/store_heal.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -22,9 +23,13 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// Fails the run with a request's error: the one error path of every phase.
+// Fails the run with a request's error: the one error path of every phase,
+// unless a store heal replaced the actor asked since.
 auto fail_on_error(coordinator_pointer self) {
-  return [self](caf::error& err) { fail_run(self, std::move(err)); };
+  return [self, generation = self->state.generation](caf::error& err) {
+    if (still_current(self->state, generation))
+      fail_run(self, std::move(err));
+  };
 }
 
 // Sends every actor an exit and stops the coordinator.
@@ -52,7 +57,9 @@ void fetch_params(coordinator_pointer self, Then then) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            params_atom::value);
     },
-    [self, then](std::vector<params_msg>& parts) mutable {
+    [self, then, generation = self->state.generation](std::vector<params_msg>& parts) mutable {
+      if (!still_current(self->state, generation))
+        return;
       std::shared_ptr<std::vector<float>> copy;
       auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
       then(joined);
@@ -98,7 +105,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   // Samples that went into updates, counted by the store: with a lost
   // replica this still covers its pushes and the survivors' takeover.
   const auto& last = st.last_stats;
-  record.samples = stats.samples - last.samples;
+  record.samples = stats.samples - last.samples + st.samples_before_heal;
   record.train_loss = reported_samples > 0 ? loss_sum / reported_samples : 0;
   record.train_accuracy = reported_samples > 0 ? double(correct) / reported_samples : 0;
   record.seconds = seconds;
@@ -132,6 +139,7 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.replicas = static_cast<uint32_t>(st.replicas.size());
   summary.live_replicas = live_count(st);
   summary.respawns = st.respawns;
+  summary.store_heals = st.heals;
   summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;
@@ -166,23 +174,19 @@ void checkpoint_if_due(coordinator_pointer self) {
     start_epoch(self);
     return;
   }
-  gather<checkpoint_part>(
-    st.store.shards.size(),
-    [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
-                           save_atom::value);
-    },
-    [self](std::vector<checkpoint_part>& parts) {
-      auto& st = self->state;
-      self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
-        .then(
-          [self](uint64_t) {
-            trace_instant(self->state, "checkpoint");
-            start_epoch(self);
-          },
-          fail_on_error(self));
-    },
-    fail_on_error(self));
+  gather_store_parts(self, [self, generation = st.generation](
+                             std::vector<checkpoint_part>& parts) {
+    auto& st = self->state;
+    self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
+      .then(
+        [self, generation](uint64_t) {
+          if (!still_current(self->state, generation))
+            return;
+          trace_instant(self->state, "checkpoint");
+          start_epoch(self);
+        },
+        fail_on_error(self));
+  });
 }
 
 // Phase: scores the epoch's parameters on the test set and tells the observer.
@@ -197,6 +201,7 @@ void evaluate_epoch(coordinator_pointer self, epoch_record record) {
     if (st.setup.observer.on_epoch)
       st.setup.observer.on_epoch(record);
     ++st.epoch;
+    st.epoch_recorded = true;
     checkpoint_if_due(self);
   });
 }
@@ -223,7 +228,9 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
   }
   self->request(st.writer, step_timeout(st), stats_atom::value)
     .then(
-      [self, record](checkpoint_stats& stats) {
+      [self, record, generation = st.generation](checkpoint_stats& stats) {
+        if (!still_current(self->state, generation))
+          return;
         warn_failed_checkpoints(self->state, stats);
         evaluate_epoch(self, record);
       },
@@ -260,8 +267,10 @@ void collect_epoch_stats(coordinator_pointer self) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            stats_atom::value);
     },
-    [self, seconds](std::vector<store_stats>& shards) {
+    [self, seconds, generation = st.generation](std::vector<store_stats>& shards) {
       auto& st = self->state;
+      if (!still_current(st, generation))
+        return;
       write_epoch_trace(st, shards); // once the epoch's time is taken
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
@@ -279,7 +288,8 @@ void collect_if_epoch_complete(coordinator_pointer self) {
   for (size_t i = 0; i < st.replicas.size(); ++i)
     if (st.alive[i] && !st.reported[i])
       return;
-  collect_epoch_stats(self);
+  st.training = false;
+  snapshot_store(self, [self] { collect_epoch_stats(self); });
 }
 
 // Tells the store where the epoch starts and sends each live replica its order.
@@ -295,6 +305,9 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
   st.epoch_first_round = params.round - skipped;
+  st.samples_before_heal = 0;
+  st.training = true;
+  st.epoch_recorded = false;
   for (size_t i = 0; i < st.replicas.size(); ++i)
     if (st.alive[i] && !st.respawning[i])
       order_epoch(self, i, order);
@@ -360,6 +373,28 @@ std::chrono::milliseconds step_timeout(const coordinator_state& st) {
   return std::chrono::milliseconds(st.setup.plan.config.step_timeout_ms);
 }
 
+void resume_after_heal(coordinator_pointer self) {
+  if (self->state.epoch_recorded)
+    checkpoint_if_due(self);
+  else
+    collect_epoch_stats(self);
+}
+
+void gather_store_parts(coordinator_pointer self,
+                        std::function<void(std::vector<checkpoint_part>&)> then) {
+  gather<checkpoint_part>(
+    self->state.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           save_atom::value);
+    },
+    [self, then, generation = self->state.generation](std::vector<checkpoint_part>& parts) {
+      if (still_current(self->state, generation))
+        then(parts);
+    },
+    fail_on_error(self));
+}
+
 void start_epoch(coordinator_pointer self) {
   auto& st = self->state;
   if (st.epoch >= st.setup.plan.config.epochs) {
@@ -384,7 +419,7 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         epoch_progress progress;
         progress.epoch = epoch;
         progress.epochs = options.epochs;
-        progress.samples = stats.samples - st.last_stats.samples;
+        progress.samples = stats.samples - st.last_stats.samples + st.samples_before_heal;
         progress.epoch_samples = static_cast<uint64_t>(st.setup.data.train->size());
         progress.rounds = batch_plan(st.setup.data.train->size(),
                                      options.batch_size, st.replicas.size())

@@ -70,6 +70,25 @@ struct coordinator_state {
   std::vector<parked_respawn> parked; // respawns waiting for a join
   uint64_t last_park_id = 0;
   uint64_t epoch_first_round = 0; // the store round this epoch started at
+  bool training = false; // the epoch's orders are out and not every report is in
+  bool epoch_recorded = true; // between epochs: the last one's record is out (or none began)
+  // A healing store (heals_store): each heal bumps the generation, so the
+  // continuations of requests to the actors it replaced drop out.
+  uint64_t generation = 0;
+  uint32_t heals = 0;
+  std::pair<uint64_t, uint32_t> heals_from = {UINT64_MAX, 0}; // (snapshot round, heals from it)
+  uint64_t samples_before_heal = 0; // this epoch's, up to the snapshot a heal rolled back to
+  // The actors a heal stopped, until their down messages come (which tell
+  // whose node is gone), and what the heal does then: it spawns nothing
+  // before, so no spawn waits on a node that is dead but not yet known so.
+  struct retired_actor {
+    caf::actor_addr address;
+    size_t store_node;   // or placement::here
+    size_t replica_node; // or placement::here
+  };
+  std::vector<retired_actor> retired;
+  std::function<void()> when_retired;
+  uint64_t retired_deadline = 0; // the id of that wait's deadline
   std::vector<bool> reported; // this epoch
   std::vector<replica_report> reports;
   std::vector<replica_report> totals; // each replica's reports summed over the run
@@ -91,12 +110,28 @@ struct coordinator_state {
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
 
+/// Says whether a continuation begun at `generation` still counts: the run
+/// goes on and no store heal has replaced its actors since.
+inline bool still_current(const coordinator_state& st, uint64_t generation) {
+  return !st.done && st.generation == generation;
+}
+
 /// Bounds one request of the coordinator: the run's step timeout.
 std::chrono::milliseconds step_timeout(const coordinator_state& st);
 
 /// Starts epoch `st.epoch` on every live replica, or finishes the run when
 /// every epoch is done.
 void start_epoch(coordinator_pointer self);
+
+/// Asks every shard for its part of a checkpoint of the store's state now
+/// and calls `then` with all of them, unless a store heal replaced the
+/// shards meanwhile; an error fails the run.
+void gather_store_parts(coordinator_pointer self,
+                        std::function<void(std::vector<checkpoint_part>&)> then);
+
+/// Goes on between epochs after a store heal: from the epoch's stats, or
+/// once its record is out from its checkpoint.
+void resume_after_heal(coordinator_pointer self);
 
 /// Reports the progress of epoch `epoch` (1-based) to the observer, if it is
 /// still under way, and sets the timer for the next report.

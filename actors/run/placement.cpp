@@ -2,6 +2,7 @@
 #include "actors/run/placement.hpp"
 
 #include <chrono>
+#include <map>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -38,40 +39,53 @@ struct placing {
   const run_config& config;
   handshake hello;
   std::chrono::milliseconds timeout;
+  // The store nodes connected so far, by address: a replica node that is
+  // one too is not greeted twice.
+  std::map<std::string, connected_node> store_connections = {};
 };
 
 void place_store_here(placement& out, const placing& p) {
   auto& system = p.system;
   out.store_places.assign(p.config.store_shards, "this process");
   out.store_clock_offsets.assign(p.config.store_shards, 0);
-  out.spawn_store = [&system](store_config store_opts, const checkpoint_writer_actor& writer,
-                              const caf::actor&, shared_parameter_buffers shared) {
+  out.store_node.assign(p.config.store_shards, placement::here);
+  out.spawn_store = [&system](size_t, store_config store_opts,
+                              const checkpoint_writer_actor& writer, const caf::actor&,
+                              shared_parameter_buffers shared) {
     return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
   };
 }
 
-caf::error place_store_on_nodes(placement& out, const placing& p) {
+caf::error place_store_on_nodes(placement& out, placing& p) {
   std::vector<node_actor> store_nodes;
   std::vector<int64_t> offsets;
   for (const auto& address : p.config.store_nodes) {
     auto node = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
     if (!node)
       return node.error();
+    p.store_connections.emplace(address.text(), *node);
     store_nodes.push_back(node->node);
     offsets.push_back(node->clock_offset_ns);
     out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
   }
   out.store_here = false;
+  for (const auto& address : p.config.store_nodes)
+    out.store_nodes.push_back(address.text());
+  out.store_node_offsets = offsets;
+  out.store_node_alive->assign(store_nodes.size(), true);
   for (uint32_t k = 0; k < p.config.store_shards; ++k) {
-    out.store_places.push_back("node " + p.config.store_nodes[k % store_nodes.size()].text());
+    out.store_node.push_back(k % store_nodes.size());
+    out.store_places.push_back("node " + out.store_nodes[k % store_nodes.size()]);
     out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
   }
   auto& system = p.system;
   out.spawn_store = [&system, store_nodes, timeout = p.timeout](
-                      store_config store_opts, const checkpoint_writer_actor& writer,
-                      const caf::actor& owner,
-                      shared_parameter_buffers) -> caf::expected<store_actor> {
-    const auto& node = store_nodes[store_opts.shard % store_nodes.size()];
+                      size_t where, store_config store_opts,
+                      const checkpoint_writer_actor& writer, const caf::actor& owner,
+                      shared_parameter_buffers shared) -> caf::expected<store_actor> {
+    if (where == placement::here)
+      return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
+    const auto& node = store_nodes.at(where);
     auto shard = system.middleman().remote_spawn<store_actor>(
       node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
       timeout);
@@ -93,12 +107,17 @@ void place_replicas_here(placement& out, const placing& p, const run_plan& plan)
 // Connects to a replica node and links it to every store node but itself,
 // so replicas there reach the shards without a detour through this process
 // (which would also route the shard's handle through it, and end with it).
-caf::expected<connected_node> connect_replica_node(const placing& p, const host_port& address) {
-  auto connected = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
+caf::expected<connected_node> connect_replica_node(const placing& p, const host_port& address,
+                                                   const std::vector<bool>& store_node_alive) {
+  const auto known = p.store_connections.find(address.text());
+  auto connected = known != p.store_connections.end()
+                     ? caf::expected<connected_node>{known->second}
+                     : connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
   if (!connected)
     return connected.error();
-  for (const auto& store_address : p.config.store_nodes) {
-    if (store_address == address)
+  for (size_t s = 0; s < p.config.store_nodes.size(); ++s) {
+    const auto& store_address = p.config.store_nodes[s];
+    if (store_address == address || (s < store_node_alive.size() && !store_node_alive[s]))
       continue;
     if (auto err = link_nodes(p.system, connected->node, store_address, p.timeout))
       return make_troupe_error(troupe_errc::bad_config,
@@ -112,7 +131,7 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
                                    std::vector<node_actor>& nodes) {
   std::vector<int64_t> node_offsets;
   for (const auto& address : p.config.nodes) {
-    auto connected = connect_replica_node(p, address);
+    auto connected = connect_replica_node(p, address, *out.store_node_alive);
     if (!connected)
       return connected.error();
     nodes.push_back(connected->node);
@@ -176,10 +195,11 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
     return err;
   out.spawn_replica = make_replica_spawner(p, nodes, std::move(train));
   // A join connects later, when the plan's config no longer lives here.
-  out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout,
-                          config = c](const host_port& address) -> caf::expected<int64_t> {
+  out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout, config = c,
+                          alive = out.store_node_alive](
+                           const host_port& address) -> caf::expected<int64_t> {
     const placing later{system, config, hello, timeout};
-    auto connected = connect_replica_node(later, address);
+    auto connected = connect_replica_node(later, address, *alive);
     if (!connected)
       return connected.error();
     nodes->push_back(connected->node);

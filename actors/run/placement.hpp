@@ -24,12 +24,13 @@ namespace troupe {
 using replica_spawner = std::function<caf::expected<replica_actor>(
   size_t node, const replica_config&, const std::vector<store_actor>&)>;
 
-/// Spawns store shard `config.shard` where it belongs, with the run's
-/// checkpoint writer, its coordinator (a shard on a node ends with it) and,
-/// for shards of this process, the buffers they may share (see
+/// Spawns store shard `config.shard` on store node `node` (an index into
+/// placement::store_nodes) or, with placement::here, in this process, with
+/// the run's checkpoint writer, its coordinator (a shard on a node ends with
+/// it) and, for shards of this process, the buffers they may share (see
 /// spawn_variable_store).
 using store_spawner = std::function<caf::expected<store_actor>(
-  store_config, const checkpoint_writer_actor&, const caf::actor& owner,
+  size_t node, store_config, const checkpoint_writer_actor&, const caf::actor& owner,
   shared_parameter_buffers)>;
 
 /// Says how to spawn the store's shards and each replica, and where they run
@@ -38,6 +39,11 @@ struct placement {
   store_spawner spawn_store;
   bool store_here = true;                  // every shard in this process
   std::vector<std::string> store_places;   // per shard: "this process", "node H:P"
+  std::vector<std::string> store_nodes;    // "H:P" of each store node; none: all here
+  std::vector<int64_t> store_node_offsets; // each store node's clock offset
+  std::vector<size_t> store_node;          // per shard: its node now, or here
+  // By store node: not known dead. Joins link only to live ones.
+  std::shared_ptr<std::vector<bool>> store_node_alive = std::make_shared<std::vector<bool>>();
   replica_spawner spawn_replica;
   /// Connects to a node that asked to join (handshake and links to the
   /// store nodes included) and returns its clock offset; the caller appends

@@ -42,46 +42,6 @@ std::string place_text(const coordinator_state& st, size_t place, const replica_
   return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
 }
 
-// What spawn_in_place found: the new actor, or (empty) no place left, with
-// the places it tried and why they failed.
-struct spawn_outcome {
-  std::optional<replica_actor> actor;
-  std::string tried;
-  bool failed_here = false; // this process could not host it: nothing to wait for
-};
-
-// Spawns the new actor of replica `index`: on `first` if given, else (or
-// when that node turns out to be gone) on the chosen place, then the next.
-spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
-                             std::optional<size_t> first) {
-  auto& st = self->state;
-  const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
-  spawn_outcome outcome;
-  for (;;) {
-    const auto place = first ? first : choose_place(st);
-    first.reset();
-    if (!place)
-      return outcome;
-    auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
-    if (spawned) {
-      auto& where = st.setup.where;
-      where.replica_node[index] = *place;
-      where.replica_places[index] = place_text(st, *place, cfg);
-      where.replica_clock_offsets[index] =
-        *place == placement::here ? 0 : where.replica_node_offsets[*place];
-      outcome.actor = *spawned;
-      return outcome;
-    }
-    outcome.tried += (outcome.tried.empty() ? "" : "; ") + place_text(st, *place, cfg) + ": "
-                     + describe(spawned.error());
-    if (*place == placement::here) {
-      outcome.failed_here = true;
-      return outcome;
-    }
-    st.node_alive[*place] = false;
-  }
-}
-
 // No place can host replica `index` now: with --respawn-timeout and joins
 // accepted, its respawn waits for a node to join; else the run ends.
 void no_place_for(coordinator_pointer self, parked_respawn waiting,
@@ -189,7 +149,9 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
   for (size_t k = 0; k < parts.size(); ++k)
     if (parts[k].version == high)
       ahead.push_back(k);
-  auto fail = [self, what, low, high](caf::error& err) {
+  auto fail = [self, what, low, high, generation = self->state.generation](caf::error& err) {
+    if (!still_current(self->state, generation))
+      return; // a store heal replaced the shards asked
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + "; after it the store's shards stand at versions "
                                        + std::to_string(low) + " and " + std::to_string(high)
@@ -219,22 +181,27 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
 // every shard has answered for that round's parameters.
 void order_from_open_round(coordinator_pointer self, size_t index, const std::string& what,
                            respawn_record record, clock_type::time_point lost_at) {
+  const uint64_t generation = self->state.generation;
   gather<params_msg>(
     self->state.store.shards.size(),
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            params_atom::value);
     },
-    [self, index, what, record, lost_at](std::vector<params_msg>& parts) {
-      if (self->state.done)
+    [self, index, what, record, lost_at, generation](std::vector<params_msg>& parts) {
+      if (!still_current(self->state, generation))
         return;
       settle_round(self, parts, what,
-                   [self, index, what, record, lost_at](std::vector<params_msg>& settled) {
-                     if (!self->state.done)
+                   [self, index, what, record, lost_at,
+                    generation](std::vector<params_msg>& settled) {
+                     if (still_current(self->state, generation))
                        start_from(self, index, what, record, lost_at, settled);
                    });
     },
-    [self](caf::error& err) { fail_run(self, err); });
+    [self, generation](caf::error& err) {
+      if (still_current(self->state, generation))
+        fail_run(self, err);
+    });
 }
 
 // Spawns the new actor of a waiting respawn (on `first` if it can),
@@ -260,12 +227,15 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            watch_atom::value, static_cast<uint32_t>(index), replica);
     },
-    [self, waiting](std::vector<uint32_t>&) {
-      if (!self->state.done)
+    [self, waiting, generation = st.generation](std::vector<uint32_t>&) {
+      if (still_current(self->state, generation))
         order_from_open_round(self, waiting.index, waiting.what, waiting.record,
                               waiting.lost_at);
     },
-    [self](caf::error& err) { fail_run(self, err); });
+    [self, generation = st.generation](caf::error& err) {
+      if (still_current(self->state, generation))
+        fail_run(self, err);
+    });
 }
 
 // Puts a new actor in replica `index`'s place (on `first` if it can) and
@@ -285,6 +255,36 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
 }
 
 } // namespace
+
+spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
+                             std::optional<size_t> first) {
+  auto& st = self->state;
+  const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
+  spawn_outcome outcome;
+  for (;;) {
+    const auto place = first ? first : choose_place(st);
+    first.reset();
+    if (!place)
+      return outcome;
+    auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
+    if (spawned) {
+      auto& where = st.setup.where;
+      where.replica_node[index] = *place;
+      where.replica_places[index] = place_text(st, *place, cfg);
+      where.replica_clock_offsets[index] =
+        *place == placement::here ? 0 : where.replica_node_offsets[*place];
+      outcome.actor = *spawned;
+      return outcome;
+    }
+    outcome.tried += (outcome.tried.empty() ? "" : "; ") + place_text(st, *place, cfg) + ": "
+                     + describe(spawned.error());
+    if (*place == placement::here) {
+      outcome.failed_here = true;
+      return outcome;
+    }
+    st.node_alive[*place] = false;
+  }
+}
 
 std::vector<size_t> replicas_per_node(const coordinator_state& st) {
   const auto& where = st.setup.where;

@@ -4,12 +4,28 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "actors/run/epoch_phases.hpp"
 
 namespace troupe {
+
+/// What placing a replica's new actor found: the actor, or (empty) no place
+/// left, with the places it tried and why they failed.
+struct spawn_outcome {
+  std::optional<replica_actor> actor;
+  std::string tried;
+  bool failed_here = false; // this process could not host it: nothing to wait for
+};
+
+/// Spawns a new actor for replica `index` (not yet in st.replicas): on node
+/// `first` if given, else (or when that node turns out to be gone) on the
+/// live node hosting the fewest replicas, then the next; here for a local
+/// run or with --respawn=anywhere once no node is left.
+spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
+                             std::optional<size_t> first);
 
 /// Spawns a replica in the place of replica `index`, lost as `what` says
 /// (for `reason`; `node_lost`: with its node): on the live node hosting the fewest

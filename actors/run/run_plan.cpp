@@ -110,6 +110,7 @@ store_config store_config_for(const run_plan& plan, uint32_t shard) {
   s.initial_optimizer_steps = start.optimizer_steps;
   s.initial_round = start.round;
   s.checkpoint_every = c.checkpoint_every;
+  s.snapshot_every = c.snapshot_every;
   s.pin_core = c.pin_cores;
   s.trace = !c.trace_path.empty();
   return s;

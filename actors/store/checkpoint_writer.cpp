@@ -1,6 +1,7 @@
 // The checkpoint writer actor and the assembly of shard parts.
 #include "actors/store/checkpoint_writer.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <caf/all.hpp>
@@ -78,11 +79,15 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
 
 namespace {
 
+using part_sets = std::map<uint64_t, std::vector<checkpoint_part>>; // by round
+
 struct writer_state {
   static inline const char* name = "troupe.checkpoint_writer";
 
   checkpoint_target target;
-  std::map<uint64_t, std::vector<checkpoint_part>> pending; // periodic parts by round
+  part_sets pending;           // periodic checkpoints' parts
+  part_sets pending_snapshots; // snapshots' parts
+  std::vector<checkpoint_part> snapshot; // the newest complete one; none yet: empty
   uint64_t written_round = 0; // the newest round written so far (+1; 0: none)
   checkpoint_stats stats;
 
@@ -97,7 +102,34 @@ struct writer_state {
     ++stats.written;
     return *written;
   }
+
+  // Adds `part` to its round's set (in place of an earlier part of the same
+  // shard: a healed store sends its rounds again) and returns the set once
+  // every shard's part is in, else null.
+  std::vector<checkpoint_part>* add(part_sets& sets, checkpoint_part& part) {
+    auto& parts = sets[part.round];
+    auto same = std::find_if(parts.begin(), parts.end(), [&](const checkpoint_part& p) {
+      return p.shard == part.shard;
+    });
+    if (same != parts.end())
+      *same = std::move(part);
+    else
+      parts.push_back(std::move(part));
+    return parts.size() < target.shards ? nullptr : &parts;
+  }
+
+  // Keeps a complete set as the snapshot unless a later one is kept already.
+  void keep(const std::vector<checkpoint_part>& parts) {
+    if (snapshot.empty() || parts.front().round >= snapshot.front().round)
+      snapshot = parts;
+  }
 };
+
+// Older rounds can no longer complete once `round` has: a shard sends its
+// parts in order.
+void drop_through(part_sets& sets, uint64_t round) {
+  sets.erase(sets.begin(), sets.upper_bound(round));
+}
 
 checkpoint_writer_actor::behavior_type
 checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
@@ -108,25 +140,45 @@ checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
       auto& st = self->state;
       if (part.round + 1 <= st.written_round)
         return; // an epoch-end save of this round (or a later one) came first
-      auto& parts = st.pending[part.round];
-      parts.push_back(std::move(part));
-      if (parts.size() < st.target.shards)
+      auto* parts = st.add(st.pending, part);
+      if (!parts)
         return;
-      const uint64_t round = parts.front().round;
+      const uint64_t round = parts->front().round;
+      st.keep(*parts);
       // Not fatal: training goes on. The stats carry the failure to the
       // coordinator, which warns through the run's observer.
-      if (auto written = st.write(parts); !written) {
+      if (auto written = st.write(*parts); !written) {
         ++st.stats.failed;
         st.stats.last_error = describe(written.error());
       }
-      // Older rounds can no longer complete: a shard sends its parts in order.
-      st.pending.erase(st.pending.begin(), st.pending.upper_bound(round));
+      drop_through(st.pending, round);
     },
     [self](save_atom, std::vector<checkpoint_part>& parts) -> caf::result<uint64_t> {
       auto written = self->state.write(parts);
       if (!written)
         return written.error();
       return static_cast<uint64_t>(*written);
+    },
+    [self](snapshot_atom, checkpoint_part& part) {
+      auto& st = self->state;
+      if (auto* parts = st.add(st.pending_snapshots, part)) {
+        const uint64_t round = parts->front().round;
+        st.keep(*parts);
+        drop_through(st.pending_snapshots, round);
+      }
+    },
+    [self](snapshot_atom, std::vector<checkpoint_part>& parts) {
+      if (parts.size() == self->state.target.shards)
+        self->state.keep(parts);
+    },
+    [self](restore_atom) -> caf::result<std::vector<checkpoint_part>> {
+      auto& st = self->state;
+      if (st.snapshot.empty())
+        return make_troupe_error(troupe_errc::store_lost, "no snapshot of the store is kept");
+      // The parts still pending are the replaced shards' own.
+      st.pending.clear();
+      st.pending_snapshots.clear();
+      return st.snapshot;
     },
     [self](stats_atom) -> checkpoint_stats { return self->state.stats; },
   };

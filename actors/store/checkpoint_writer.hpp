@@ -32,7 +32,9 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                                          const std::vector<checkpoint_part>& parts);
 
 /// Spawns the writer of a run's checkpoints (in this process: the file lands
-/// on the coordinator's disk wherever the shards run).
+/// on the coordinator's disk wherever the shards run). It also keeps the
+/// newest complete snapshot in memory, for a store that heals; with an empty
+/// path it only keeps snapshots.
 checkpoint_writer_actor spawn_checkpoint_writer(caf::actor_system& system,
                                                 checkpoint_target target);
 

@@ -49,6 +49,8 @@ params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
 void store_state::round_closed() {
   if (settings.checkpoint_every > 0 && ++rounds_since_checkpoint >= settings.checkpoint_every)
     checkpoint_due = true;
+  if (settings.snapshot_every > 0 && ++rounds_since_snapshot >= settings.snapshot_every)
+    snapshot_due = true;
 }
 
 template <class Step>

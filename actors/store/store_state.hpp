@@ -55,6 +55,8 @@ struct store_state : store_port {
   uint64_t epoch_first_round = 0;
   uint64_t rounds_since_checkpoint = 0;
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
+  uint64_t rounds_since_snapshot = 0;
+  bool snapshot_due = false; // a closed round made a snapshot due
 
   // The store device, or null.
   const std::shared_ptr<backend>& device() const { return buffers->device(); }

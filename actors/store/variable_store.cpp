@@ -26,17 +26,23 @@ using clock_type = std::chrono::steady_clock;
 using store_pointer = store_actor::stateful_pointer<store_state>;
 
 // Called after each call into the policy: sends the writer this shard's part
-// of a checkpoint a round that closed in it made due.
+// of a checkpoint or a snapshot a round that closed in it made due (a
+// checkpoint's part is kept as a snapshot too).
 void send_due_part(store_pointer self) {
   auto& st = self->state;
-  if (!st.checkpoint_due)
+  if (!st.checkpoint_due && !st.snapshot_due)
     return;
-  st.checkpoint_due = false;
-  st.rounds_since_checkpoint = 0;
-  if (st.check_device_verdict()) // never a part with a skipped step in it
+  const bool checkpoint = st.checkpoint_due;
+  st.checkpoint_due = st.snapshot_due = false;
+  if (checkpoint)
+    st.rounds_since_checkpoint = 0;
+  st.rounds_since_snapshot = 0;
+  if (st.check_device_verdict() || !st.writer) // never a part with a skipped step in it
     return;
-  if (st.writer)
+  if (checkpoint)
     self->send(st.writer, part_atom::value, st.part(false));
+  else
+    self->send(st.writer, snapshot_atom::value, st.part(false));
 }
 
 // Everything a shard starts with, built and checked before spawning.

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,26 @@ run_config sharded_run(const std::string& mode, uint32_t shards, uint32_t epochs
   o.store_shards = shards;
   o.step_timeout_ms = 20000;
   return o;
+}
+
+// One shard's part of round `round`: shard 0 owns [0, 16), shard 1 [16, 40)
+// of 40 parameters; Adam's state is m then v.
+checkpoint_part part(uint32_t shard, size_t count, float base, uint64_t round) {
+  checkpoint_part p;
+  p.shard = shard;
+  p.shards = 2;
+  p.round = round;
+  p.version = round;
+  p.optimizer_steps = round;
+  std::vector<float> params(count), state(2 * count);
+  for (size_t i = 0; i < count; ++i) {
+    params[i] = base + static_cast<float>(i);
+    state[i] = 1000 + base + static_cast<float>(i);         // m
+    state[count + i] = 2000 + base + static_cast<float>(i); // v
+  }
+  p.params = shared_floats{std::move(params)};
+  p.optimizer_state = shared_floats{std::move(state)};
+  return p;
 }
 
 } // namespace
@@ -110,24 +131,6 @@ TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set 
           "not make one round",
           "[shards][checkpoint]") {
   const checkpoint_target target{"/unused", "784-10", {{"seed", "9"}}, "adam", 40, 2};
-  // Shard 0 owns [0, 16), shard 1 [16, 40); Adam's state is m then v.
-  auto part = [](uint32_t shard, size_t count, float base, uint64_t round) {
-    checkpoint_part p;
-    p.shard = shard;
-    p.shards = 2;
-    p.round = round;
-    p.version = round;
-    p.optimizer_steps = round;
-    std::vector<float> params(count), state(2 * count);
-    for (size_t i = 0; i < count; ++i) {
-      params[i] = base + static_cast<float>(i);
-      state[i] = 1000 + base + static_cast<float>(i);         // m
-      state[count + i] = 2000 + base + static_cast<float>(i); // v
-    }
-    p.params = shared_floats{std::move(params)};
-    p.optimizer_state = shared_floats{std::move(state)};
-    return p;
-  };
   auto whole = assemble_checkpoint(target, {part(1, 24, 16, 7), part(0, 16, 0, 7)});
   REQUIRE(whole);
   CHECK(whole->round == 7);
@@ -152,4 +155,44 @@ TEST_CASE("the checkpoint writer assembles parts in any order and refuses a set 
   auto wrong_size = assemble_checkpoint(target, {part(0, 16, 0, 7), part(1, 20, 16, 7)});
   REQUIRE_FALSE(wrong_size);
   CHECK(describe(wrong_size.error()).find("expected 24") != std::string::npos);
+}
+
+TEST_CASE("the checkpoint writer keeps the newest complete snapshot in memory, whatever "
+          "part arrives late or twice, and answers it for a heal",
+          "[shards][checkpoint][heal]") {
+  shard_config cfg;
+  caf::actor_system system{cfg};
+  // No path: a healing store's writer only keeps snapshots.
+  auto writer = spawn_checkpoint_writer(system, {"", "784-10", {{"seed", "9"}}, "adam", 40, 2});
+  caf::scoped_actor self{system};
+  auto restored_round = [&]() -> std::optional<uint64_t> {
+    std::optional<uint64_t> round;
+    self->request(writer, std::chrono::seconds(5), restore_atom::value)
+      .receive(
+        [&](std::vector<checkpoint_part>& parts) {
+          REQUIRE(parts.size() == 2);
+          CHECK(parts[0].round == parts[1].round);
+          CHECK(assemble_checkpoint({"", "784-10", {{"seed", "9"}}, "adam", 40, 2}, parts));
+          round = parts[0].round;
+        },
+        [&](caf::error& err) {
+          CHECK(describe(err).find("no snapshot of the store is kept") != std::string::npos);
+        });
+    return round;
+  };
+  CHECK_FALSE(restored_round());
+  self->send(writer, snapshot_atom::value, std::vector<checkpoint_part>{part(0, 16, 0, 4),
+                                                                       part(1, 24, 16, 4)});
+  CHECK(restored_round() == 4u);
+  self->send(writer, snapshot_atom::value, part(1, 24, 16, 7));
+  self->send(writer, snapshot_atom::value, part(1, 24, 16, 7)); // resent: replaces, not doubles
+  CHECK(restored_round() == 4u); // round 7 lacks shard 0's part
+  self->send(writer, snapshot_atom::value, part(1, 24, 16, 9));
+  self->send(writer, snapshot_atom::value, part(0, 16, 0, 9));
+  CHECK(restored_round() == 9u);
+  self->send(writer, snapshot_atom::value, part(0, 16, 0, 7)); // a late part of an older round
+  self->send(writer, snapshot_atom::value, std::vector<checkpoint_part>{part(0, 16, 0, 6),
+                                                                       part(1, 24, 16, 6)});
+  CHECK(restored_round() == 9u);
+  self->send_exit(writer, caf::exit_reason::user_shutdown);
 }

@@ -14,7 +14,7 @@ namespace {
 std::vector<std::string> long_run(const node_process& a, const node_process& b,
                                   const std::string& on_loss, const std::string& metrics) {
   return mnist_command({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1",
-                        "--mode=sync", "--epochs=4", "--batch-size=8", "--seed=11",
+                        "--store-nodes=here", "--mode=sync", "--epochs=4", "--batch-size=8", "--seed=11",
                         "--on-replica-loss=" + on_loss, "--metrics=" + metrics});
 }
 

@@ -195,7 +195,8 @@ TEST_CASE("a node with a --max-frame-size below the model's parameter block refu
   // 784-128relu-10: 101,770 floats, ~407 KB per parameter or gradient block.
   auto small = start_node(dir, "node-small", {"--max-frame-size=262144"});
   auto run = run_mnist(dir, "coordinator-small",
-                       {"--nodes=" + small.address, "--replicas-per-node=1", "--epochs=1"},
+                       {"--nodes=" + small.address, "--store-nodes=here",
+                        "--replicas-per-node=1", "--epochs=1"},
                        run_timeout);
   {
     INFO(run.description);

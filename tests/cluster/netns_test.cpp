@@ -135,8 +135,8 @@ TEST_CASE("training crosses two network namespaces and a cut link aborts the run
     CHECK(final_records[0]["test_accuracy"].get<double>() > 0.5);
   }
 
-  process coordinator{mnist_command({"--nodes=" + node.address, "--epochs=4", "--batch-size=4",
-                                     "--on-replica-loss=abort"},
+  process coordinator{mnist_command({"--nodes=" + node.address, "--store-nodes=here",
+                                     "--epochs=4", "--batch-size=4", "--on-replica-loss=abort"},
                                     hosts.in_a()),
                       dir.path(), "coordinator-cut"};
   CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
@@ -161,9 +161,11 @@ TEST_CASE("training crosses two network namespaces and a cut link aborts the run
   CHECK(seconds_since(start) < 60);
 }
 
-TEST_CASE("a cut link with --respawn=anywhere moves the node's replica into the coordinator, "
-          "and the run keeps the bits of one process",
-          "[cluster][netns][failure][respawn]") {
+TEST_CASE("a cut link with --respawn=anywhere moves the node's replica, and the store's "
+          "shard the node held, into the coordinator, and the run keeps the bits of one process",
+          "[cluster][netns][failure][respawn][heal]") {
+  const bool store_on_node = GENERATE(false, true);
+  INFO((store_on_node ? "the store's shard on the node" : "the store in the coordinator"));
   temp_dir dir{"troupe-cluster"};
   namespace_pair hosts{dir};
   if (!built(hosts))
@@ -173,6 +175,8 @@ TEST_CASE("a cut link with --respawn=anywhere moves the node's replica into the 
   auto args = run;
   args.insert(args.end(), {"--nodes=" + node.address, "--respawn=anywhere",
                            "--metrics=" + dir.file("cut.jsonl")});
+  if (!store_on_node)
+    args.push_back("--store-nodes=here");
   process coordinator{mnist_command(args, hosts.in_a()), dir.path(), "coordinator-cut"};
   CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
                   &coordinator, node.proc.get());
@@ -181,10 +185,16 @@ TEST_CASE("a cut link with --respawn=anywhere moves the node's replica into the 
   INFO(to_string(status));
   CLUSTER_REQUIRE(status.exited, &coordinator, node.proc.get());
   CLUSTER_REQUIRE(status.code == 0, &coordinator);
-  CLUSTER_CHECK(coordinator.err().find("replica 0 on node " + node.address) != std::string::npos,
-                &coordinator);
-  CLUSTER_CHECK(coordinator.err().find("; respawned on cpu at round") != std::string::npos,
-                &coordinator);
+  const auto err = coordinator.err();
+  if (store_on_node)
+    CLUSTER_CHECK((err.find("the store healed from the snapshot of round") != std::string::npos
+                   && err.find("shard 0 on this process") != std::string::npos),
+                  &coordinator);
+  else
+    CLUSTER_CHECK((err.find("replica 0 on node " + node.address + " (cpu) died")
+                     != std::string::npos
+                   && err.find("; respawned on cpu at round") != std::string::npos),
+                  &coordinator);
   auto local_args = run;
   local_args.push_back("--replicas=1");
   auto local = run_mnist(dir, "local", local_args, run_timeout);

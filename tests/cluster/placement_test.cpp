@@ -242,8 +242,8 @@ TEST_CASE("a node's --slow-replica slows its replica, and the coordinator's repo
         > 1.5 * final[0]["replica_pace"][1]["compute_ms_per_sample"].get<double>());
 }
 
-TEST_CASE("killing one store shard's node ends the run with an error naming the shard "
-          "and its node",
+TEST_CASE("with --on-replica-loss=abort, killing one store shard's node ends the run with "
+          "an error naming the shard and its node",
           "[cluster][failure][store][shards]") {
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
@@ -251,7 +251,8 @@ TEST_CASE("killing one store shard's node ends the run with an error naming the 
   auto s = start_node(dir, "node-store-1");
   process coordinator{mnist_command({"--nodes=" + a.address,
                                      "--store-nodes=" + other.address + "," + s.address,
-                                     "--epochs=20", "--batch-size=4"}),
+                                     "--on-replica-loss=abort", "--epochs=20",
+                                     "--batch-size=4"}),
                       dir.path(), "coordinator"};
   CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/20", line_timeout),
                   &coordinator);

@@ -1,70 +1,12 @@
 // Respawns across processes: a node killed (kill -9) mid-run loses its
 // replicas, which respawn on the nodes left (or in the coordinator), and the
 // sync run ends with the bits of one process running as many replicas.
-#include "tests/cluster/cluster_test.hpp"
+#include "tests/cluster/respawn_runs.hpp"
 
 #include <regex>
 
 using namespace troupe::cluster_test;
-
-namespace {
-
-// A sync run long enough (one sample per replica and round) that the first
-// epoch line comes well before the end; `extra` adds the placement.
-std::vector<std::string> run_args(uint32_t replicas, std::vector<std::string> extra) {
-  std::vector<std::string> args{"--mode=sync", "--epochs=4",
-                                "--batch-size=" + std::to_string(replicas), "--seed=11"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
-
-std::vector<std::string> on_nodes(uint32_t replicas, const std::vector<const node_process*>& nodes,
-                                  uint32_t per_node, std::vector<std::string> extra = {}) {
-  std::string list;
-  for (const auto* node : nodes)
-    list += (list.empty() ? "" : ",") + node->address;
-  extra.push_back("--nodes=" + list);
-  extra.push_back("--replicas-per-node=" + std::to_string(per_node));
-  return run_args(replicas, std::move(extra));
-}
-
-// Starts the coordinator, waits for its first epoch line, and kills `victim`.
-std::unique_ptr<process> start_and_kill(const temp_dir& dir, std::vector<std::string> args,
-                                        node_process& victim) {
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  auto coordinator = std::make_unique<process>(mnist_command(std::move(args)), dir.path(),
-                                               "coordinator");
-  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  coordinator.get());
-  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
-  victim.proc->send(SIGKILL);
-  return coordinator;
-}
-
-// The final checksum of a run that ended well.
-std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
-  const auto finals = records_of(metrics, "final");
-  REQUIRE(finals.size() == 1);
-  return finals[0]["params_fnv1a64"].get<std::string>();
-}
-
-// Runs one process of `replicas` replicas with the same settings and checks
-// that it ends with the checksum of the run whose metrics are at `metrics`.
-void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
-  auto local = run_mnist(dir, "local",
-                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
-                         run_timeout);
-  INFO(local.description);
-  REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(read_metrics(metrics)) == final_checksum(local.metrics));
-}
-
-size_t count_of(const std::string& text, const std::regex& pattern) {
-  return static_cast<size_t>(
-    std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
-}
-
-} // namespace
+using namespace troupe::respawn_runs;
 
 TEST_CASE("a node killed mid-run has its replicas respawned on the nodes left, and the "
           "sync run ends with the bits of one process",
@@ -74,7 +16,7 @@ TEST_CASE("a node killed mid-run has its replicas respawned on the nodes left, a
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
   auto c = start_node(dir, "node-c");
-  auto coordinator = start_and_kill(dir, on_nodes(6, {&a, &b, &c}, 2), c);
+  auto coordinator = start_and_kill(dir, replicas_on(6, {&a, &b, &c}, 2), c);
   const auto status = coordinator->wait(run_timeout);
   INFO(to_string(status));
   CLUSTER_REQUIRE(status.exited, coordinator.get());
@@ -113,7 +55,7 @@ TEST_CASE("with --respawn=anywhere the only node's death moves its replicas into
           "[cluster][failure][kill][respawn]") {
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
-  auto coordinator = start_and_kill(dir, on_nodes(2, {&a}, 2, {"--respawn=anywhere"}), a);
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a}, 2, {"--respawn=anywhere"}), a);
   const auto status = coordinator->wait(run_timeout);
   INFO(to_string(status));
   CLUSTER_REQUIRE(status.exited, coordinator.get());
@@ -128,7 +70,7 @@ TEST_CASE("the death of the only node that could host a respawn ends the run wit
           "[cluster][failure][kill][respawn]") {
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
-  auto coordinator = start_and_kill(dir, on_nodes(2, {&a}, 2), a);
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a}, 2), a);
   const auto status = coordinator->wait(exit_timeout);
   INFO(to_string(status));
   CLUSTER_REQUIRE(!status.timed_out, coordinator.get());
@@ -146,7 +88,7 @@ TEST_CASE("a node frozen past the heartbeat timeout is replaced, and once thawed
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  auto args = on_nodes(2, {&a, &b}, 1);
+  auto args = replicas_on(2, {&a, &b}, 1);
   args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
   process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
   CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
@@ -180,7 +122,7 @@ TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the 
     door = free.port();
   }
   const auto joins = "127.0.0.1:" + std::to_string(door);
-  auto args = on_nodes(4, {&a, &b}, 2, {"--accept-joins=" + joins});
+  auto args = replicas_on(4, {&a, &b}, 2, {"--accept-joins=" + joins});
   args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
   process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
   CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
@@ -225,7 +167,7 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
     auto a = start_node(dir, "node-a");
     const auto joins = free_door();
     auto coordinator = start_and_kill(
-      dir, on_nodes(2, {&a}, 2, {"--accept-joins=" + joins, "--respawn-timeout=20000"}), a);
+      dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + joins, "--respawn-timeout=20000"}), a);
     CLUSTER_REQUIRE(coordinator->wait_for_line(stream::err, "waiting up to 20000 ms",
                                                line_timeout),
                     coordinator.get());
@@ -241,7 +183,7 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
   SECTION("nobody joins") {
     auto a = start_node(dir, "node-a");
     auto coordinator = start_and_kill(
-      dir, on_nodes(2, {&a}, 2, {"--accept-joins=" + free_door(), "--respawn-timeout=1000"}),
+      dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + free_door(), "--respawn-timeout=1000"}),
       a);
     const auto status = coordinator->wait(exit_timeout);
     INFO(to_string(status));
@@ -261,7 +203,7 @@ TEST_CASE("the node that just took a respawn may die too: its replicas respawn a
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
   auto c = start_node(dir, "node-c");
-  auto coordinator = start_and_kill(dir, on_nodes(3, {&a, &b, &c}, 1), c);
+  auto coordinator = start_and_kill(dir, replicas_on(3, {&a, &b, &c}, 1), c);
   // Replica 2 respawns on a (the first of the nodes hosting one): kill a
   // at once, with its own replica and the respawned one.
   const auto taken = coordinator->wait_for_line(stream::err, "respawned on node " + a.address,

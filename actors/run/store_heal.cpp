@@ -1,0 +1,431 @@
+// Healing a store on nodes: roll back to the newest snapshot, respawn.
+#include "actors/run/store_heal.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include <caf/all.hpp>
+
+#include "actors/replica/gather.hpp"
+#include "actors/run/respawn.hpp"
+#include "actors/store/checkpoint_writer.hpp"
+#include "messages/errors.hpp"
+#include "model/data/batch_plan.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// How often the run may heal from one snapshot before it gives up: a round
+// that kills every store node that recomputes it must not heal forever.
+constexpr uint32_t heals_per_snapshot = 3;
+
+std::string shard_text(const coordinator_state& st, size_t k) {
+  return "shard " + std::to_string(k) + " of " + std::to_string(st.store.shards.size()) + " on "
+         + st.setup.where.store_places[k];
+}
+
+void fail_store(coordinator_pointer self, const std::string& text) {
+  fail_run(self, make_troupe_error(troupe_errc::store_lost, text));
+}
+
+// Marks store node `node` dead, and the replica node at its address with it.
+void mark_store_node_lost(coordinator_state& st, size_t node) {
+  auto& where = st.setup.where;
+  (*where.store_node_alive)[node] = false;
+  for (size_t r = 0; r < where.replica_nodes.size(); ++r)
+    if (where.replica_nodes[r] == where.store_nodes[node])
+      st.node_alive[r] = false;
+}
+
+// Stops every replica and shard. The coordinator forgets their handles, so
+// their late answers match no actor it holds, and awaits their down messages
+// (monitored again: one that is down already, as a lost replica whose
+// respawn waits for a join, reports it once more).
+void stop_run_actors(coordinator_pointer self) {
+  auto& st = self->state;
+  const auto& where = st.setup.where;
+  ++st.generation;
+  st.retired.clear();
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    if (st.replicas[i]) {
+      self->send_exit(st.replicas[i], caf::exit_reason::user_shutdown);
+      st.retired.push_back({st.replicas[i].address(), placement::here, where.replica_node[i]});
+      self->monitor(st.replicas[i]);
+    }
+    st.replicas[i] = replica_actor{};
+    st.respawning[i] = true;
+  }
+  for (size_t k = 0; k < st.store.shards.size(); ++k) {
+    if (st.shard_alive[k]) {
+      self->send_exit(st.store.shards[k], caf::exit_reason::user_shutdown);
+      st.retired.push_back({st.store.shards[k].address(), where.store_node[k], placement::here});
+      self->monitor(st.store.shards[k]);
+    }
+    st.store.shards[k] = store_actor{};
+    st.shard_alive[k] = false;
+  }
+  st.parked.clear(); // every replica respawns now
+}
+
+// Calls `then` once every actor stop_run_actors stopped is down, or after a
+// step timeout (a frozen node without heartbeats is never reported).
+void await_retired(coordinator_pointer self, std::function<void()> then) {
+  auto& st = self->state;
+  if (st.retired.empty()) {
+    then();
+    return;
+  }
+  st.when_retired = std::move(then);
+  st.retired_deadline = ++st.last_park_id;
+  self->delayed_send(caf::actor_cast<coordinator_actor>(self), step_timeout(st),
+                     deadline_atom::value, st.retired_deadline);
+}
+
+// Runs the heal waiting for the stopped actors, if any.
+void go_on_retired(coordinator_state& st) {
+  st.retired.clear();
+  if (auto then = std::move(st.when_retired)) {
+    st.when_retired = nullptr;
+    then();
+  }
+}
+
+// Where shard `k` goes: its store node while alive, else the next live one
+// after it; here for a store that was here, or with --respawn=anywhere once
+// no store node is left; nothing when no place can host it.
+std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k) {
+  const auto& where = st.setup.where;
+  const auto& alive = *where.store_node_alive;
+  const size_t own = where.store_node[k];
+  if (own == placement::here)
+    return placement::here;
+  for (size_t step = 0; step < alive.size(); ++step)
+    if (alive[(own + step) % alive.size()])
+      return (own + step) % alive.size();
+  if (st.setup.plan.config.respawn_anywhere)
+    return placement::here;
+  return std::nullopt;
+}
+
+// Spawns shard `k` from plan.start where choose_store_place says, trying
+// the next place when a node turns out to be gone; false (the run failed)
+// when no place is left.
+bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what) {
+  auto& st = self->state;
+  auto& where = st.setup.where;
+  std::string tried;
+  for (;;) {
+    const auto place = choose_store_place(st, k);
+    if (!place) {
+      fail_store(self, what + "; no live store node can host shard " + std::to_string(k)
+                         + (tried.empty() ? "" : " (" + tried + ")")
+                         + "; --respawn=anywhere lets this process host it");
+      return false;
+    }
+    const std::string text =
+      *place == placement::here ? "this process" : "node " + where.store_nodes[*place];
+    auto spawned = where.spawn_store(*place, store_config_for(st.setup.plan, k), st.writer,
+                                     caf::actor_cast<caf::actor>(self), {});
+    if (spawned) {
+      where.store_node[k] = *place;
+      where.store_places[k] = text;
+      where.store_clock_offsets[k] =
+        *place == placement::here ? 0 : where.store_node_offsets[*place];
+      self->monitor(*spawned);
+      st.store.shards[k] = *spawned;
+      st.shard_alive[k] = true;
+      self->send(*spawned, epoch_atom::value, uint64_t{st.epoch}, st.epoch_first_round);
+      return true;
+    }
+    tried += (tried.empty() ? "" : "; ") + text + ": " + describe(spawned.error());
+    if (*place == placement::here) {
+      fail_store(self, what + "; shard " + std::to_string(k) + " cannot start here (" + tried
+                         + ")");
+      return false;
+    }
+    mark_store_node_lost(st, *place);
+  }
+}
+
+// Undoes the epoch's accounting back to the snapshot's round: the samples
+// of the rounds before it stay counted, the replicas' reports start over.
+void roll_back_epoch(coordinator_state& st, uint64_t round) {
+  const uint64_t rounds_done = round - st.epoch_first_round;
+  st.samples_before_heal = std::min<uint64_t>(st.setup.data.train->size(),
+                                              rounds_done * st.setup.plan.config.batch_size);
+  st.last_stats = store_stats{}; // the new shards count from zero
+  for (size_t i = 0; i < st.reported.size(); ++i) {
+    if (!st.reported[i])
+      continue;
+    auto& total = st.totals[i];
+    const auto& report = st.reports[i];
+    total.samples -= report.samples;
+    total.loss_sum -= report.loss_sum;
+    total.correct -= report.correct;
+    total.pushes -= report.pushes;
+    total.compute_seconds -= report.compute_seconds;
+    total.wait_seconds -= report.wait_seconds;
+    st.reported[i] = false;
+  }
+}
+
+// Respawns every replica (on its node while alive) and registers each with
+// every shard, then calls `then`; false (the run failed) when one finds no
+// place.
+bool respawn_replicas(coordinator_pointer self, const std::string& what,
+                      std::function<void()> then) {
+  auto& st = self->state;
+  const auto& where = st.setup.where;
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    const size_t node = where.replica_node[i];
+    std::optional<size_t> first;
+    if (node == placement::here || st.node_alive[node])
+      first = node;
+    auto outcome = spawn_in_place(self, i, first);
+    if (!outcome.actor) {
+      fail_store(self, what + "; replica " + std::to_string(i) + " has no place to respawn"
+                         + (outcome.tried.empty() ? "" : " (" + outcome.tried + ")"));
+      return false;
+    }
+    self->monitor(*outcome.actor);
+    st.replicas[i] = *outcome.actor;
+    st.respawning[i] = false;
+  }
+  const size_t shards = st.store.shards.size();
+  const uint64_t generation = st.generation;
+  gather<uint32_t>(
+    st.replicas.size() * shards,
+    [self, shards](size_t j) {
+      auto& st = self->state;
+      return self->request(st.store.shards[j % shards], step_timeout(st), watch_atom::value,
+                           static_cast<uint32_t>(j / shards), st.replicas[j / shards]);
+    },
+    [self, generation, then](std::vector<uint32_t>&) {
+      if (still_current(self->state, generation))
+        then();
+    },
+    [self, generation](caf::error& err) {
+      if (still_current(self->state, generation))
+        fail_run(self, err);
+    });
+  return true;
+}
+
+// Orders every replica the rest of the epoch from `params`' round.
+void order_all(coordinator_pointer self, const params_msg& params) {
+  auto& st = self->state;
+  st.training = true;
+  const epoch_order order{st.epoch, params, params.round - st.epoch_first_round};
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    order_epoch(self, i, order);
+}
+
+// Tells the observer of a heal whose replicas are ready; `told` says what
+// was lost and where the shards went.
+void report_heal(coordinator_pointer self, store_heal_record record,
+                 clock_type::time_point lost_at, const std::string& told) {
+  auto& st = self->state;
+  ++st.heals;
+  record.milliseconds =
+    std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
+  trace_instant(st, "store healed from round " + std::to_string(record.round));
+  warn(st, told + ", in " + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
+  if (st.setup.observer.on_store_heal)
+    st.setup.observer.on_store_heal(record);
+}
+
+// Counts a heal from the snapshot of `round`; false (the run failed) once
+// that snapshot has been healed from heals_per_snapshot times.
+bool count_heal(coordinator_pointer self, uint64_t round, const std::string& what) {
+  auto& [from, times] = self->state.heals_from;
+  times = from == round ? times + 1 : 1;
+  from = round;
+  if (times < heals_per_snapshot)
+    return true;
+  fail_store(self, what + "; the store was lost " + std::to_string(times)
+                     + " times since the snapshot of round " + std::to_string(round)
+                     + ", so it is not healed again");
+  return false;
+}
+
+// Spawns every shard again from `start`; the shards that moved, as
+// "shard K on PLACE, ..." (empty: none), or nothing when the run failed.
+std::optional<std::string> respawn_store(coordinator_pointer self, const store_start& start,
+                                         const std::string& what) {
+  auto& st = self->state;
+  auto& places = st.setup.where.store_places;
+  st.setup.plan.start = start;
+  std::string moved;
+  bool placed = true;
+  for (uint32_t k = 0; placed && k < st.store.shards.size(); ++k) {
+    const std::string before = places[k];
+    placed = respawn_shard(self, k, what);
+    if (placed && places[k] != before)
+      moved += (moved.empty() ? "" : ", ") + ("shard " + std::to_string(k) + " on ") + places[k];
+  }
+  st.setup.plan.start = store_start{};
+  if (!placed)
+    return std::nullopt;
+  return moved;
+}
+
+// The store's state in the snapshot `parts`, or nothing when the run failed.
+std::optional<store_start> snapshot_start(coordinator_pointer self,
+                                          std::vector<checkpoint_part>& parts,
+                                          const std::string& what) {
+  auto& st = self->state;
+  auto snapshot = assemble_checkpoint(checkpoint_target_for(st.setup.plan), parts);
+  if (!snapshot) {
+    fail_store(self, what + "; its snapshot does not assemble: " + describe(snapshot.error()));
+    return std::nullopt;
+  }
+  if (snapshot->round < st.epoch_first_round && st.training) {
+    fail_store(self, what + "; the newest snapshot is of an earlier epoch");
+    return std::nullopt;
+  }
+  if (!count_heal(self, snapshot->round, what))
+    return std::nullopt;
+  store_start start;
+  start.parameters = shared_floats{std::move(snapshot->params)};
+  start.optimizer_state = shared_floats{std::move(snapshot->optimizer_state)};
+  start.version = snapshot->version;
+  start.optimizer_steps = snapshot->optimizer_steps;
+  start.round = snapshot->round;
+  return start;
+}
+
+// Starts the shards again from the snapshot `parts`, then every replica:
+// ordered from the snapshot's round, or on between epochs at an epoch's end.
+void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
+                  store_heal_record record, clock_type::time_point lost_at,
+                  const std::string& what) {
+  auto& st = self->state;
+  const auto start = snapshot_start(self, parts, what);
+  if (!start)
+    return;
+  const auto moved = respawn_store(self, *start, what);
+  if (!moved)
+    return;
+  record.round = start->round;
+  record.respawned_on = st.setup.where.store_places[record.shard];
+  const std::string told = what + "; the store healed from the snapshot of round "
+                           + std::to_string(start->round) + ", "
+                           + (moved->empty() ? "every shard in its place" : *moved);
+  const batch_plan plan(st.setup.data.train->size(), st.setup.plan.config.batch_size,
+                        st.replicas.size());
+  const bool between = !st.training && st.epoch_recorded;
+  if (between || start->round >= st.epoch_first_round + plan.rounds()) {
+    // The run's start or an epoch's end: the phases between epochs go on.
+    respawn_replicas(self, what, [self, record, lost_at, told] {
+      report_heal(self, record, lost_at, told);
+      resume_after_heal(self);
+    });
+    return;
+  }
+  params_msg params;
+  params.version = start->version;
+  params.round = start->round;
+  params.values = start->parameters;
+  roll_back_epoch(st, start->round);
+  respawn_replicas(self, what, [self, record, lost_at, told, params] {
+    report_heal(self, record, lost_at, told);
+    order_all(self, params);
+  });
+}
+
+// Rolls the run back to the writer's newest snapshot and starts it again.
+void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
+                const std::string& why) {
+  auto& st = self->state;
+  store_heal_record record;
+  record.shard = static_cast<uint32_t>(shard);
+  record.epoch = st.epoch + 1;
+  record.lost_on = st.setup.where.store_places[shard];
+  record.reason = why;
+  record.noticed_at =
+    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto lost_at = clock_type::now();
+  trace_instant(st, "store shard " + std::to_string(shard) + " lost");
+  stop_run_actors(self);
+  const uint64_t generation = st.generation;
+  await_retired(self, [self, record, lost_at, what, generation] {
+    if (!still_current(self->state, generation))
+      return;
+    self->request(self->state.writer, step_timeout(self->state), restore_atom::value)
+      .then(
+        [self, record, lost_at, what, generation](std::vector<checkpoint_part>& parts) {
+          if (still_current(self->state, generation))
+            restart_from(self, parts, record, lost_at, what);
+        },
+        [self, what, generation](caf::error& err) {
+          if (still_current(self->state, generation))
+            fail_store(self, what + "; the store cannot heal: " + describe(err));
+        });
+  });
+}
+
+} // namespace
+
+bool retired_down(coordinator_pointer self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  auto found = std::find_if(st.retired.begin(), st.retired.end(),
+                            [&](const auto& r) { return r.address == msg.source; });
+  if (found == st.retired.end())
+    return false;
+  if (msg.reason == caf::exit_reason::remote_link_unreachable) {
+    if (found->store_node != placement::here)
+      mark_store_node_lost(st, found->store_node);
+    if (found->replica_node != placement::here)
+      st.node_alive[found->replica_node] = false;
+  }
+  st.retired.erase(found);
+  if (st.retired.empty())
+    go_on_retired(st);
+  return true;
+}
+
+bool retired_deadline(coordinator_pointer self, uint64_t id) {
+  auto& st = self->state;
+  if (id != st.retired_deadline)
+    return false;
+  if (st.when_retired)
+    go_on_retired(st);
+  return true;
+}
+
+void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
+                bool node_lost) {
+  auto& st = self->state;
+  st.shard_alive[shard] = false; // nothing waits for its answers from now on
+  if (st.shard_flushed)
+    st.shard_flushed(shard); // a failed run was waiting for its last answer
+  if (st.done)
+    return;
+  const std::string what = "the variable store (" + shard_text(st, shard) + ") died: " + why;
+  if (!heals_store(st.setup.plan.config) || !st.writer) {
+    fail_store(self, what);
+    return;
+  }
+  const size_t node = st.setup.where.store_node[shard];
+  if (node_lost && node != placement::here)
+    mark_store_node_lost(st, node);
+  heal_store(self, shard, what, why);
+}
+
+void snapshot_store(coordinator_pointer self, std::function<void()> then) {
+  auto& st = self->state;
+  if (!heals_store(st.setup.plan.config) || !st.writer) {
+    then();
+    return;
+  }
+  gather_store_parts(self, [self, then](std::vector<checkpoint_part>& parts) {
+    self->send(self->state.writer, snapshot_atom::value, std::move(parts));
+    then();
+  });
+}
+
+} // namespace troupe

@@ -1,0 +1,39 @@
+// A healing store (heals_store: the store on nodes, --on-replica-loss=respawn):
+// a shard's death rolls the run back to the newest snapshot the checkpoint
+// writer keeps in this process, respawns the lost shard on a live store node
+// and every replica after it, and the replicas recompute the rounds since,
+// so the bits do not change.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "actors/run/epoch_phases.hpp"
+
+namespace troupe {
+
+/// Handles the death of store shard `shard` (`why`; `node_lost`: its node's
+/// connection is gone). A run that heals its store stops every replica and
+/// shard, starts the shards again from the newest snapshot (the lost one on
+/// a live store node, or here with --respawn=anywhere once none is left),
+/// respawns every replica, and orders them from the snapshot's round, or
+/// goes on between epochs when the snapshot is of the epoch's end. Otherwise,
+/// or when nothing can host the shard, the run ends naming it.
+void lose_shard(coordinator_pointer self, size_t shard, const std::string& why, bool node_lost);
+
+/// Takes the down message of an actor a heal stopped (false: another
+/// actor's); once every one is in, the heal goes on.
+bool retired_down(coordinator_pointer self, const caf::down_msg& msg);
+
+/// Lets a heal go on when deadline `id` is its wait for the stopped actors'
+/// down messages (false: another deadline).
+bool retired_deadline(coordinator_pointer self, uint64_t id);
+
+/// With a store that heals: sends every shard's part of the store's state
+/// now (the run's start, an epoch's end) to the writer to keep as a
+/// snapshot, then calls `then`. A heal between epochs starts from the end's
+/// and never rolls back into an epoch whose record is out.
+void snapshot_store(coordinator_pointer self, std::function<void()> then);
+
+} // namespace troupe

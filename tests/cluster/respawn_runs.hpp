@@ -1,0 +1,81 @@
+// What the respawn and store-heal tests share: a sync run long enough to
+// kill a node in, its placement on nodes, and the check that it ends with
+// the bits of one process running as many replicas.
+#pragma once
+
+#include <regex>
+
+#include "tests/cluster/cluster_test.hpp"
+
+namespace troupe::respawn_runs {
+
+using namespace troupe::cluster_test;
+
+// A sync run long enough (one sample per replica and round) that the first
+// epoch line comes well before the end; `extra` adds the placement.
+inline std::vector<std::string> run_args(uint32_t replicas, std::vector<std::string> extra) {
+  std::vector<std::string> args{"--mode=sync", "--epochs=4",
+                                "--batch-size=" + std::to_string(replicas), "--seed=11"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// run_args with the replicas on `nodes`, `per_node` each, in the default
+// layout: the store's shards on those nodes too.
+inline std::vector<std::string> on_nodes(uint32_t replicas,
+                                         const std::vector<const node_process*>& nodes,
+                                         uint32_t per_node, std::vector<std::string> extra = {}) {
+  std::string list;
+  for (const auto* node : nodes)
+    list += (list.empty() ? "" : ",") + node->address;
+  extra.push_back("--nodes=" + list);
+  extra.push_back("--replicas-per-node=" + std::to_string(per_node));
+  return run_args(replicas, std::move(extra));
+}
+
+// on_nodes with the store in the coordinator: a node's death takes replicas only.
+inline std::vector<std::string> replicas_on(uint32_t replicas,
+                                            const std::vector<const node_process*>& nodes,
+                                            uint32_t per_node, std::vector<std::string> extra = {}) {
+  extra.push_back("--store-nodes=here");
+  return on_nodes(replicas, nodes, per_node, std::move(extra));
+}
+
+// Starts the coordinator, waits for its first epoch line, and kills `victim`.
+inline std::unique_ptr<process> start_and_kill(const temp_dir& dir,
+                                               std::vector<std::string> args,
+                                               node_process& victim) {
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  auto coordinator = std::make_unique<process>(mnist_command(std::move(args)), dir.path(),
+                                               "coordinator");
+  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  coordinator.get());
+  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
+  victim.proc->send(SIGKILL);
+  return coordinator;
+}
+
+// The final checksum of a run that ended well.
+inline std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
+  const auto finals = records_of(metrics, "final");
+  REQUIRE(finals.size() == 1);
+  return finals[0]["params_fnv1a64"].get<std::string>();
+}
+
+// Runs one process of `replicas` replicas with the same settings and checks
+// that it ends with the checksum of the run whose metrics are at `metrics`.
+inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
+  auto local = run_mnist(dir, "local",
+                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
+                         run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  CHECK(final_checksum(read_metrics(metrics)) == final_checksum(local.metrics));
+}
+
+inline size_t count_of(const std::string& text, const std::regex& pattern) {
+  return static_cast<size_t>(
+    std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+}
+
+} // namespace troupe::respawn_runs
