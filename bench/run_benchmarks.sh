@@ -58,7 +58,7 @@ figure "sync, 2 replicas, global batch 128" --replicas=2 --batch-size=128
 figure "async, 2 replicas, 32 per replica step" --replicas=2 --batch-size=64 --mode=async
 echo "## scheduler responsiveness while replicas compute"
 "$build/bench/responsiveness_bench"
-echo "## coordinator + 2 node processes (1 replica each) on loopback"
+echo "## coordinator + 2 node processes (1 replica and 1 store shard each) on loopback"
 nodes="$(start_node 1),$(start_node 2)"
 figure "sync, 2 nodes, global batch 32" --nodes="$nodes" --batch-size=32
 figure "sync, 2 nodes, global batch 128" --nodes="$nodes" --batch-size=128

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Troupe across a real link, not loopback: the coordinator and two nodes in
+# three network namespaces joined by a bridge, each namespace's egress
+# limited to 1 Gbit/s (tc tbf), sync at global batch 128 (or $BATCH), one
+# epoch of Fashion-MNIST. The store in the coordinator (--store-nodes=here)
+# against the default layout (a shard on each node) and, with
+# TROUPE_TORCH_PYTHON naming a Python that has torch, PyTorch DDP (gloo, its
+# two ranks in the nodes' namespaces, bench/ddp_mlp.py) as the peer. Runs
+# alternate; each figure is the median of `repeats` runs. Last, the link's
+# limit for the default layout: each node sends half a gradient and receives
+# half the parameters per round.
+#   bench/link_bench.sh [repeats]   (as root, after scripts/test.sh built build/)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build/examples"
+repeats="${1:-5}"
+batch="${BATCH:-128}"
+data="${TROUPE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+torch_python="${TROUPE_TORCH_PYTHON:-}"
+for program in "$build/mnist" "$build/node"; do
+  [ -x "$program" ] || { echo "missing $program: build first (scripts/test.sh)" >&2; exit 1; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "network namespaces need root" >&2; exit 1; }
+# shellcheck source=bench/rates.sh
+source "$root/bench/rates.sh"
+
+prefix="trl$$"
+bridge="${prefix}br"
+spaces=("${prefix}c" "${prefix}1" "${prefix}2")
+ips=(10.78.0.1 10.78.0.2 10.78.0.3)
+work="$(mktemp -d)"
+nodes=()
+cleanup() {
+  for pid in "${nodes[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${nodes[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for space in "${spaces[@]}"; do ip netns del "$space" 2>/dev/null || true; done
+  ip link del "$bridge" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip link add "$bridge" type bridge
+ip link set "$bridge" up
+for i in 0 1 2; do
+  space="${spaces[$i]}"
+  ip netns add "$space"
+  ip link add "${prefix}h$i" type veth peer name eth0 netns "$space"
+  ip link set "${prefix}h$i" master "$bridge" up
+  ip -n "$space" addr add "${ips[$i]}/24" dev eth0
+  ip -n "$space" link set eth0 up
+  ip -n "$space" link set lo up
+  ip netns exec "$space" tc qdisc add dev eth0 root tbf rate 1gbit burst 256kb latency 20ms
+done
+in_space() { local space="$1"; shift; ip netns exec "$space" "$@"; }
+
+for i in 1 2; do
+  in_space "${spaces[$i]}" "$build/node" --bind="${ips[$i]}" --port=4001 > "$work/node$i.log" 2>&1 &
+  nodes+=($!)
+done
+for i in 1 2; do
+  for _ in $(seq 100); do grep -q "listening on" "$work/node$i.log" && break; sleep 0.1; done
+done
+on_nodes="--nodes=${ips[1]}:4001,${ips[2]}:4001"
+
+troupe_rate() { # troupe_rate OPTIONS...: one run's samples/s from its final metrics record
+  in_space "${spaces[0]}" "$build/mnist" --data-dir="$data" --epochs=1 --progress=off \
+    --mode=sync --batch-size="$batch" "$on_nodes" --metrics="$work/run.jsonl" "$@" \
+    > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
+  sed -n 's/.*"record":"final".*"samples_per_second":\([0-9]*\).*/\1/p' "$work/run.jsonl"
+}
+ddp_rate() { # one DDP run's samples/s (rank 0's)
+  in_space "${spaces[2]}" env GLOO_SOCKET_IFNAME=eth0 "$torch_python" "$root/bench/ddp_mlp.py" 1 "${ips[1]}" "$data" \
+    "$batch" > "$work/ddp1.log" 2>&1 &
+  local second=$!
+  in_space "${spaces[1]}" env GLOO_SOCKET_IFNAME=eth0 "$torch_python" "$root/bench/ddp_mlp.py" 0 "${ips[1]}" "$data" \
+    "$batch" > "$work/ddp0.log" 2>&1 || { tail -3 "$work/ddp0.log" >&2; return 1; }
+  wait "$second"
+  tail -1 "$work/ddp0.log"
+}
+
+here=() shards=() ddp=()
+for _ in $(seq "$repeats"); do
+  here+=("$(troupe_rate --store-nodes=here)")
+  shards+=("$(troupe_rate)")
+  [ -n "$torch_python" ] && ddp+=("$(ddp_rate)")
+  echo "store in the coordinator ${here[-1]}, shards on the nodes ${shards[-1]}${ddp:+, DDP ${ddp[-1]}}"
+done
+shards_median="$(printf "%s\n" "${shards[@]}" | median)"
+echo "sync, global batch $batch, 1 Gbit/s egress per namespace, medians of $repeats:"
+echo "  store in the coordinator: $(printf "%s\n" "${here[@]}" | median) samples/s"
+echo "  shards on the nodes (default): $shards_median samples/s"
+if [ ${#ddp[@]} -gt 0 ]; then
+  ddp_median="$(printf "%s\n" "${ddp[@]}" | median)"
+  echo "  PyTorch DDP (gloo): $ddp_median samples/s;" \
+       "default / DDP $(awk -v a="$shards_median" -v b="$ddp_median" 'BEGIN { printf "%.2f", a / b }')"
+fi
+parameters="$(sed -n 's/.*"parameters":\([0-9]*\).*/\1/p' "$work/run.jsonl" | head -1)"
+parameters="${parameters:-101770}"
+awk -v p="$parameters" -v b="$batch" -v got="$shards_median" 'BEGIN {
+  half = p * 4 / 2; limit = 125e6 / half * b
+  printf "  the link'\''s limit for that layout: %.0f bytes each way per round, %.0f samples/s;" \
+         " the default reaches %.0f %%\n", half, limit, 100 * got / limit }'
