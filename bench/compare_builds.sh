@@ -8,9 +8,10 @@
 # Data: $TROUPE_DATA_DIR, else /usr/share/datasets/fashion-mnist. With
 # TROUPE_BASE_BENCH=build/bench/train_bench each repeat starts with its
 # batch-32 rate, and each build's median ratio to the base of its repeat is
-# printed too.
+# printed too. TROUPE_OLD_OPTIONS and TROUPE_NEW_OPTIONS add options to one
+# build's runs only (each build's own --nodes, when the wire protocols differ).
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
 old=$1 new=$2 repeats=$3
 shift 3
 data="${TROUPE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
@@ -30,10 +31,12 @@ rate() { # rate PROGRAM: one run's samples/s from its final metrics record
 old_runs=() new_runs=() base_runs=()
 for _ in $(seq "$repeats"); do
   [ -z "$base" ] || base_runs+=("$(train_bench_rate "$base" "$data")")
-  old_runs+=("$(rate "$old" "$@")")
-  new_runs+=("$(rate "$new" "$@")")
+  # shellcheck disable=SC2086 # the per-build options split into words
+  old_runs+=("$(rate "$old" "$@" ${TROUPE_OLD_OPTIONS:-})")
+  # shellcheck disable=SC2086
+  new_runs+=("$(rate "$new" "$@" ${TROUPE_NEW_OPTIONS:-})")
 done
-printf 'options: %s\n' "$*"
+printf 'options: %s (old: %s, new: %s)\n' "$*" "${TROUPE_OLD_OPTIONS:-}" "${TROUPE_NEW_OPTIONS:-}"
 printf '%-4s median %8.0f samples/s  (runs: %s)\n' old \
   "$(printf '%s\n' "${old_runs[@]}" | median)" "$(printf '%.0f ' "${old_runs[@]}")"
 printf '%-4s median %8.0f samples/s  (runs: %s)\n' new \
