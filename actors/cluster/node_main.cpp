@@ -240,6 +240,7 @@ int run_node_program(int argc, char** argv) {
   options.model = cfg.model;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.tls = cfg.tls();
+  options.max_frame_size = cfg.tls() ? 0 : cfg.max_frame_size;
   auto service = spawn_node_service(system, options);
   auto port = listen(system, cfg, service);
   if (!port) {

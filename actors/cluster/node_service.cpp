@@ -17,6 +17,20 @@ namespace troupe {
 
 namespace {
 
+// Every job sends the whole parameter block in one frame (each epoch's
+// order): a node whose frame bound is below it would close the
+// coordinator's connection mid-run, so it refuses the job at the handshake.
+caf::error check_frame_room(const model_description& model, uint64_t max_frame_size) {
+  constexpr uint64_t header_room = 4096; // the message's other fields and BASP's header
+  const uint64_t block = model.parameter_count() * sizeof(float) + header_room;
+  if (max_frame_size == 0 || block <= max_frame_size)
+    return caf::none;
+  return make_troupe_error(troupe_errc::bad_config,
+                           "the model " + model.text() + " sends its parameters in frames of "
+                             + std::to_string(block) + " bytes, over this node's --max-frame-size="
+                             + std::to_string(max_frame_size));
+}
+
 node_actor::behavior_type node_service(node_actor::pointer self, node_options options) {
   return {
     [self, options](hello_atom, const handshake& theirs) -> caf::result<handshake> {
@@ -33,6 +47,8 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
       if (!described)
         return refuse(to_caf_error(described.error()));
       if (auto err = check_handshake(mine, theirs))
+        return refuse(std::move(err));
+      if (auto err = check_frame_room(*described, options.max_frame_size))
         return refuse(std::move(err));
       auto train = cached_train_set(theirs.data_dir);
       if (!train)

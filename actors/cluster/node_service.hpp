@@ -18,6 +18,7 @@ struct node_options {
   std::string model;      // serve only this model; empty: any
   uint32_t protocol_version = 0;
   bool tls = false;       // links to other nodes use mutual TLS
+  uint64_t max_frame_size = 0; // the longest frame it reads (plaintext); 0: no bound
 };
 
 /// Spawns the node service that answers coordinators' handshakes.

@@ -189,21 +189,24 @@ TEST_CASE("a plaintext node closes connections announcing 4 GiB frames without a
 }
 
 TEST_CASE("a node with a --max-frame-size below the model's parameter block refuses the "
-          "job's frames by name, and one above it trains",
+          "job at the handshake, saying so, and one above it trains",
           "[cluster][frame_guard]") {
   temp_dir dir{"troupe-cluster"};
   // 784-128relu-10: 101,770 floats, ~407 KB per parameter or gradient block.
   auto small = start_node(dir, "node-small", {"--max-frame-size=262144"});
   auto run = run_mnist(dir, "coordinator-small",
-                       {"--nodes=" + small.address, "--store-nodes=here",
-                        "--replicas-per-node=1", "--epochs=1"},
+                       {"--nodes=" + small.address, "--replicas-per-node=1", "--epochs=1"},
                        run_timeout);
   {
     INFO(run.description);
     CLUSTER_REQUIRE(run.status.exited, small.proc.get());
     CLUSTER_CHECK(run.status.code != 0, small.proc.get());
-    CLUSTER_CHECK(small.proc->wait_for_line(stream::err, "over --max-frame-size=262144",
+    CLUSTER_CHECK(small.proc->wait_for_line(stream::err,
+                                            "over this node's --max-frame-size=262144",
                                             notice_timeout),
+                  small.proc.get());
+    CLUSTER_CHECK(run.err.find("frames of 411176 bytes, over this node's --max-frame-size=262144")
+                    != std::string::npos,
                   small.proc.get());
   }
   auto fits = start_node(dir, "node-fits", {"--max-frame-size=1048576"});
