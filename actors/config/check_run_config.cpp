@@ -71,7 +71,8 @@ caf::error check_policy(const run_config& c) {
                       "does: it needs --on-replica-loss=respawn (sync mode)");
   if (c.snapshot_every > 0 && !heals_store(c))
     return bad_config("--snapshot-every keeps the snapshots a store on nodes heals from: it "
-                      "needs --store-nodes and --on-replica-loss=respawn (sync mode)");
+                      "needs the store on nodes (--nodes or --store-nodes) and "
+                      "--on-replica-loss=respawn (sync mode)");
   return caf::none;
 }
 
@@ -113,8 +114,6 @@ caf::error check_store_device(const run_config& c) {
                     + on_device + ", or --store-device=cpu for " + c.optimizer.name);
 }
 
-// The number of store shards: given, or the default; one the model cannot
-// split is refused.
 // With replica nodes and a cpu store, the store's shards run on those nodes
 // unless --store-nodes names others or here: a replica node's half of the
 // rounds' traffic then never leaves it. Under --on-replica-loss=continue the
@@ -125,6 +124,8 @@ void settle_store_layout(run_config& c) {
     c.store_nodes = c.nodes;
 }
 
+// The number of store shards: given, or the default; one the model cannot
+// split is refused.
 caf::error settle_store_shards(run_config& c, size_t parameter_count) {
   if (c.store_shards == 0)
     c.store_shards = default_store_shards(c.replicas, usable_cores(), c.store_nodes.size(),

@@ -60,7 +60,8 @@ struct run_config {
   std::optional<host_port> accept_joins; // where nodes join the run (--accept-joins)
   uint32_t step_timeout_ms = 60000; // bound on one push's answer
   // A store on nodes heals (heals_store): its shards' state is kept in this
-  // process at each epoch's start and every snapshot_every sync rounds.
+  // process at the run's start, each epoch's end and every snapshot_every
+  // sync rounds.
   uint32_t snapshot_every = 0; // 0 with heals_store: default_snapshot_every
   // Checkpoints, on this process's disk.
   std::string checkpoint_path;

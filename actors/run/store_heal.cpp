@@ -406,7 +406,7 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
   if (st.done)
     return;
   const std::string what = "the variable store (" + shard_text(st, shard) + ") died: " + why;
-  if (!heals_store(st.setup.plan.config) || !st.writer) {
+  if (!heals_store(st.setup.plan.config)) { // a healing store always has its writer
     fail_store(self, what);
     return;
   }
@@ -418,7 +418,7 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
 
 void snapshot_store(coordinator_pointer self, std::function<void()> then) {
   auto& st = self->state;
-  if (!heals_store(st.setup.plan.config) || !st.writer) {
+  if (!heals_store(st.setup.plan.config)) {
     then();
     return;
   }

@@ -50,7 +50,7 @@ struct store_state : store_port {
   std::set<uint32_t> watched; // every replica index ever watched
   store_stats stats;
   store_config settings; // shard, interval, optimizer; no buffers
-  checkpoint_writer_actor writer; // where periodic parts go; none without --checkpoint
+  checkpoint_writer_actor writer; // where periodic parts and snapshots go; may be none
   uint64_t epoch = 0;
   uint64_t epoch_first_round = 0;
   uint64_t rounds_since_checkpoint = 0;

@@ -165,3 +165,36 @@ TEST_CASE("help lists each option under its section with its default and unit", 
   CHECK(help.find("middleman.") == std::string::npos);
   CHECK(cli.help_text(true).find("--middleman.heartbeat-interval") != std::string::npos);
 }
+
+TEST_CASE("a run on nodes puts a store shard on each replica node unless told otherwise, and "
+          "then keeps snapshots to heal from",
+          "[options][heal]") {
+  const std::vector<std::string> nodes{"--nodes=10.0.0.1:4001,10.0.0.2:4001", "--epochs=1"};
+  auto settled = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), nodes.begin(), nodes.end());
+    auto c = parsed(extra);
+    REQUIRE(c);
+    auto checked = check_run_config(*c, &test_slice());
+    REQUIRE(checked);
+    return *checked;
+  };
+  const auto on_nodes = settled({});
+  REQUIRE(on_nodes.store_nodes.size() == 2);
+  CHECK(on_nodes.store_nodes[1].text() == "10.0.0.2:4001");
+  CHECK(on_nodes.store_shards == 2);
+  CHECK(heals_store(on_nodes));
+  CHECK(on_nodes.snapshot_every == default_snapshot_every);
+  CHECK(settled({"--snapshot-every=7"}).snapshot_every == 7);
+  const auto here = settled({"--store-nodes=here"});
+  CHECK(here.store_nodes.empty());
+  CHECK_FALSE(heals_store(here));
+  CHECK(settled({"--on-replica-loss=continue"}).store_nodes.empty());
+  CHECK(settled({"--store-device=cuda:0"}).store_nodes.empty());
+  CHECK_FALSE(heals_store(settled({"--on-replica-loss=abort"})));
+  CHECK(why_not({"--snapshot-every=5"})
+        == "--snapshot-every keeps the snapshots a store on nodes heals from: it needs the store "
+           "on nodes (--nodes or --store-nodes) and --on-replica-loss=respawn (sync mode)");
+  CHECK(why_not({"--store-nodes=here", "--nodes=10.0.0.1:4001", "--snapshot-every=5"})
+          .rfind("--snapshot-every", 0)
+        == 0);
+}
