@@ -6,8 +6,10 @@
 # the store heals from its snapshot and every replica respawns). For each
 # run: from the kill to the coordinator's news of it (detection), from that
 # news to the new replicas' orders (Troupe's own part: the metrics' respawn
-# or store_heal records), and whether the run ended with the checksum of one
-# process running six replicas.
+# or store_heal records), whether the run ended with the checksum of one
+# process running six replicas, and how much longer it took than the same
+# run with no kill just before it, against the bound of detection plus
+# recovery plus the rounds computed again.
 #   bench/respawn_bench.sh [repeats]   (after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,32 +25,58 @@ run=(--data-dir="$data" --mode=sync --epochs=4 --batch-size=6 --seed=11 --progre
 "$build/mnist" "${run[@]}" --replicas=6 --metrics="$work/local.jsonl" > /dev/null
 final_sum() { grep '"record":"final"' "$1" | sed -n 's/.*"params_fnv1a64":"\([0-9a-f]*\)".*/\1/p'; }
 local_sum="$(final_sum "$work/local.jsonl")"
-declare -A detect own same
+declare -A detect own same extra bound within
 layouts=(coordinator shards)
-for r in $(seq "$repeats"); do
-  for layout in "${layouts[@]}"; do
-    nodes=() addresses=()
-    start_node a; start_node b; start_node c
-    rm -f "$work/run.jsonl"
-    placement=()
-    [ "$layout" = coordinator ] && placement=(--store-nodes=here)
-    "$build/mnist" "${run[@]}" --nodes="$(IFS=,; echo "${addresses[*]}")" --replicas-per-node=2 \
-      "${placement[@]}" --metrics="$work/run.jsonl" > "$work/run.log" 2>&1 &
-    coordinator=$!
+# cluster_run LAYOUT KILL: one run on three fresh nodes, node c killed once
+# the first epoch record is out when KILL is 1; sets run_seconds and
+# killed_at, and leaves the metrics in $work/run.jsonl.
+cluster_run() {
+  nodes=() addresses=()
+  start_node a; start_node b; start_node c
+  rm -f "$work/run.jsonl"
+  local placement=()
+  [ "$1" = coordinator ] && placement=(--store-nodes=here)
+  local started; started="$(date +%s.%N)"
+  "$build/mnist" "${run[@]}" --nodes="$(IFS=,; echo "${addresses[*]}")" --replicas-per-node=2 \
+    "${placement[@]}" --metrics="$work/run.jsonl" > "$work/run.log" 2>&1 &
+  local coordinator=$!
+  if [ "$2" = 1 ]; then
     until grep -q '"record":"epoch"' "$work/run.jsonl" 2>/dev/null; do sleep 0.02; done
     killed_at="$(date +%s.%N)"
     kill -9 "${nodes[2]}"
     wait "${nodes[2]}" 2>/dev/null || true
-    wait "$coordinator" || { tail -3 "$work/run.log" >&2; exit 1; }
-    for pid in "${nodes[@]:0:2}"; do kill "$pid"; wait "$pid" 2>/dev/null || true; done
+  fi
+  wait "$coordinator" || { tail -3 "$work/run.log" >&2; exit 1; }
+  run_seconds="$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+  for pid in "${nodes[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+}
+# The rounds a recovery computes again, at most: the open round when the
+# store is in the coordinator, the rounds since the snapshot (--snapshot-every
+# 100 by default) when the store heals.
+declare -A recomputed=([coordinator]=1 [shards]=100)
+rounds=1336 # 4 epochs of 334 rounds at global batch 6 over tests/data
+for r in $(seq "$repeats"); do
+  for layout in "${layouts[@]}"; do
+    cluster_run "$layout" 0
+    uninterrupted="$run_seconds"
+    cluster_run "$layout" 1
     noticed="$(sed -n 's/.*"noticed_at":\([0-9.e+]*\).*/\1/p' "$work/run.jsonl" | sort -g | head -1)"
     took="$(sed -n 's/.*"milliseconds":\([0-9.e+-]*\).*/\1/p' "$work/run.jsonl" | sort -g | tail -1)"
     sum="$(final_sum "$work/run.jsonl")"
-    detect[$layout]+="$(awk -v a="$killed_at" -v b="$noticed" 'BEGIN { printf "%.1f", (b - a) * 1000 }') "
+    detected="$(awk -v a="$killed_at" -v b="$noticed" 'BEGIN { printf "%.1f", (b - a) * 1000 }')"
+    detect[$layout]+="$detected "
     own[$layout]+="$(awk -v t="$took" 'BEGIN { printf "%.1f", t }') "
+    # The bound: the uninterrupted run plus detection, Troupe's recovery and
+    # the rounds computed again (at the uninterrupted run's time per round).
+    more="$(awk -v k="$run_seconds" -v u="$uninterrupted" 'BEGIN { printf "%.0f", (k - u) * 1000 }')"
+    allowed="$(awk -v d="$detected" -v t="$took" -v n="${recomputed[$layout]}" -v u="$uninterrupted" \
+      -v R="$rounds" 'BEGIN { printf "%.0f", d + t + n * u * 1000 / R }')"
+    extra[$layout]+="$more "
+    bound[$layout]+="$allowed "
+    [ "$more" -le "$allowed" ] && within[$layout]=$((${within[$layout]:-0} + 1))
     [ "$sum" = "$local_sum" ] && same[$layout]=$((${same[$layout]:-0} + 1))
-    echo "run $r, $layout: detection $(echo "${detect[$layout]}" | awk '{print $NF}') ms," \
-         "recovery $(echo "${own[$layout]}" | awk '{print $NF}') ms, checksum $sum"
+    echo "run $r, $layout: detection $detected ms, recovery $took ms, checksum $sum," \
+         "${more} ms longer than the uninterrupted run (bound $allowed ms)"
   done
 done
 for layout in "${layouts[@]}"; do
@@ -56,5 +84,8 @@ for layout in "${layouts[@]}"; do
   echo "$layout: median detection (kill to the coordinator's news)" \
        "$(printf "%s\n" ${detect[$layout]} | median) ms, median recovery (news to every new" \
        "replica's order) $(printf "%s\n" ${own[$layout]} | median) ms, runs ending with" \
-       "one process's checksum $local_sum: ${same[$layout]:-0} of $repeats"
+       "one process's checksum $local_sum: ${same[$layout]:-0} of $repeats; median time over" \
+       "the uninterrupted run $(printf "%s\n" ${extra[$layout]} | median) ms against a median" \
+       "bound of $(printf "%s\n" ${bound[$layout]} | median) ms, within it: ${within[$layout]:-0}" \
+       "of $repeats"
 done

@@ -55,7 +55,7 @@ struct push_msg {
 enum class replica_loss_action : uint8_t {
   abort,        // end the run with the error
   continue_run, // the survivors finish the epoch (sync: they re-plan it)
-  respawn,      // a new replica takes the lost one's place and share (sync)
+  respawn,      // a new replica takes the lost one's place and share
 };
 
 /// Records one replica a sync run lost: survivors re-plan the epoch by it, all
@@ -141,6 +141,8 @@ struct replica_config {
   bool pin_core = false; // run on core index % cores (--pin-cores)
   float slowdown = 1;    // take this many times its compute per step (--slow-replica)
   bool trace = false;    // record trace spans (--trace)
+  int32_t fault_signal = 0; // a node's --fault: this signal to the process (0: none)
+  uint64_t fault_round = 0; //   before the push of this round
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -287,7 +289,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
-           x.slowdown, x.trace);
+           x.slowdown, x.trace, x.fault_signal, x.fault_round);
 }
 
 template <class Inspector>

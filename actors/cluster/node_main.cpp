@@ -42,6 +42,7 @@ struct node_config : cluster_config {
   std::string model;
   size_t max_frame_size = default_max_frame_size;
   std::string slow_replica_text; // I:F, as mnist's
+  std::string fault_text;        // kill@R or stop@R
   std::string join;              // HOST:PORT of a coordinator's --accept-joins
   std::string advertise;         // the host the coordinator reaches this node at
 
@@ -66,6 +67,10 @@ struct node_config : cluster_config {
     bind(g, slow_replica_text, "slow-replica",
          "I:F makes replica I of every job here take F times its compute per step",
          option_hint{"I:F"});
+    bind(g, fault_text, "fault",
+         "kill@R or stop@R: this process sends itself SIGKILL or SIGSTOP as one of its "
+         "replicas is about to push store round R (to try failures in an exact round)",
+         option_hint{"ACTION@R"});
     add_replica_actor_type(*this);
     add_store_actor_type(*this);
   }
@@ -122,6 +127,10 @@ caf::error check_node_options(const node_config& cfg) {
     return slow.error();
   if (slow->factor != 1.0f)
     slow_remote_replica(slow->index, slow->factor);
+  auto fault = parse_node_fault(cfg.fault_text);
+  if (!fault)
+    return fault.error();
+  set_node_fault(*fault);
   const bool any_address = cfg.bind_address == "0.0.0.0" || cfg.bind_address == "::";
   if (!cfg.join.empty() && cfg.advertise.empty() && any_address)
     return make_troupe_error(troupe_errc::bad_config,

@@ -16,6 +16,7 @@ std::mutex remote_replicas_mutex;
 std::vector<caf::actor> remote_replicas;
 uint32_t slow_index = 0;
 float slow_factor = 1.0f; // 1: no replica is slowed here
+node_fault fault;         // signal 0: none
 
 } // namespace
 
@@ -25,9 +26,13 @@ void add_replica_actor_type(caf::actor_system_config& config) {
                                                              caf::message& args) {
                              {
                                std::lock_guard<std::mutex> guard{remote_replicas_mutex};
-                               if (slow_factor != 1.0f && args.match_element<replica_config>(0)
-                                   && args.get_as<replica_config>(0).index == slow_index)
-                                 args.get_mutable_as<replica_config>(0).slowdown = slow_factor;
+                               if (args.match_element<replica_config>(0)) {
+                                 auto& job = args.get_mutable_as<replica_config>(0);
+                                 if (slow_factor != 1.0f && job.index == slow_index)
+                                   job.slowdown = slow_factor;
+                                 job.fault_signal = fault.signal;
+                                 job.fault_round = fault.round;
+                               }
                              }
                              // The thread spawn_replica gives a local replica.
                              if (args.match_element<replica_config>(0)
@@ -47,6 +52,11 @@ void slow_remote_replica(uint32_t index, float factor) {
   std::lock_guard<std::mutex> guard{remote_replicas_mutex};
   slow_index = index;
   slow_factor = factor;
+}
+
+void set_node_fault(node_fault planned) {
+  std::lock_guard<std::mutex> guard{remote_replicas_mutex};
+  fault = planned;
 }
 
 void stop_remote_replicas() {

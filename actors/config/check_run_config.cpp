@@ -57,8 +57,8 @@ caf::error check_policy(const run_config& c) {
   if (c.on_replica_loss == replica_loss_action::respawn
       && !find_policy(c.policy.name)->traits(c.policy.settings).respawns)
     return bad_config("--on-replica-loss=respawn: a replica of " + c.policy.name
-                      + " mode cannot be respawned (its rounds do not wait for every "
-                        "replica's share); use abort or continue");
+                      + " mode cannot be respawned (a round closes without the late "
+                        "replicas' shares); use abort or continue");
   if (c.respawn_timeout_ms > 0 && !c.accept_joins)
     return bad_config("--respawn-timeout waits for a node to join: it needs --accept-joins");
   if (c.respawn_timeout_ms >= c.step_timeout_ms && c.respawn_timeout_ms > 0)
@@ -68,11 +68,11 @@ caf::error check_policy(const run_config& c) {
                       + ": the other replicas give up on their round after that");
   if (c.accept_joins && c.on_replica_loss != replica_loss_action::respawn)
     return bad_config("--accept-joins moves replicas onto a joining node as a respawn "
-                      "does: it needs --on-replica-loss=respawn (sync mode)");
+                      "does: it needs --on-replica-loss=respawn");
   if (c.snapshot_every > 0 && !heals_store(c))
     return bad_config("--snapshot-every keeps the snapshots a store on nodes heals from: it "
                       "needs the store on nodes (--nodes or --store-nodes) and "
-                      "--on-replica-loss=respawn (sync mode)");
+                      "--on-replica-loss=respawn");
   return caf::none;
 }
 

@@ -111,10 +111,10 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "device hand gradients over in device memory)");
   const auto f = option_group::failures;
   cli.bind(f, on_replica_loss_, "on-replica-loss",
-           "respawn (a new replica takes the lost one's place and its share of the round: "
-           "the bits do not change), abort (end the run) or continue (the survivors finish "
-           "the epoch)",
-           option_hint{}.otherwise("respawn where the mode can (sync), else abort"));
+           "respawn (a new replica takes the lost one's place and goes on with its samples: "
+           "sync's bits do not change, and no sample is trained twice), abort (end the run) "
+           "or continue (the survivors finish the epoch)",
+           option_hint{}.otherwise("respawn, or abort for sync with --backup-replicas"));
   cli.bind(f, c.respawn_timeout_ms, "respawn-timeout",
            "with no live node to host a respawn, wait this long for a node to join "
            "(--accept-joins) before the run ends (0: end it at once)",
@@ -124,8 +124,9 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "node) or anywhere (this process too, once no node is left)");
   cli.bind(f, c.snapshot_every, "snapshot-every",
            "with the store on nodes (under respawn): keep the shards' state in this process "
-           "every N sync rounds; a shard's death rolls back there and respawns it",
-           option_hint{}.in("sync rounds").otherwise("100"));
+           "every N closed rounds (sync, delayed; the others at each epoch's end only); a "
+           "shard's death rolls back there and respawns it",
+           option_hint{}.in("rounds").otherwise("100"));
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));
   const auto k = option_group::checkpoints;

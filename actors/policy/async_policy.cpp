@@ -11,6 +11,8 @@ policy_descriptor async_policy_descriptor() {
   d.traits = [](const policy_settings&) {
     policy_traits t;
     t.reports_staleness = true;
+    t.respawns = true;
+    t.resumes_pushes = true;
     return t;
   };
   d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {

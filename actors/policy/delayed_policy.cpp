@@ -23,6 +23,8 @@ policy_descriptor delayed_policy_descriptor() {
     t.reproducible = true;
     t.steps_per_round = true;
     t.reports_staleness = true;
+    t.respawns = true;
+    t.resumes_pushes = true;
     t.history_depth = s.staleness > 1 ? s.staleness - 1 : 0;
     return t;
   };

@@ -38,10 +38,15 @@ struct policy_traits {
   /// Versions before the current one the shard keeps for
   /// store_port::answer_from (delayed: K - 1).
   uint32_t history_depth = 0;
-  /// A round waits for every replica's share, so a replica lost mid-round
-  /// can be replaced by a new one that computes the same share again
-  /// (--on-replica-loss=respawn), and the step does not change.
+  /// A replica lost mid-run can be replaced by a new actor in its place
+  /// (--on-replica-loss=respawn) without a sample trained twice or skipped.
   bool respawns = false;
+  /// How the new actor goes on: false, it computes the open round's share
+  /// again from that round's base version, which every round waits for, so
+  /// the step does not change (sync); true, it goes on from the round after
+  /// the last push of its replica each shard took, and a shard answers a
+  /// push it took already without using it (async, ssp, delayed).
+  bool resumes_pushes = false;
 };
 
 /// Describes one update policy: its name (--mode), its settings and traits,

@@ -18,6 +18,8 @@ policy_descriptor ssp_policy_descriptor() {
       return lockstep(policy_settings{});
     policy_traits t;
     t.reports_staleness = true;
+    t.respawns = true;
+    t.resumes_pushes = true;
     return t;
   };
   d.make = [](const policy_settings& s) -> std::unique_ptr<update_policy> {

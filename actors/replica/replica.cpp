@@ -13,6 +13,7 @@
 #include "actors/replica/data_cache.hpp"
 #include "actors/replica/device_step.hpp"
 #include "actors/replica/gather.hpp"
+#include "actors/replica/node_fault.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
@@ -367,6 +368,8 @@ void run_round(replica_pointer self) {
     st.report.trace.push_back(
       make_trace_span(trace_kind::compute, push.round, start, st.pushed_at));
   ++st.report.pushes;
+  if (cfg.fault_signal != 0 && push.round == cfg.fault_round)
+    fire_node_fault(cfg.fault_signal);
   push_to_shards(self, push);
 }
 

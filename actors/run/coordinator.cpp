@@ -124,7 +124,7 @@ bool spawn_actors(coordinator_pointer self) {
     // follows each shard's answer to a later request from this actor.
     for (const auto& shard : st.store.shards)
       self->request(shard, step_timeout(st), watch_atom::value, i, *replica)
-        .then([](uint32_t) {}, [self](caf::error& err) { fail_run(self, err); });
+        .then([](uint64_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
   st.alive.assign(st.replicas.size(), true);
   st.respawning.assign(st.replicas.size(), false);

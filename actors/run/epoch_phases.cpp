@@ -46,8 +46,27 @@ void shutdown(coordinator_pointer self) {
   self->quit();
 }
 
+// Every push reaches every shard, so once the replicas are done with an
+// epoch each shard has taken as many steps: a difference means a push was
+// applied twice or lost. Under --on-replica-loss=continue a replica that
+// died mid-push may have reached some shards only; there it is no error.
+caf::error check_versions_agree(const coordinator_state& st,
+                                const std::vector<params_msg>& parts) {
+  if (st.setup.plan.config.on_replica_loss == replica_loss_action::continue_run)
+    return caf::none;
+  for (size_t k = 1; k < parts.size(); ++k)
+    if (parts[k].version != parts.front().version)
+      return make_troupe_error(troupe_errc::store_lost,
+                               "the store's shards disagree after epoch "
+                                 + std::to_string(st.epoch) + ": shard 0 took "
+                                 + std::to_string(parts.front().version) + " steps, shard "
+                                 + std::to_string(k) + " " + std::to_string(parts[k].version));
+  return caf::none;
+}
+
 // Asks every shard for its parameters and calls `then` with all of them
-// joined: a copy of the coordinator's own, as it keeps them while shards step.
+// joined: a copy of the coordinator's own, as it keeps them while shards
+// step. Called between epochs only, when the shards must agree.
 template <class Then>
 void fetch_params(coordinator_pointer self, Then then) {
   auto& store = self->state.store;
@@ -60,6 +79,10 @@ void fetch_params(coordinator_pointer self, Then then) {
     [self, then, generation = self->state.generation](std::vector<params_msg>& parts) mutable {
       if (!still_current(self->state, generation))
         return;
+      if (auto err = check_versions_agree(self->state, parts)) {
+        fail_run(self, std::move(err));
+        return;
+      }
       std::shared_ptr<std::vector<float>> copy;
       auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
       then(joined);

@@ -101,12 +101,16 @@ std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
 }
 
 // Orders the new actor of replica `index` the rest of the epoch from the
-// round `parts` (every shard's parameters, at one version) open, and
-// records the respawn.
+// round `parts` (every shard's parameters, at one version) open, or from
+// `resume` (its next push: policy_traits::resumes_pushes), and records the
+// respawn.
 void start_from(coordinator_pointer self, size_t index, const std::string& what,
                 respawn_record record, clock_type::time_point lost_at,
-                std::vector<params_msg>& parts) {
+                std::vector<params_msg>& parts, std::optional<uint64_t> resume) {
   auto& st = self->state;
+  if (resume)
+    for (auto& part : parts)
+      part.round = std::max(*resume, st.epoch_first_round);
   auto params = round_params(self, index, parts, what, record.moved);
   if (!params)
     return;
@@ -195,7 +199,7 @@ void order_from_open_round(coordinator_pointer self, size_t index, const std::st
                    [self, index, what, record, lost_at,
                     generation](std::vector<params_msg>& settled) {
                      if (still_current(self->state, generation))
-                       start_from(self, index, what, record, lost_at, settled);
+                       start_from(self, index, what, record, lost_at, settled, std::nullopt);
                    });
     },
     [self, generation](caf::error& err) {
@@ -204,8 +208,33 @@ void order_from_open_round(coordinator_pointer self, size_t index, const std::st
     });
 }
 
+// Orders the new actor the rest of the epoch from `next`, the round after
+// the last push of its replica that every shard took, with the current
+// parameters: a shard that took that round's push already answers the new
+// actor's without using it.
+void order_from_next_push(coordinator_pointer self, size_t index, const std::string& what,
+                          respawn_record record, clock_type::time_point lost_at,
+                          uint64_t next) {
+  const uint64_t generation = self->state.generation;
+  gather<params_msg>(
+    self->state.store.shards.size(),
+    [self](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           params_atom::value);
+    },
+    [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
+      if (still_current(self->state, generation))
+        start_from(self, index, what, record, lost_at, parts, next);
+    },
+    [self, generation](caf::error& err) {
+      if (still_current(self->state, generation))
+        fail_run(self, err);
+    });
+}
+
 // Spawns the new actor of a waiting respawn (on `first` if it can),
-// registers it with every shard and orders it from the open round.
+// registers it with every shard and orders it from the open round (or,
+// under policy_traits::resumes_pushes, from its replica's next push).
 void place_and_order(coordinator_pointer self, parked_respawn waiting,
                      std::optional<size_t> first) {
   auto& st = self->state;
@@ -221,14 +250,20 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
   // Each shard forgets the dead actor's push of the open round when it
   // watches the new one; the round's parameters are read after that, so no
   // shard can close the round in between.
-  gather<uint32_t>(
+  gather<uint64_t>(
     st.store.shards.size(),
     [self, index, replica](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            watch_atom::value, static_cast<uint32_t>(index), replica);
     },
-    [self, waiting, generation = st.generation](std::vector<uint32_t>&) {
-      if (still_current(self->state, generation))
+    [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
+      if (!still_current(self->state, generation))
+        return;
+      if (self->state.setup.plan.traits.resumes_pushes)
+        order_from_next_push(self, waiting.index, waiting.what, waiting.record,
+                             waiting.lost_at,
+                             *std::min_element(next_pushes.begin(), next_pushes.end()));
+      else
         order_from_open_round(self, waiting.index, waiting.what, waiting.record,
                               waiting.lost_at);
     },

@@ -197,14 +197,14 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
   }
   const size_t shards = st.store.shards.size();
   const uint64_t generation = st.generation;
-  gather<uint32_t>(
+  gather<uint64_t>(
     st.replicas.size() * shards,
     [self, shards](size_t j) {
       auto& st = self->state;
       return self->request(st.store.shards[j % shards], step_timeout(st), watch_atom::value,
                            static_cast<uint32_t>(j / shards), st.replicas[j / shards]);
     },
-    [self, generation, then](std::vector<uint32_t>&) {
+    [self, generation, then](std::vector<uint64_t>&) {
       if (still_current(self->state, generation))
         then();
     },

@@ -48,6 +48,10 @@ struct store_state : store_port {
   uint64_t next_ticket = 0;
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   std::set<uint32_t> watched; // every replica index ever watched
+  std::set<uint32_t> replaced; // watched again: a respawned actor's index
+  // By replica, the round after the last of its pushes this shard took
+  // (tracks_next_pushes): where an actor respawned in its place goes on.
+  std::unordered_map<uint32_t, uint64_t> next_push_round;
   store_stats stats;
   store_config settings; // shard, interval, optimizer; no buffers
   checkpoint_writer_actor writer; // where periodic parts and snapshots go; may be none
@@ -57,6 +61,11 @@ struct store_state : store_port {
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
   uint64_t rounds_since_snapshot = 0;
   bool snapshot_due = false; // a closed round made a snapshot due
+
+  // Whether next_push_round is kept: with respawns that go on from there.
+  bool tracks_next_pushes() const {
+    return traits.resumes_pushes && settings.on_replica_loss == replica_loss_action::respawn;
+  }
 
   // The store device, or null.
   const std::shared_ptr<backend>& device() const { return buffers->device(); }

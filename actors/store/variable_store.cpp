@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,27 @@ caf::error fence_replaced(store_pointer self, const push_msg& push) {
                              + " from an actor that is not, or no longer, that replica");
 }
 
+// Under a policy whose respawned replicas go on from their next push
+// (policy_traits::resumes_pushes), a push of a round this shard took from
+// that replica already: the new actor of a replica whose dead one pushed
+// that round here but not to every shard. It is answered without being used,
+// so nothing is applied twice; from a replica never replaced it is refused.
+std::optional<caf::result<params_msg>> answer_repeat(store_state& st, const push_msg& push) {
+  if (!st.tracks_next_pushes())
+    return std::nullopt;
+  const auto next = st.next_push_round.find(push.replica);
+  if (next == st.next_push_round.end() || push.round >= next->second)
+    return std::nullopt;
+  if (st.replaced.count(push.replica) == 0) {
+    ++st.stats.rejected;
+    return caf::result<params_msg>(make_troupe_error(
+      troupe_errc::duplicate_push, "replica " + std::to_string(push.replica)
+                                     + " pushed round " + std::to_string(push.round)
+                                     + " again"));
+  }
+  return caf::result<params_msg>(st.answer_value(0, 0, push.device_answer));
+}
+
 // A push: the shard's own checks, then the policy's call. The answer comes
 // when the policy answers its ticket (at once, or when its round closes).
 caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
@@ -94,6 +116,8 @@ caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
     ++st.stats.rejected;
     return fenced;
   }
+  if (auto repeat = answer_repeat(st, push))
+    return std::move(*repeat);
   auto err = st.check_device_verdict();
   if (!err)
     err = st.take_gradient(push);
@@ -120,6 +144,8 @@ caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
     return promise;
   }
   count_push(st, push, staleness);
+  if (st.tracks_next_pushes())
+    st.next_push_round[push.replica] = push.round + 1;
   const auto end = clock_type::now();
   st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
   if (st.settings.trace && st.policy->next_round() != round_before)
@@ -221,18 +247,21 @@ store_actor::behavior_type variable_store(store_pointer self,
       return self->state.part(true);          // asked for at an epoch's end
     },
     [self](stats_atom) { return current_stats(self->state); },
-    [self](watch_atom, uint32_t index, replica_actor& replica) -> uint32_t {
+    [self](watch_atom, uint32_t index, replica_actor& replica) -> uint64_t {
       auto& st = self->state;
       self->monitor(replica);
       // Only the newest actor of a replica pushes as it (fence_replaced).
       for (auto it = st.replicas.begin(); it != st.replicas.end();)
         it = it->second == index ? st.replicas.erase(it) : std::next(it);
       st.replicas.emplace(replica.address(), index);
-      if (st.watched.insert(index).second)
+      if (st.watched.insert(index).second) {
         st.policy->on_replica_joined(index);
-      else // a replica respawned in the place of one that died
+      } else { // a replica respawned in the place of one that died
+        st.replaced.insert(index);
         st.policy->on_replica_replaced(index, st);
-      return static_cast<uint32_t>(st.replicas.size());
+      }
+      const auto next = st.next_push_round.find(index);
+      return next == st.next_push_round.end() ? 0 : next->second;
     },
   };
 }
@@ -313,7 +342,7 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](params_atom) mutable -> caf::result<params_msg> { return tell(); },
     [tell](params_atom, uint64_t) mutable -> caf::result<params_msg> { return tell(); },
     [tell](stats_atom) mutable -> caf::result<store_stats> { return tell(); },
-    [tell](watch_atom, uint32_t, replica_actor&) mutable -> caf::result<uint32_t> {
+    [tell](watch_atom, uint32_t, replica_actor&) mutable -> caf::result<uint64_t> {
       return tell();
     },
     [](epoch_atom, uint64_t, uint64_t) {},

@@ -123,7 +123,7 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
   for (uint32_t index : {0u, 1u})
     self->request(store, std::chrono::seconds(5), watch_atom::value, index,
                   index == 0 ? replica : silent)
-      .receive([](uint32_t) {}, [](caf::error& err) { FAIL(describe(err)); });
+      .receive([](uint64_t) {}, [](caf::error& err) { FAIL(describe(err)); });
   caf::expected<replica_report> answer = caf::sec::request_timeout;
   const auto start = std::chrono::steady_clock::now();
   self->request(replica, std::chrono::seconds(20), epoch_atom::value, first_epoch())

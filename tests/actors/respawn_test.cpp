@@ -107,18 +107,48 @@ TEST_CASE("a replica lost three times in one round ends the run",
         != std::string::npos);
 }
 
-TEST_CASE("respawn is refused for a mode whose rounds do not wait for every replica",
+TEST_CASE("respawn is refused for sync with backup replicas, whose rounds close without "
+          "the late shares",
           "[fit][respawn][options]") {
+  auto options = sync_run(1);
+  options.policy.settings.backup_replicas = 1;
+  options.on_replica_loss = replica_loss_action::respawn;
+  auto checked = check_run_config(options, &test_slice());
+  REQUIRE_FALSE(checked);
+  CHECK(describe(checked.error()).find("cannot be respawned") != std::string::npos);
+}
+
+TEST_CASE("under async, ssp and delayed a replica that dies mid-epoch is respawned and "
+          "every sample of each epoch is trained exactly once",
+          "[fit][failure][respawn][async]") {
+  respawn_config cfg;
+  caf::actor_system sys{cfg};
   for (const std::string mode : {"async", "ssp", "delayed"}) {
     INFO(mode);
-    auto options = sync_run(1);
+    auto options = sync_run(3);
     options.policy.name = mode;
     if (mode != "async")
-      options.policy.settings.staleness = 2; // at 0, ssp is sync, and respawns
+      options.policy.settings.staleness = 2; // at 0, ssp is sync
+    auto uninterrupted = fit(sys, options, shared_test_slice());
+    REQUIRE(uninterrupted);
+    // Replica 1 dies at its 30th gradient, and each new actor 30 later.
     options.on_replica_loss = replica_loss_action::respawn;
-    auto checked = check_run_config(options, &test_slice());
-    REQUIRE_FALSE(checked);
-    CHECK(describe(checked.error()).find("cannot be respawned") != std::string::npos);
+    testing::fail_replica_at_push(options, 1, 30);
+    warnings heard;
+    std::vector<epoch_record> epochs;
+    auto observer = heard.observer();
+    observer.on_epoch = [&epochs](const epoch_record& r) { epochs.push_back(r); };
+    auto respawned = fit(sys, options, shared_test_slice(), observer);
+    INFO((respawned ? std::string("ok") : describe(respawned.error())));
+    REQUIRE(respawned);
+    CHECK(heard.count("; respawned on cpu at round") >= 3);
+    // As many steps as the uninterrupted run, on each of the 3 shards (the
+    // run checks that they agree), and every sample once per epoch.
+    CHECK(respawned->version == uninterrupted->version);
+    CHECK(respawned->respawns >= 3);
+    REQUIRE(epochs.size() == 2);
+    for (const auto& epoch : epochs)
+      CHECK(epoch.samples == static_cast<uint64_t>(test_slice().train.count));
   }
 }
 

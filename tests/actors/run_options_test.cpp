@@ -73,10 +73,10 @@ TEST_CASE("the command line becomes a typed run configuration", "[options]") {
   REQUIRE(defaults);
   CHECK(defaults->replicas == 0); // one per core: check_run_config settles it
   CHECK(defaults->devices.pool == std::vector<std::string>{"cpu"});
-  // A sync run respawns a lost replica by default; a mode that cannot aborts.
+  // A run respawns a lost replica by default; sync with backups cannot, and aborts.
   CHECK(defaults->on_replica_loss == replica_loss_action::respawn);
   CHECK_FALSE(defaults->respawn_anywhere);
-  CHECK(parsed({"--mode=async"})->on_replica_loss == replica_loss_action::abort);
+  CHECK(parsed({"--mode=async"})->on_replica_loss == replica_loss_action::respawn);
   CHECK(parsed({"--mode=sync", "--backup-replicas=1"})->on_replica_loss
         == replica_loss_action::abort);
   CHECK(parsed({"--on-replica-loss=respawn", "--respawn=anywhere"})->respawn_anywhere);
@@ -193,7 +193,7 @@ TEST_CASE("a run on nodes puts a store shard on each replica node unless told ot
   CHECK_FALSE(heals_store(settled({"--on-replica-loss=abort"})));
   CHECK(why_not({"--snapshot-every=5"})
         == "--snapshot-every keeps the snapshots a store on nodes heals from: it needs the store "
-           "on nodes (--nodes or --store-nodes) and --on-replica-loss=respawn (sync mode)");
+           "on nodes (--nodes or --store-nodes) and --on-replica-loss=respawn");
   CHECK(why_not({"--store-nodes=here", "--nodes=10.0.0.1:4001", "--snapshot-every=5"})
           .rfind("--snapshot-every", 0)
         == 0);

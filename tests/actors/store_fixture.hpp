@@ -98,14 +98,16 @@ struct store_fixture {
 
   caf::scoped_actor& pusher(uint32_t i) { return *pushers.at(i); }
 
-  // Registers replica i with the store, as the coordinator does.
-  void watch(uint32_t i) {
+  // Registers replica i with the store, as the coordinator does, and
+  // returns the store's answer: the round replica i pushes next.
+  uint64_t watch(uint32_t i) {
     pusher(i)->send(store, watch_atom::value, i, dummies.at(i));
     sched.run();
-    std::optional<uint32_t> count;
-    pusher(i)->receive([&](uint32_t n) { count = n; },
+    std::optional<uint64_t> next;
+    pusher(i)->receive([&](uint64_t n) { next = n; },
                        caf::after(std::chrono::seconds(0)) >> [] {});
-    REQUIRE(count);
+    REQUIRE(next);
+    return *next;
   }
 
   void push(uint32_t i, push_msg msg) {

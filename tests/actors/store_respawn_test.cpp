@@ -12,12 +12,16 @@ namespace {
 void respawning(store_config& o) { o.on_replica_loss = replica_loss_action::respawn; }
 
 // Registers pusher i itself as replica i, so its pushes come from the
-// watched actor.
-void watch_pusher(store_fixture& f, uint32_t i) {
+// watched actor; returns the round the store says replica i pushes next.
+uint64_t watch_pusher(store_fixture& f, uint32_t i) {
   auto self = caf::actor_cast<replica_actor>(caf::actor_cast<caf::strong_actor_ptr>(f.pusher(i)));
   f.pusher(i)->send(f.store, watch_atom::value, i, self);
   f.sched.run();
-  f.pusher(i)->receive([](uint32_t) {}, caf::after(std::chrono::seconds(0)) >> [] {});
+  std::optional<uint64_t> next;
+  f.pusher(i)->receive([&](uint64_t n) { next = n; },
+                       caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(next);
+  return *next;
 }
 
 } // namespace
@@ -87,4 +91,72 @@ TEST_CASE("a shard stepping shared buffers still answers for the version before 
   self->send(f.store, params_atom::value, uint64_t{0}); // two steps back: gone
   f.sched.run();
   REQUIRE(f.take(0).error);
+}
+
+TEST_CASE("under async a shard tells a respawned replica where it goes on, and answers a "
+          "push it took already without applying it again",
+          "[store][respawn][async]") {
+  store_fixture f("async", 2, respawning);
+  CHECK(watch_pusher(f, 0) == 0);
+  CHECK(watch_pusher(f, 1) == 0);
+  for (uint64_t round : {7u, 8u}) { // rounds as replicas name them: the epoch's first is 7
+    f.push(1, f.make_push(1, round, round - 7, filled(parameter_count, 1.0f)));
+    REQUIRE(f.take(1).params);
+  }
+  // Replica 1's dead actor pushed rounds 7 and 8 here: a new one goes on at 9.
+  CHECK(watch_pusher(f, 1) == 9);
+  CHECK(watch_pusher(f, 0) == 0); // replica 0 pushed nothing yet
+  // The new actor repeats round 8 (another shard missed it): answered at the
+  // current version, its gradient unused and its samples not counted.
+  f.push(1, f.make_push(1, 8, 2, filled(parameter_count, 100.0f)));
+  auto repeat = f.take(1);
+  REQUIRE(repeat.params);
+  CHECK(repeat.params->version == 2);
+  auto stats = f.stats();
+  CHECK(stats.version == 2);
+  CHECK(stats.samples == 16);
+  CHECK(stats.pushes == 2);
+  check_values(f.current_params(), shifted(2.0f));
+  // Its next round is applied as any push.
+  f.push(1, f.make_push(1, 9, 2, filled(parameter_count, 1.0f)));
+  REQUIRE(f.take(1).params);
+  CHECK(f.stats().version == 3);
+  CHECK(f.stats().samples == 24);
+}
+
+TEST_CASE("under async a shard refuses a round pushed twice by a replica never replaced",
+          "[store][respawn][async]") {
+  store_fixture f("async", 1, respawning);
+  watch_pusher(f, 0);
+  f.push(0, f.make_push(0, 3, 0, filled(parameter_count, 1.0f)));
+  REQUIRE(f.take(0).params);
+  f.push(0, f.make_push(0, 3, 1, filled(parameter_count, 1.0f)));
+  auto twice = f.take(0);
+  REQUIRE(twice.error);
+  CHECK(twice.error->code() == static_cast<uint8_t>(troupe_errc::duplicate_push));
+  CHECK(describe(*twice.error).find("replica 0 pushed round 3 again") != std::string::npos);
+  CHECK(f.stats().version == 1);
+}
+
+TEST_CASE("under delayed a respawned replica's repeat of a round still pending on a shard "
+          "leaves the dead actor's push in it, used once",
+          "[store][respawn][delayed]") {
+  store_fixture f("delayed", 2, [](store_config& o) {
+    respawning(o);
+    o.policy.settings.staleness = 2;
+  });
+  watch_pusher(f, 0);
+  watch_pusher(f, 1);
+  // Replica 1's actor pushes round 0 and dies; round 0 waits for replica 0.
+  f.push(1, f.make_push(1, 0, 0, filled(parameter_count, 1.0f)));
+  REQUIRE(f.take(1).params);
+  CHECK(watch_pusher(f, 1) == 1);
+  f.push(1, f.make_push(1, 0, 0, filled(parameter_count, 100.0f)));
+  REQUIRE(f.take(1).params);
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 3.0f)));
+  REQUIRE(f.take(0).params);
+  // Round 0 closed on the dead actor's gradient and replica 0's: mean 2.
+  CHECK(f.stats().version == 1);
+  CHECK(f.stats().samples == 16);
+  check_values(f.current_params(), shifted(2.0f));
 }

@@ -1,0 +1,48 @@
+// Parsing and firing --fault.
+#include "actors/replica/node_fault.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <stdexcept>
+
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+caf::expected<node_fault> parse_node_fault(const std::string& text) {
+  if (text.empty())
+    return node_fault{};
+  const auto bad = [&text](const std::string& why) {
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--fault: '" + text + "' " + why
+                               + " (expected kill@R or stop@R, R a store round)");
+  };
+  const auto at = text.find('@');
+  if (at == std::string::npos)
+    return bad("has no '@'");
+  const auto action = text.substr(0, at);
+  node_fault fault;
+  if (action == "kill")
+    fault.signal = SIGKILL;
+  else if (action == "stop")
+    fault.signal = SIGSTOP;
+  else
+    return bad("names no action");
+  const auto round = text.substr(at + 1);
+  if (round.empty() || round.find_first_not_of("0123456789") != std::string::npos)
+    return bad("does not end in a round");
+  try {
+    fault.round = std::stoull(round);
+  } catch (const std::exception&) {
+    return bad("has a round out of range");
+  }
+  return fault;
+}
+
+void fire_node_fault(int signal) {
+  static std::atomic<bool> fired{false};
+  if (!fired.exchange(true))
+    std::raise(signal);
+}
+
+} // namespace troupe

@@ -1,0 +1,100 @@
+// Respawns under async, ssp and delayed across processes: a node killed (kill -9)
+// mid-epoch loses its replicas (and, with the store on the nodes, its
+// shard), they go on from their next push on the nodes left, and every
+// sample of each epoch is trained exactly once: as many steps as one
+// process with as many replicas, each epoch's samples the training set.
+#include "tests/cluster/respawn_runs.hpp"
+
+#include <regex>
+#include <thread>
+
+using namespace troupe::cluster_test;
+using namespace troupe::respawn_runs;
+
+namespace {
+
+// `args` with --mode=MODE (and for ssp and delayed a staleness of 2) in
+// place of sync.
+std::vector<std::string> in_mode(std::vector<std::string> args, const std::string& mode) {
+  for (auto& arg : args)
+    if (arg == "--mode=sync")
+      arg = "--mode=" + mode;
+  if (mode != "async")
+    args.push_back("--staleness=2");
+  return args;
+}
+
+// Starts the coordinator, waits for its first epoch line and half an epoch
+// more, and kills `victim`.
+std::unique_ptr<process> kill_mid_epoch(const temp_dir& dir, std::vector<std::string> args,
+                                        node_process& victim) {
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  auto coordinator =
+    std::make_unique<process>(mnist_command(std::move(args)), dir.path(), "coordinator");
+  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  coordinator.get());
+  const auto epochs = records_of(read_metrics(dir.file("coordinator.jsonl")), "epoch");
+  REQUIRE(epochs.size() == 1);
+  std::this_thread::sleep_for(std::chrono::duration<double>(epochs[0]["seconds"].get<double>() / 2));
+  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
+  victim.proc->send(SIGKILL);
+  return coordinator;
+}
+
+// Checks that every epoch trained each sample once and that the run took
+// the steps of one process with `replicas` replicas in `mode`; with
+// `healed`, an epoch's pushes count those since the snapshot only.
+void expect_each_sample_once(const temp_dir& dir, uint32_t replicas, const std::string& mode,
+                             bool healed) {
+  const auto remote = read_metrics(dir.file("coordinator.jsonl"));
+  auto local = run_mnist(
+    dir, "local", in_mode(run_args(replicas, {"--replicas=" + std::to_string(replicas)}), mode),
+    run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  const auto local_epochs = records_of(local.metrics, "epoch");
+  const auto epochs = records_of(remote, "epoch");
+  REQUIRE(epochs.size() == 4);
+  for (size_t e = 0; e < epochs.size(); ++e) {
+    INFO("epoch " << e + 1);
+    CHECK(epochs[e]["samples"] == local_epochs.at(e)["samples"]);
+    if (!healed)
+      CHECK(epochs[e]["pushes"] == local_epochs.at(e)["pushes"]);
+  }
+  CHECK(records_of(remote, "final")[0]["version"] == records_of(local.metrics, "final")[0]["version"]);
+}
+
+} // namespace
+
+TEST_CASE("under async, ssp and delayed a node killed mid-epoch has its replicas go on from their "
+          "next push on the nodes left, and every sample of each epoch is trained once",
+          "[cluster][failure][kill][respawn][async]") {
+  const std::string mode = GENERATE("async", "ssp", "delayed");
+  const bool store_on_nodes = GENERATE(false, true);
+  INFO(mode << (store_on_nodes ? ", shards on the nodes" : ", store in the coordinator"));
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto c = start_node(dir, "node-c");
+  auto args = store_on_nodes ? on_nodes(6, {&a, &b, &c}, 2) : replicas_on(6, {&a, &b, &c}, 2);
+  auto coordinator = kill_mid_epoch(dir, in_mode(std::move(args), mode), c);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  INFO(coordinator->describe());
+  const auto remote = read_metrics(dir.file("coordinator.jsonl"));
+  const auto final_record = records_of(remote, "final").at(0);
+  CHECK(final_record["live_replicas"] == 6);
+  if (store_on_nodes) {
+    // The shard on c went with it: the store healed from its newest
+    // snapshot, and every replica started again from there.
+    CHECK(final_record["store_heals"] == 1);
+  } else {
+    const std::regex respawned{"replica [45] on node " + c.address
+                               + R"( \(cpu\) died in epoch [0-9]+: [^\n]*; respawned on node )"};
+    CHECK(count_of(coordinator->err(), respawned) == 2);
+    CHECK(records_of(remote, "respawn").size() == 2);
+  }
+  expect_each_sample_once(dir, 6, mode, store_on_nodes);
+}

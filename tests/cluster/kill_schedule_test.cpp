@@ -1,0 +1,113 @@
+// Schedules of failures in exact rounds: each node's --fault=kill@R or
+// stop@R makes its process signal itself as one of its replicas is about to
+// push round R, and a node may join at half the run. Whatever the schedule,
+// the sync run ends with the checksum of one process running as many
+// replicas, with nothing having failed there.
+#include "tests/cluster/respawn_runs.hpp"
+
+#include <regex>
+
+using namespace troupe::cluster_test;
+using namespace troupe::respawn_runs;
+
+namespace {
+
+// Six replicas, two per node, at one sample each per round: 334 rounds an
+// epoch, 1336 in the run. Round 401 is 30 % of the way.
+constexpr uint32_t replicas = 6;
+constexpr uint64_t fault_round = 401;
+
+struct schedule {
+  std::string name;
+  std::vector<std::string> faults; // nodes a, b, c: "" or their --fault
+  bool store_here = false;         // the store in the coordinator, not on the nodes
+  bool join_at_half = false;       // node d joins once epoch 2 ends
+};
+
+std::string kill_at() { return "kill@" + std::to_string(fault_round); }
+std::string stop_at() { return "stop@" + std::to_string(fault_round); }
+
+// The checksum of one process with the same settings, computed once.
+const std::string& local_checksum(const temp_dir& dir) {
+  static const std::string checksum = [&dir] {
+    auto local = run_mnist(dir, "local",
+                           run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
+                           run_timeout);
+    INFO(local.description);
+    REQUIRE(local.status.code == 0);
+    return final_checksum(local.metrics);
+  }();
+  return checksum;
+}
+
+// The records that say each failure landed in the fault's round.
+void expect_failures_in_round(const schedule& plan, const std::vector<nlohmann::json>& metrics) {
+  if (plan.store_here) {
+    const auto respawns = records_of(metrics, "respawn");
+    CHECK(respawns.size() == 2); // the two replicas of the one node lost
+    for (const auto& r : respawns)
+      CHECK(r["round"] == fault_round);
+    return;
+  }
+  // A store node lost: the store rolls back to its newest snapshot, no later
+  // than the round the node died in, and heals once.
+  const auto heals = records_of(metrics, "store_heal");
+  REQUIRE(heals.size() == 1);
+  CHECK(heals[0]["round"].get<uint64_t>() <= fault_round);
+  CHECK(heals[0]["round"].get<uint64_t>() >= 334); // epoch 1's end, at the oldest
+}
+
+} // namespace
+
+TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the checksum of "
+          "one process where nothing failed",
+          "[cluster][failure][schedule][respawn]") {
+  const schedule plan = GENERATE(
+    schedule{"kill one of three replica nodes at 30 %", {"", "", kill_at()}, true},
+    schedule{"kill one of three store nodes at 30 %", {"", "", kill_at()}},
+    schedule{"kill two store nodes in one round", {"", kill_at(), kill_at()}},
+    schedule{"stop a node past the timeout, then continue it", {"", stop_at(), ""}, true},
+    schedule{"kill a node at 30 %, join one at 50 %", {"", "", kill_at()}, true, true});
+  INFO(plan.name);
+  temp_dir dir{"troupe-cluster"};
+  std::vector<node_process> nodes;
+  for (size_t k = 0; k < plan.faults.size(); ++k)
+    nodes.push_back(start_node(dir, std::string("node-") + char('a' + k),
+                               plan.faults[k].empty()
+                                 ? std::vector<std::string>{}
+                                 : std::vector<std::string>{"--fault=" + plan.faults[k]}));
+  std::vector<std::string> extra{"--metrics=" + dir.file("coordinator.jsonl")};
+  std::string joins;
+  if (plan.join_at_half) {
+    refused_port free; // a port nobody listens on: the coordinator takes it
+    joins = "127.0.0.1:" + std::to_string(free.port());
+    extra.push_back("--accept-joins=" + joins);
+  }
+  auto args = plan.store_here
+                ? replicas_on(replicas, {&nodes[0], &nodes[1], &nodes[2]}, 2, extra)
+                : on_nodes(replicas, {&nodes[0], &nodes[1], &nodes[2]}, 2, extra);
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  std::optional<node_process> joined;
+  if (plan.join_at_half) {
+    CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 2/4", run_timeout),
+                    &coordinator);
+    joined = start_node(dir, "node-d", {"--join=" + joins});
+  }
+  for (auto& node : nodes)
+    if (plan.faults[&node - nodes.data()].rfind("stop", 0) == 0) {
+      // Frozen past the heartbeat timeout: replaced, then thawed.
+      CLUSTER_REQUIRE(coordinator.wait_for_line(stream::err, "; respawned on", run_timeout),
+                      &coordinator);
+      node.proc->send(SIGCONT);
+    }
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  INFO(coordinator.describe());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  expect_failures_in_round(plan, metrics);
+  if (joined)
+    CHECK_FALSE(records_of(metrics, "move").empty()); // the joining node took replicas
+  CHECK(final_checksum(metrics) == local_checksum(dir));
+}
