@@ -20,6 +20,9 @@ constexpr uint64_t default_max_frame_size = uint64_t{64} << 20;
 constexpr uint64_t min_max_frame_size = uint64_t{64} << 10;
 constexpr uint64_t max_max_frame_size = 0xFFFFFFFFull;
 
+/// Room beside a message's floats for its other fields and BASP's header.
+constexpr uint64_t frame_header_room = 4096;
+
 /// Checks a --max-frame-size value (bytes); a bad_config error names the
 /// option and the accepted range.
 caf::error check_max_frame_size(uint64_t bytes);

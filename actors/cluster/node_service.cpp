@@ -8,6 +8,7 @@
 #include <caf/openssl/manager.hpp>
 
 #include "actors/replica/data_cache.hpp"
+#include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/handshake.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
@@ -21,8 +22,7 @@ namespace {
 // order): a node whose frame bound is below it would close the
 // coordinator's connection mid-run, so it refuses the job at the handshake.
 caf::error check_frame_room(const model_description& model, uint64_t max_frame_size) {
-  constexpr uint64_t header_room = 4096; // the message's other fields and BASP's header
-  const uint64_t block = model.parameter_count() * sizeof(float) + header_room;
+  const uint64_t block = model.parameter_count() * sizeof(float) + frame_header_room;
   if (max_frame_size == 0 || block <= max_frame_size)
     return caf::none;
   return make_troupe_error(troupe_errc::bad_config,
@@ -37,6 +37,7 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
       const auto model = options.model.empty() ? theirs.model : options.model;
       auto mine = make_handshake(self->system(), model, "", "node",
                                  options.protocol_version);
+      mine.max_frame_size = options.max_frame_size;
       auto refuse = [&](caf::error err) -> caf::result<handshake> {
         std::fprintf(stderr, "troupe node: refused %s: %s\n", theirs.peer.c_str(),
                      describe(err).c_str());
@@ -146,7 +147,7 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
         }
         // The node made its answer about halfway through the round trip.
         result = connected_node{*node, sent + (received - sent) / 2 - theirs.clock_ns,
-                                (received - sent) / 2};
+                                (received - sent) / 2, theirs.max_frame_size};
       },
       [&](caf::error& err) {
         result = make_troupe_error(troupe_errc::bad_config,

@@ -32,6 +32,7 @@ struct connected_node {
   node_actor node;
   int64_t clock_offset_ns = 0;
   int64_t clock_error_ns = 0;
+  uint64_t max_frame_size = 0; // its bound on this process's frames (0: none)
 };
 
 /// Connects to the node at `address` and runs the handshake; a node that is

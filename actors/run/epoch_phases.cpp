@@ -133,7 +133,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.train_accuracy = reported_samples > 0 ? double(correct) / reported_samples : 0;
   record.seconds = seconds;
   record.samples_per_second = seconds > 0 ? record.samples / seconds : 0;
-  record.pushes = stats.pushes - last.pushes;
+  record.pushes = stats.pushes - last.pushes + st.pushes_before_heal;
   record.apply_seconds = stats.apply_seconds - last.apply_seconds;
   const auto staleness = stats.staleness_sum - last.staleness_sum;
   const auto slices = stats.staleness_count - last.staleness_count;
@@ -329,6 +329,7 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
                        st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
   st.epoch_first_round = params.round - skipped;
   st.samples_before_heal = 0;
+  st.pushes_before_heal = 0;
   st.training = true;
   st.epoch_recorded = false;
   for (size_t i = 0; i < st.replicas.size(); ++i)

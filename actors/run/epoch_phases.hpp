@@ -78,6 +78,7 @@ struct coordinator_state {
   uint32_t heals = 0;
   std::pair<uint64_t, uint32_t> heals_from = {UINT64_MAX, 0}; // (snapshot round, heals from it)
   uint64_t samples_before_heal = 0; // this epoch's, up to the snapshot a heal rolled back to
+  uint64_t pushes_before_heal = 0;  // the same for pushes
   // The actors a heal stopped, until their down messages come (which tell
   // whose node is gone), and what the heal does then: it spawns nothing
   // before, so no spawn waits on a node that is dead but not yet known so.

@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/handshake.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
@@ -56,8 +57,25 @@ void place_store_here(placement& out, const placing& p) {
   };
 }
 
+// Refuses a shard's spawn onto a node whose frame bound it exceeds (its
+// slices of the parameters and, resumed or healed, of the optimizer state):
+// that node would close the connection, and the spawn only time out.
+caf::error check_spawn_frame(const store_config& shard, uint64_t max_frame_size) {
+  const uint64_t bytes =
+    (shard.initial_parameters.size() + shard.initial_optimizer_state.size()) * sizeof(float)
+    + frame_header_room;
+  if (max_frame_size == 0 || bytes <= max_frame_size)
+    return caf::none;
+  return make_troupe_error(troupe_errc::bad_config,
+                           "the shard's spawn (its slices of the parameters and the optimizer "
+                           "state) takes "
+                             + std::to_string(bytes) + " bytes, over the node's --max-frame-size="
+                             + std::to_string(max_frame_size));
+}
+
 caf::error place_store_on_nodes(placement& out, placing& p) {
   std::vector<node_actor> store_nodes;
+  std::vector<uint64_t> frame_bounds;
   std::vector<int64_t> offsets;
   for (const auto& address : p.config.store_nodes) {
     auto node = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
@@ -65,6 +83,7 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
       return node.error();
     p.store_connections.emplace(address.text(), *node);
     store_nodes.push_back(node->node);
+    frame_bounds.push_back(node->max_frame_size);
     offsets.push_back(node->clock_offset_ns);
     out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
   }
@@ -79,12 +98,14 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
     out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
   }
   auto& system = p.system;
-  out.spawn_store = [&system, store_nodes, timeout = p.timeout](
+  out.spawn_store = [&system, store_nodes, frame_bounds, timeout = p.timeout](
                       size_t where, store_config store_opts,
                       const checkpoint_writer_actor& writer, const caf::actor& owner,
                       shared_parameter_buffers shared) -> caf::expected<store_actor> {
     if (where == placement::here)
       return spawn_variable_store(system, std::move(store_opts), writer, std::move(shared));
+    if (auto err = check_spawn_frame(store_opts, frame_bounds.at(where)))
+      return err;
     const auto& node = store_nodes.at(where);
     auto shard = system.middleman().remote_spawn<store_actor>(
       node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),

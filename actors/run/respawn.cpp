@@ -181,40 +181,15 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
     fail);
 }
 
-// Orders the new actor the rest of the epoch from the open round, once
-// every shard has answered for that round's parameters.
-void order_from_open_round(coordinator_pointer self, size_t index, const std::string& what,
-                           respawn_record record, clock_type::time_point lost_at) {
-  const uint64_t generation = self->state.generation;
-  gather<params_msg>(
-    self->state.store.shards.size(),
-    [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
-                           params_atom::value);
-    },
-    [self, index, what, record, lost_at, generation](std::vector<params_msg>& parts) {
-      if (!still_current(self->state, generation))
-        return;
-      settle_round(self, parts, what,
-                   [self, index, what, record, lost_at,
-                    generation](std::vector<params_msg>& settled) {
-                     if (still_current(self->state, generation))
-                       start_from(self, index, what, record, lost_at, settled, std::nullopt);
-                   });
-    },
-    [self, generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
-    });
-}
-
-// Orders the new actor the rest of the epoch from `next`, the round after
-// the last push of its replica that every shard took, with the current
-// parameters: a shard that took that round's push already answers the new
+// Orders the new actor the rest of the epoch once every shard has answered
+// with its parameters: from the open round (settled to one version), or,
+// given `next` (the round after the last push of its replica every shard
+// took: policy_traits::resumes_pushes), from there with the current ones,
+// where a shard that took that round's push already answers the new
 // actor's without using it.
-void order_from_next_push(coordinator_pointer self, size_t index, const std::string& what,
-                          respawn_record record, clock_type::time_point lost_at,
-                          uint64_t next) {
+void order_from_shards(coordinator_pointer self, size_t index, const std::string& what,
+                       respawn_record record, clock_type::time_point lost_at,
+                       std::optional<uint64_t> next) {
   const uint64_t generation = self->state.generation;
   gather<params_msg>(
     self->state.store.shards.size(),
@@ -223,8 +198,18 @@ void order_from_next_push(coordinator_pointer self, size_t index, const std::str
                            params_atom::value);
     },
     [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
-      if (still_current(self->state, generation))
+      if (!still_current(self->state, generation))
+        return;
+      if (next) {
         start_from(self, index, what, record, lost_at, parts, next);
+        return;
+      }
+      settle_round(self, parts, what,
+                   [self, index, what, record, lost_at,
+                    generation](std::vector<params_msg>& settled) {
+                     if (still_current(self->state, generation))
+                       start_from(self, index, what, record, lost_at, settled, std::nullopt);
+                   });
     },
     [self, generation](caf::error& err) {
       if (still_current(self->state, generation))
@@ -259,13 +244,11 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
     [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
       if (!still_current(self->state, generation))
         return;
+      std::optional<uint64_t> next;
       if (self->state.setup.plan.traits.resumes_pushes)
-        order_from_next_push(self, waiting.index, waiting.what, waiting.record,
-                             waiting.lost_at,
-                             *std::min_element(next_pushes.begin(), next_pushes.end()));
-      else
-        order_from_open_round(self, waiting.index, waiting.what, waiting.record,
-                              waiting.lost_at);
+        next = *std::min_element(next_pushes.begin(), next_pushes.end());
+      order_from_shards(self, waiting.index, waiting.what, waiting.record, waiting.lost_at,
+                        next);
     },
     [self, generation = st.generation](caf::error& err) {
       if (still_current(self->state, generation))

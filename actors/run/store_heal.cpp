@@ -95,31 +95,37 @@ void go_on_retired(coordinator_state& st) {
 }
 
 // Where shard `k` goes: its store node while alive, else the next live one
-// after it; here for a store that was here, or with --respawn=anywhere once
-// no store node is left; nothing when no place can host it.
-std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k) {
+// after it that has not `refused` it; here for a store that was here, or
+// with --respawn=anywhere once no store node is left; nothing when no place
+// can host it.
+std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
+                                         const std::vector<bool>& refused) {
   const auto& where = st.setup.where;
   const auto& alive = *where.store_node_alive;
   const size_t own = where.store_node[k];
   if (own == placement::here)
     return placement::here;
-  for (size_t step = 0; step < alive.size(); ++step)
-    if (alive[(own + step) % alive.size()])
-      return (own + step) % alive.size();
+  for (size_t step = 0; step < alive.size(); ++step) {
+    const size_t node = (own + step) % alive.size();
+    if (alive[node] && !refused[node])
+      return node;
+  }
   if (st.setup.plan.config.respawn_anywhere)
     return placement::here;
   return std::nullopt;
 }
 
 // Spawns shard `k` from plan.start where choose_store_place says, trying
-// the next place when a node turns out to be gone; false (the run failed)
-// when no place is left.
+// the next place when a node turns out to be gone or refuses the shard (a
+// bad_config: too large for its frames); false (the run failed) when no
+// place is left.
 bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what) {
   auto& st = self->state;
   auto& where = st.setup.where;
   std::string tried;
+  std::vector<bool> refused(where.store_node_alive->size(), false);
   for (;;) {
-    const auto place = choose_store_place(st, k);
+    const auto place = choose_store_place(st, k, refused);
     if (!place) {
       fail_store(self, what + "; no live store node can host shard " + std::to_string(k)
                          + (tried.empty() ? "" : " (" + tried + ")")
@@ -147,16 +153,23 @@ bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what
                          + ")");
       return false;
     }
-    mark_store_node_lost(st, *place);
+    if (spawned.error().category() == caf::atom("troupe")
+        && spawned.error().code() == static_cast<uint8_t>(troupe_errc::bad_config))
+      refused[*place] = true;
+    else
+      mark_store_node_lost(st, *place);
   }
 }
 
 // Undoes the epoch's accounting back to the snapshot's round: the samples
-// of the rounds before it stay counted, the replicas' reports start over.
+// and pushes of the rounds before it stay counted (every replica pushes
+// once a round; async and ssp snapshot at epoch starts only, with none
+// before), the replicas' reports start over.
 void roll_back_epoch(coordinator_state& st, uint64_t round) {
   const uint64_t rounds_done = round - st.epoch_first_round;
   st.samples_before_heal = std::min<uint64_t>(st.setup.data.train->size(),
                                               rounds_done * st.setup.plan.config.batch_size);
+  st.pushes_before_heal = rounds_done * st.replicas.size();
   st.last_stats = store_stats{}; // the new shards count from zero
   for (size_t i = 0; i < st.reported.size(); ++i) {
     if (!st.reported[i])

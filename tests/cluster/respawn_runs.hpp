@@ -63,14 +63,24 @@ inline std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
 }
 
 // Runs one process of `replicas` replicas with the same settings and checks
-// that it ends with the checksum of the run whose metrics are at `metrics`.
+// that it ends with the checksum of the run whose metrics are at `metrics`,
+// each epoch of which counted as many samples and pushes.
 inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
   auto local = run_mnist(dir, "local",
                          run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
                          run_timeout);
   INFO(local.description);
   REQUIRE(local.status.code == 0);
-  CHECK(final_checksum(read_metrics(metrics)) == final_checksum(local.metrics));
+  const auto remote = read_metrics(metrics);
+  CHECK(final_checksum(remote) == final_checksum(local.metrics));
+  const auto epochs = records_of(remote, "epoch");
+  const auto local_epochs = records_of(local.metrics, "epoch");
+  REQUIRE(epochs.size() == local_epochs.size());
+  for (size_t e = 0; e < epochs.size(); ++e) {
+    INFO("epoch " << e + 1);
+    CHECK(epochs[e]["samples"] == local_epochs[e]["samples"]);
+    CHECK(epochs[e]["pushes"] == local_epochs[e]["pushes"]);
+  }
 }
 
 inline size_t count_of(const std::string& text, const std::regex& pattern) {

@@ -159,3 +159,44 @@ TEST_CASE("the death of the only store node ends the run saying no node can host
     expect_local_bits(dir, 2, dir.file("coordinator.jsonl"));
   }
 }
+
+TEST_CASE("a healed shard too large for the frames a store node reads is not sent there; "
+          "the run ends at once naming both sizes, or with --respawn=anywhere heals here",
+          "[cluster][failure][kill][heal][frames]") {
+  // 784-128relu-10 sends 407,080 bytes of parameters, which node b reads;
+  // a healed shard carries half of them and Adam's two planes of its state.
+  const auto anywhere = GENERATE(false, true);
+  INFO((anywhere ? "--respawn=anywhere" : "--respawn=nodes"));
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b", {"--max-frame-size=500000"});
+  std::vector<std::string> extra{"--replicas=2",
+                                 "--store-nodes=" + a.address + "," + b.address};
+  if (anywhere)
+    extra.push_back("--respawn=anywhere");
+  auto coordinator = start_run(dir, run_args(2, extra), true);
+  a.proc->send(SIGKILL);
+  if (anywhere) {
+    const auto heals = healed_run(dir, *coordinator);
+    REQUIRE(heals.size() == 1);
+    CHECK(heals[0]["respawned_on"] == "this process");
+    CLUSTER_CHECK(coordinator->err().find("shard 1 on this process") != std::string::npos,
+                  coordinator.get());
+    expect_local_bits(dir, 2, dir.file("coordinator.jsonl"));
+    return;
+  }
+  const auto status = coordinator->wait(exit_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(!status.timed_out, coordinator.get());
+  CLUSTER_CHECK(status.code == 1, coordinator.get());
+  const auto err = coordinator->err();
+  CLUSTER_CHECK(err.find("no live store node can host shard 0 (node " + b.address
+                         + ": the shard's spawn (its slices of the parameters and the optimizer "
+                           "state) takes ")
+                  != std::string::npos,
+                coordinator.get());
+  // Half the parameters and two planes of Adam's state, about 610 KB.
+  const std::regex sizes{R"(takes 6[01][0-9]{4} bytes, over the node's --max-frame-size=500000\))"};
+  CLUSTER_CHECK(count_of(err, sizes) == 1, coordinator.get());
+  CHECK(status.seconds < 10); // far below the step timeout a closed connection would cost
+}
