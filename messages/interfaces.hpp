@@ -48,10 +48,11 @@ using store_actor = caf::typed_actor<
   // closed on this shard only).
   caf::replies_to<params_atom, uint64_t>::with<params_msg>,
   caf::replies_to<stats_atom>::with<store_stats>,
-  // Watches this actor as replica `index` (a second one replaces the first)
+  // Watches this actor as replica `index` of membership epoch M (a second
+  // one replaces the first, and only pushes of M count as that replica's)
   // and answers the round after the last push of that replica the shard
   // took, under a policy whose respawns go on from there (else 0).
-  caf::replies_to<watch_atom, uint32_t, replica_actor>::with<uint64_t>,
+  caf::replies_to<watch_atom, uint32_t, replica_actor, uint64_t>::with<uint64_t>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
   // Answers this shard's part of a checkpoint of the epoch just completed.

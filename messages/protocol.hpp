@@ -45,6 +45,7 @@ struct push_msg {
                                  // process on devices of one kind (--store-device)
   bool device_answer = false; // answer with parameters in the store's device memory:
                               // the pusher is on that device, in the shard's process
+  uint64_t membership = 0; // the run's membership epoch its actor was spawned in (fencing)
   // The pusher proved every float of the gradient finite (network::
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
@@ -143,6 +144,7 @@ struct replica_config {
   bool trace = false;    // record trace spans (--trace)
   int32_t fault_signal = 0; // a node's --fault: this signal to the process (0: none)
   uint64_t fault_round = 0; //   before the push of this round
+  uint64_t membership = 0;  // the run's membership epoch this actor is spawned in
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -242,6 +244,7 @@ struct fit_summary {
   std::vector<uint32_t> lost_replicas;        // replicas that died during the run, in order
   uint32_t respawns = 0;                      // replicas respawned in a lost one's place
   uint32_t store_heals = 0;                   // store shards lost and healed from a snapshot
+  uint64_t membership = 1;                    // the membership epoch at the end (1: unchanged)
 };
 
 template <class Inspector>
@@ -252,7 +255,8 @@ typename Inspector::result_type inspect(Inspector& f, trace_span& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
-           x.batch_size, x.loss_sum, x.device_answer, x.gradient, x.device_gradient);
+           x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient,
+           x.device_gradient);
 }
 
 template <class Inspector>
@@ -290,7 +294,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
-           x.slowdown, x.trace, x.fault_signal, x.fault_round);
+           x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership);
 }
 
 template <class Inspector>
@@ -326,7 +330,7 @@ typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
   return f(caf::meta::type_name("fit_summary"), x.mode, x.replicas, x.live_replicas,
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
            x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas,
-           x.respawns, x.store_heals);
+           x.respawns, x.store_heals, x.membership);
 }
 
 } // namespace troupe

@@ -31,6 +31,27 @@ caf::error check_frame_room(const model_description& model, uint64_t max_frame_s
                              + std::to_string(max_frame_size));
 }
 
+// Connects this node to the node at host:port and delivers true, or an
+// error naming it. A busy peer can miss the middleman's handshake deadline
+// (connection_timeout): that is worth another try, up to `attempts`.
+void connect_to_peer(node_actor::pointer self, caf::io::middleman_actor manager,
+                     const std::string& host, uint16_t port,
+                     caf::typed_response_promise<bool> promise, int attempts) {
+  self->request(manager, std::chrono::seconds(10), caf::connect_atom::value, host, port)
+    .then(
+      [promise](const caf::node_id&, const caf::strong_actor_ptr&,
+                const std::set<std::string>&) mutable { promise.deliver(true); },
+      [self, manager, host, port, promise, attempts](caf::error& err) mutable {
+        if (err == caf::sec::connection_timeout && attempts > 1) {
+          connect_to_peer(self, manager, host, port, promise, attempts - 1);
+          return;
+        }
+        promise.deliver(make_troupe_error(troupe_errc::bad_config,
+                                          "cannot connect to " + host + ":"
+                                            + std::to_string(port) + ": " + describe(err)));
+      });
+}
+
 node_actor::behavior_type node_service(node_actor::pointer self, node_options options) {
   return {
     [self, options](hello_atom, const handshake& theirs) -> caf::result<handshake> {
@@ -69,16 +90,7 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
                                            ? self->system().openssl_manager().actor_handle()
                                            : self->system().middleman().actor_handle();
       auto promise = self->make_response_promise<bool>();
-      self->request(manager, std::chrono::seconds(10), caf::connect_atom::value, host, port)
-        .then(
-          [promise](const caf::node_id&, const caf::strong_actor_ptr&,
-                    const std::set<std::string>&) mutable { promise.deliver(true); },
-          [promise, host, port](caf::error& err) mutable {
-            promise.deliver(make_troupe_error(troupe_errc::bad_config,
-                                              "cannot connect to " + host + ":"
-                                                + std::to_string(port) + ": "
-                                                + describe(err)));
-          });
+      connect_to_peer(self, manager, host, port, promise, 3);
       return promise;
     },
   };

@@ -350,6 +350,7 @@ void run_round(replica_pointer self) {
   push.round = st.first_round + st.next_round;
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
+  push.membership = cfg.membership;
   if (!positions.empty())
     if (auto err = compute_share(st, positions, push)) {
       st.promise.deliver(std::move(err));

@@ -33,6 +33,8 @@ struct epoch_record {
   uint32_t live_replicas = 0;
   uint32_t live_nodes = 0; // replica nodes still taken for alive (joined ones too); 0: a local run
   uint32_t respawns = 0;   // of the run so far: replicas respawned or moved
+  uint64_t fenced = 0;     // pushes refused this epoch from replaced actors (over all shards)
+  uint64_t membership = 1; // the membership epoch at the epoch's end
 };
 
 /// Says how far the epoch under way is, as store shard 0 counts it.
@@ -61,6 +63,7 @@ struct respawn_record {
   std::string reason;         // why the lost one ended; for a move, which node joined
   double milliseconds = 0;    // from the news of the loss (or the move) to the new one's order
   double noticed_at = 0;      // when that news came: seconds since the Unix epoch
+  uint64_t membership = 0;    // the membership epoch the new actor belongs to
 };
 
 /// Records one heal of a store on nodes: a shard lost, the run rolled back
@@ -74,6 +77,7 @@ struct store_heal_record {
   std::string reason;         // why the lost one ended
   double milliseconds = 0;    // from the news of the loss to the replicas' orders
   double noticed_at = 0;      // when that news came: seconds since the Unix epoch
+  uint64_t membership = 0;    // the membership epoch every new actor belongs to
 };
 
 /// Receives each epoch's record as soon as it is known.

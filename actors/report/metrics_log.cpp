@@ -74,6 +74,7 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"apply_seconds", r.apply_seconds}, {"pushes", r.pushes},
     {"version", r.version},        {"live_replicas", r.live_replicas},
     {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
+    {"fenced", r.fenced},          {"membership", r.membership},
   };
   write_line(j.dump());
 }
@@ -92,6 +93,7 @@ void metrics_log::write_respawn(const respawn_record& r) {
     {"record", r.moved ? "move" : "respawn"}, {"replica", r.replica}, {"epoch", r.epoch},
     {"round", r.round},      {"lost_on", r.lost_on},           {"respawned_on", r.respawned_on},
     {"reason", r.reason},    {"milliseconds", r.milliseconds}, {"noticed_at", r.noticed_at},
+    {"membership", r.membership},
   };
   write_line(j.dump());
 }
@@ -101,6 +103,7 @@ void metrics_log::write_store_heal(const store_heal_record& h) {
     {"record", "store_heal"}, {"shard", h.shard},   {"epoch", h.epoch},
     {"round", h.round},       {"lost_on", h.lost_on}, {"respawned_on", h.respawned_on},
     {"reason", h.reason},     {"milliseconds", h.milliseconds}, {"noticed_at", h.noticed_at},
+    {"membership", h.membership},
   };
   write_line(j.dump());
 }
@@ -114,6 +117,7 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
     {"live_replicas", s.live_replicas},
     {"respawns", s.respawns},
     {"store_heals", s.store_heals},
+    {"membership", s.membership},
     {"epochs", s.epochs},
     {"batch_size", options.batch_size},
     {"seed", options.seed},

@@ -109,8 +109,9 @@ bool spawn_actors(coordinator_pointer self) {
   st.setup.plan.start = store_start{}; // the shards have their slices
   const uint32_t replicas = st.setup.plan.config.replicas;
   for (uint32_t i = 0; i < replicas; ++i) {
-    auto replica = where.spawn_replica(where.replica_node[i], replica_config_for(st.setup.plan, i),
-                                       st.store.shards);
+    auto job = replica_config_for(st.setup.plan, i);
+    job.membership = st.membership;
+    auto replica = where.spawn_replica(where.replica_node[i], job, st.store.shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start replica " + std::to_string(i) + " on "
@@ -123,11 +124,12 @@ bool spawn_actors(coordinator_pointer self) {
     // Watches reach every shard before any push: the first epoch order
     // follows each shard's answer to a later request from this actor.
     for (const auto& shard : st.store.shards)
-      self->request(shard, step_timeout(st), watch_atom::value, i, *replica)
+      self->request(shard, step_timeout(st), watch_atom::value, i, *replica, st.membership)
         .then([](uint64_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
   st.alive.assign(st.replicas.size(), true);
   st.respawning.assign(st.replicas.size(), false);
+  st.replica_membership.assign(st.replicas.size(), st.membership);
   st.losses_in_round.assign(st.replicas.size(), {UINT64_MAX, 0});
   st.node_alive.assign(where.replica_nodes.size(), true);
   st.reported.assign(st.replicas.size(), false);

@@ -152,6 +152,8 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.live_nodes = static_cast<uint32_t>(std::count(st.node_alive.begin(),
                                                        st.node_alive.end(), true));
   record.respawns = st.respawns;
+  record.fenced = stats.fenced - std::min(stats.fenced, last.fenced);
+  record.membership = st.membership;
   return record;
 }
 
@@ -163,6 +165,7 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.live_replicas = live_count(st);
   summary.respawns = st.respawns;
   summary.store_heals = st.heals;
+  summary.membership = st.membership;
   summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;

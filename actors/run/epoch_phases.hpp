@@ -67,6 +67,11 @@ struct coordinator_state {
   std::vector<std::pair<uint64_t, uint32_t>> losses_in_round; // (round, losses) of the last one
   std::vector<bool> node_alive;
   uint32_t respawns = 0;
+  // The membership epoch: one more at every respawn, move, join and heal;
+  // each replica's actor belongs to the one it was spawned in, which the
+  // shards watch it with and its pushes carry (fencing).
+  uint64_t membership = 1;
+  std::vector<uint64_t> replica_membership;
   std::vector<parked_respawn> parked; // respawns waiting for a join
   uint64_t last_park_id = 0;
   uint64_t epoch_first_round = 0; // the store round this epoch started at

@@ -94,6 +94,7 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
   where.replica_node_offsets.push_back(*added);
   st.node_alive.push_back(true);
   const size_t node = where.replica_nodes.size() - 1;
+  ++st.membership;
   place_parked(self, node); // respawns waiting for a place come first
   const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";

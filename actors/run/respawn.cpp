@@ -118,6 +118,7 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
   ++st.respawns;
   record.round = params->round;
   record.respawned_on = st.setup.where.replica_places[index];
+  record.membership = st.replica_membership[index];
   record.milliseconds =
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
   const std::string verb = record.moved ? " moved to " : " respawned on ";
@@ -239,7 +240,8 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
     st.store.shards.size(),
     [self, index, replica](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
-                           watch_atom::value, static_cast<uint32_t>(index), replica);
+                           watch_atom::value, static_cast<uint32_t>(index), replica,
+                           self->state.replica_membership[index]);
     },
     [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
       if (!still_current(self->state, generation))
@@ -263,6 +265,7 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
   auto& st = self->state;
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
+  ++st.membership;
   record.lost_on = st.setup.where.replica_places[index];
   record.noticed_at = std::chrono::duration<double>(
                         std::chrono::system_clock::now().time_since_epoch())
@@ -277,7 +280,8 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
 spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
                              std::optional<size_t> first) {
   auto& st = self->state;
-  const auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
+  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
+  cfg.membership = st.membership;
   spawn_outcome outcome;
   for (;;) {
     const auto place = first ? first : choose_place(st);
@@ -291,6 +295,7 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
       where.replica_places[index] = place_text(st, *place, cfg);
       where.replica_clock_offsets[index] =
         *place == placement::here ? 0 : where.replica_node_offsets[*place];
+      st.replica_membership[index] = cfg.membership;
       outcome.actor = *spawned;
       return outcome;
     }

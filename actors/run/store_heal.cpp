@@ -215,7 +215,8 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
     [self, shards](size_t j) {
       auto& st = self->state;
       return self->request(st.store.shards[j % shards], step_timeout(st), watch_atom::value,
-                           static_cast<uint32_t>(j / shards), st.replicas[j / shards]);
+                           static_cast<uint32_t>(j / shards), st.replicas[j / shards],
+                           st.replica_membership[j / shards]);
     },
     [self, generation, then](std::vector<uint64_t>&) {
       if (still_current(self->state, generation))
@@ -357,6 +358,7 @@ void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
   store_heal_record record;
   record.shard = static_cast<uint32_t>(shard);
   record.epoch = st.epoch + 1;
+  record.membership = ++st.membership;
   record.lost_on = st.setup.where.store_places[shard];
   record.reason = why;
   record.noticed_at =

@@ -49,6 +49,7 @@ struct store_state : store_port {
   std::unordered_map<caf::actor_addr, uint32_t> replicas;
   std::set<uint32_t> watched; // every replica index ever watched
   std::set<uint32_t> replaced; // watched again: a respawned actor's index
+  std::unordered_map<uint32_t, uint64_t> replica_membership; // its watch's membership epoch
   // By replica, the round after the last of its pushes this shard took
   // (tracks_next_pushes): where an actor respawned in its place goes on.
   std::unordered_map<uint32_t, uint64_t> next_push_round;

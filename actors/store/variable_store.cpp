@@ -71,17 +71,26 @@ void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
   ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
 }
 
-// With respawns, only the actor watched as a replica pushes as it: a late
-// push of one that was replaced (declared lost, then heard from again) is
-// refused and never applied.
+// With respawns, only the actor watched as a replica, in the membership
+// epoch it was watched in, pushes as it: a late push of one that was
+// replaced (declared lost, then heard from again) is refused and never
+// applied.
 caf::error fence_replaced(store_pointer self, const push_msg& push) {
   auto& st = self->state;
   if (st.settings.on_replica_loss != replica_loss_action::respawn)
     return caf::none;
   const auto sender = st.replicas.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
-  if (sender != st.replicas.end() && sender->second == push.replica)
+  const auto membership = st.replica_membership.find(push.replica);
+  const uint64_t current = membership == st.replica_membership.end() ? 0 : membership->second;
+  if (sender != st.replicas.end() && sender->second == push.replica
+      && push.membership == current)
     return caf::none;
   ++st.stats.fenced;
+  if (push.membership != current)
+    return make_troupe_error(troupe_errc::unknown_replica,
+                             "a push as replica " + std::to_string(push.replica)
+                               + " of membership epoch " + std::to_string(push.membership)
+                               + "; the replica's actor is of epoch " + std::to_string(current));
   return make_troupe_error(troupe_errc::unknown_replica,
                            "a push as replica " + std::to_string(push.replica)
                              + " from an actor that is not, or no longer, that replica");
@@ -247,9 +256,10 @@ store_actor::behavior_type variable_store(store_pointer self,
       return self->state.part(true);          // asked for at an epoch's end
     },
     [self](stats_atom) { return current_stats(self->state); },
-    [self](watch_atom, uint32_t index, replica_actor& replica) -> uint64_t {
+    [self](watch_atom, uint32_t index, replica_actor& replica, uint64_t membership) -> uint64_t {
       auto& st = self->state;
       self->monitor(replica);
+      st.replica_membership[index] = membership;
       // Only the newest actor of a replica pushes as it (fence_replaced).
       for (auto it = st.replicas.begin(); it != st.replicas.end();)
         it = it->second == index ? st.replicas.erase(it) : std::next(it);
@@ -342,7 +352,7 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](params_atom) mutable -> caf::result<params_msg> { return tell(); },
     [tell](params_atom, uint64_t) mutable -> caf::result<params_msg> { return tell(); },
     [tell](stats_atom) mutable -> caf::result<store_stats> { return tell(); },
-    [tell](watch_atom, uint32_t, replica_actor&) mutable -> caf::result<uint64_t> {
+    [tell](watch_atom, uint32_t, replica_actor&, uint64_t) mutable -> caf::result<uint64_t> {
       return tell();
     },
     [](epoch_atom, uint64_t, uint64_t) {},

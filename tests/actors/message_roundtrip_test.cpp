@@ -101,6 +101,7 @@ push_msg sample_push() {
   x.loss_sum = 1234.5;
   x.gradient = tricky_floats();
   x.device_answer = true;
+  x.membership = 0x0102030405060708ull;
   return x;
 }
 
@@ -121,6 +122,7 @@ void check_equal(const push_msg& a, const push_msg& b) {
   CHECK(a.base_version == b.base_version);
   CHECK(a.batch_size == b.batch_size);
   CHECK(a.loss_sum == b.loss_sum);
+  CHECK(a.membership == b.membership);
   CHECK(same_bytes(a.gradient, b.gradient));
 }
 
@@ -312,6 +314,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   config.global_batch = 256;
   config.step_timeout_ms = 1234;
   config.pin_core = true;
+  config.fault_signal = 9;
+  config.fault_round = 401;
+  config.membership = 7;
   auto c = roundtrip(sys, config);
   CHECK(c.index == 2);
   CHECK(c.replicas == 4);
@@ -323,6 +328,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(c.global_batch == 256);
   CHECK(c.step_timeout_ms == 1234);
   CHECK(c.pin_core);
+  CHECK(c.fault_signal == 9);
+  CHECK(c.fault_round == 401);
+  CHECK(c.membership == 7);
 
   fit_summary summary;
   summary.mode = "async";

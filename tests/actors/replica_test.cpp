@@ -122,7 +122,7 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
   caf::scoped_actor self{sys};
   for (uint32_t index : {0u, 1u})
     self->request(store, std::chrono::seconds(5), watch_atom::value, index,
-                  index == 0 ? replica : silent)
+                  index == 0 ? replica : silent, uint64_t{0})
       .receive([](uint64_t) {}, [](caf::error& err) { FAIL(describe(err)); });
   caf::expected<replica_report> answer = caf::sec::request_timeout;
   const auto start = std::chrono::steady_clock::now();

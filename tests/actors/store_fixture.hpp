@@ -101,7 +101,7 @@ struct store_fixture {
   // Registers replica i with the store, as the coordinator does, and
   // returns the store's answer: the round replica i pushes next.
   uint64_t watch(uint32_t i) {
-    pusher(i)->send(store, watch_atom::value, i, dummies.at(i));
+    pusher(i)->send(store, watch_atom::value, i, dummies.at(i), uint64_t{0});
     sched.run();
     std::optional<uint64_t> next;
     pusher(i)->receive([&](uint64_t n) { next = n; },

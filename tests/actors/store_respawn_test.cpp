@@ -11,11 +11,12 @@ namespace {
 
 void respawning(store_config& o) { o.on_replica_loss = replica_loss_action::respawn; }
 
-// Registers pusher i itself as replica i, so its pushes come from the
-// watched actor; returns the round the store says replica i pushes next.
-uint64_t watch_pusher(store_fixture& f, uint32_t i) {
+// Registers pusher i itself as replica i of membership epoch `membership`,
+// so its pushes come from the watched actor; returns the round the store
+// says replica i pushes next.
+uint64_t watch_pusher(store_fixture& f, uint32_t i, uint64_t membership = 0) {
   auto self = caf::actor_cast<replica_actor>(caf::actor_cast<caf::strong_actor_ptr>(f.pusher(i)));
-  f.pusher(i)->send(f.store, watch_atom::value, i, self);
+  f.pusher(i)->send(f.store, watch_atom::value, i, self, membership);
   f.sched.run();
   std::optional<uint64_t> next;
   f.pusher(i)->receive([&](uint64_t n) { next = n; },
@@ -49,6 +50,28 @@ TEST_CASE("with respawns a shard refuses, counts and never applies a push from a
   const auto stats = f.stats();
   CHECK(stats.fenced == 2);
   CHECK(stats.version == 1); // round 1 still waits for replica 1's new actor
+  check_values(f.current_params(), shifted(1.0f));
+}
+
+TEST_CASE("with respawns a shard refuses, counts and never applies a push of a membership "
+          "epoch other than the one its replica's actor was watched in",
+          "[store][respawn][fencing]") {
+  store_fixture f("sync", 1, respawning);
+  watch_pusher(f, 0, 3);
+  auto stale = f.make_push(0, 0, 0, filled(parameter_count, 5.0f));
+  stale.membership = 2;
+  f.push(0, stale);
+  auto fenced = f.take(0);
+  REQUIRE(fenced.error);
+  CHECK(fenced.error->code() == static_cast<uint8_t>(troupe_errc::unknown_replica));
+  CHECK(describe(*fenced.error)
+        == "a push as replica 0 of membership epoch 2; the replica's actor is of epoch 3");
+  auto current = f.make_push(0, 0, 0, filled(parameter_count, 1.0f));
+  current.membership = 3;
+  f.push(0, current);
+  REQUIRE(f.take(0).params);
+  CHECK(f.stats().fenced == 1);
+  CHECK(f.stats().version == 1);
   check_values(f.current_params(), shifted(1.0f));
 }
 

@@ -6,6 +6,7 @@
 #include "tests/cluster/respawn_runs.hpp"
 
 #include <regex>
+#include <set>
 
 using namespace troupe::cluster_test;
 using namespace troupe::respawn_runs;
@@ -38,6 +39,23 @@ const std::string& local_checksum(const temp_dir& dir) {
     return final_checksum(local.metrics);
   }();
   return checksum;
+}
+
+// Each respawn, move and heal starts a membership epoch of its own, the
+// records name it, and the final record the last one.
+void expect_membership_epochs(const std::vector<nlohmann::json>& metrics) {
+  const uint64_t last = records_of(metrics, "final").at(0)["membership"].get<uint64_t>();
+  std::set<uint64_t> seen;
+  for (const char* kind : {"respawn", "move", "store_heal"})
+    for (const auto& r : records_of(metrics, kind)) {
+      INFO(r.dump());
+      const auto epoch = r["membership"].get<uint64_t>();
+      CHECK(epoch > 1);
+      CHECK(epoch <= last);
+      seen.insert(epoch);
+    }
+  CHECK_FALSE(seen.empty());
+  CHECK(last >= 1 + seen.size());
 }
 
 // The records that say each failure landed in the fault's round.
@@ -107,6 +125,7 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
   INFO(coordinator.describe());
   const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
   expect_failures_in_round(plan, metrics);
+  expect_membership_epochs(metrics);
   if (joined)
     CHECK_FALSE(records_of(metrics, "move").empty()); // the joining node took replicas
   CHECK(final_checksum(metrics) == local_checksum(dir));

@@ -160,7 +160,7 @@ TEST_CASE("the death of the only store node ends the run saying no node can host
   }
 }
 
-TEST_CASE("a healed shard too large for the frames a store node reads is not sent there; "
+TEST_CASE("a healed shard too large for the frames a store node reads is not sent there, so "
           "the run ends at once naming both sizes, or with --respawn=anywhere heals here",
           "[cluster][failure][kill][heal][frames]") {
   // 784-128relu-10 sends 407,080 bytes of parameters, which node b reads;
