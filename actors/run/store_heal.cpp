@@ -161,16 +161,22 @@ bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what
   }
 }
 
-// Undoes the epoch's accounting back to the snapshot's round: the samples
-// and pushes of the rounds before it stay counted (every replica pushes
-// once a round; async and ssp snapshot at epoch starts only, with none
-// before), the replicas' reports start over.
-void roll_back_epoch(coordinator_state& st, uint64_t round) {
+// Counts the epoch's samples and pushes up to the snapshot's store round
+// `round` as done: the new shards count from zero. Sync and delayed rounds
+// take every replica's push; an async or ssp store round is one push, and
+// their snapshots are of epoch starts and ends only, all or none of the
+// samples. roll_back_epoch also starts the replicas' reports over.
+void count_rounds_before(coordinator_state& st, uint64_t round) {
   const uint64_t rounds_done = round - st.epoch_first_round;
   st.samples_before_heal = std::min<uint64_t>(st.setup.data.train->size(),
                                               rounds_done * st.setup.plan.config.batch_size);
-  st.pushes_before_heal = rounds_done * st.replicas.size();
+  st.pushes_before_heal =
+    st.setup.plan.traits.steps_per_round ? rounds_done * st.replicas.size() : rounds_done;
   st.last_stats = store_stats{}; // the new shards count from zero
+}
+
+void roll_back_epoch(coordinator_state& st, uint64_t round) {
+  count_rounds_before(st, round);
   for (size_t i = 0; i < st.reported.size(); ++i) {
     if (!st.reported[i])
       continue;
@@ -333,7 +339,12 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
                         st.replicas.size());
   const bool between = !st.training && st.epoch_recorded;
   if (between || start->round >= st.epoch_first_round + plan.rounds()) {
-    // The run's start or an epoch's end: the phases between epochs go on.
+    // The run's start or an epoch's end: the phases between epochs go on,
+    // an epoch not recorded yet with all its rounds done.
+    if (st.epoch_recorded)
+      st.last_stats = store_stats{};
+    else
+      count_rounds_before(st, start->round);
     respawn_replicas(self, what, [self, record, lost_at, told] {
       report_heal(self, record, lost_at, told);
       resume_after_heal(self);

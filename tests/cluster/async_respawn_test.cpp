@@ -6,7 +6,6 @@
 #include "tests/cluster/respawn_runs.hpp"
 
 #include <regex>
-#include <thread>
 
 using namespace troupe::cluster_test;
 using namespace troupe::respawn_runs;
@@ -22,23 +21,6 @@ std::vector<std::string> in_mode(std::vector<std::string> args, const std::strin
   if (mode != "async")
     args.push_back("--staleness=2");
   return args;
-}
-
-// Starts the coordinator, waits for its first epoch line and half an epoch
-// more, and kills `victim`.
-std::unique_ptr<process> kill_mid_epoch(const temp_dir& dir, std::vector<std::string> args,
-                                        node_process& victim) {
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  auto coordinator =
-    std::make_unique<process>(mnist_command(std::move(args)), dir.path(), "coordinator");
-  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  coordinator.get());
-  const auto epochs = records_of(read_metrics(dir.file("coordinator.jsonl")), "epoch");
-  REQUIRE(epochs.size() == 1);
-  std::this_thread::sleep_for(std::chrono::duration<double>(epochs[0]["seconds"].get<double>() / 2));
-  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
-  victim.proc->send(SIGKILL);
-  return coordinator;
 }
 
 // Checks that every epoch trained each sample once (as many samples and
@@ -75,7 +57,8 @@ TEST_CASE("under async, ssp and delayed a node killed mid-epoch has its replicas
   auto b = start_node(dir, "node-b");
   auto c = start_node(dir, "node-c");
   auto args = store_on_nodes ? on_nodes(6, {&a, &b, &c}, 2) : replicas_on(6, {&a, &b, &c}, 2);
-  auto coordinator = kill_mid_epoch(dir, in_mode(std::move(args), mode), c);
+  auto coordinator = start_run(dir, in_mode(std::move(args), mode), true);
+  c.proc->send(SIGKILL);
   const auto status = coordinator->wait(run_timeout);
   INFO(to_string(status));
   CLUSTER_REQUIRE(status.exited, coordinator.get());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <regex>
+#include <thread>
 
 #include "tests/cluster/cluster_test.hpp"
 
@@ -41,16 +42,36 @@ inline std::vector<std::string> replicas_on(uint32_t replicas,
   return on_nodes(replicas, nodes, per_node, std::move(extra));
 }
 
+// Starts the coordinator and waits for its first epoch line, then half an
+// epoch more when `mid_epoch`.
+inline std::unique_ptr<process> start_run(const temp_dir& dir, std::vector<std::string> args,
+                                          bool mid_epoch) {
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  auto coordinator =
+    std::make_unique<process>(mnist_command(std::move(args)), dir.path(), "coordinator");
+  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  coordinator.get());
+  if (mid_epoch) {
+    // The epoch line may be out before the metrics file has its record.
+    const auto deadline = clock_type::now() + line_timeout;
+    auto epochs = records_of(read_metrics(dir.file("coordinator.jsonl")), "epoch");
+    while (epochs.empty() && clock_type::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      epochs = records_of(read_metrics(dir.file("coordinator.jsonl")), "epoch");
+    }
+    REQUIRE(epochs.size() == 1);
+    const double seconds = epochs[0]["seconds"].get<double>();
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
+  }
+  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
+  return coordinator;
+}
+
 // Starts the coordinator, waits for its first epoch line, and kills `victim`.
 inline std::unique_ptr<process> start_and_kill(const temp_dir& dir,
                                                std::vector<std::string> args,
                                                node_process& victim) {
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  auto coordinator = std::make_unique<process>(mnist_command(std::move(args)), dir.path(),
-                                               "coordinator");
-  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  coordinator.get());
-  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
+  auto coordinator = start_run(dir, std::move(args), false);
   victim.proc->send(SIGKILL);
   return coordinator;
 }
@@ -62,25 +83,31 @@ inline std::string final_checksum(const std::vector<nlohmann::json>& metrics) {
   return finals[0]["params_fnv1a64"].get<std::string>();
 }
 
-// Runs one process of `replicas` replicas with the same settings and checks
-// that it ends with the checksum of the run whose metrics are at `metrics`,
-// each epoch of which counted as many samples and pushes.
-inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
-  auto local = run_mnist(dir, "local",
-                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
-                         run_timeout);
-  INFO(local.description);
-  REQUIRE(local.status.code == 0);
-  const auto remote = read_metrics(metrics);
-  CHECK(final_checksum(remote) == final_checksum(local.metrics));
-  const auto epochs = records_of(remote, "epoch");
-  const auto local_epochs = records_of(local.metrics, "epoch");
+// Checks that the run of `metrics` ends with the checksum of the one
+// process of `local` and that each of its epochs counted as many samples
+// and pushes.
+inline void expect_local_run(const std::vector<nlohmann::json>& metrics,
+                             const std::vector<nlohmann::json>& local) {
+  CHECK(final_checksum(metrics) == final_checksum(local));
+  const auto epochs = records_of(metrics, "epoch");
+  const auto local_epochs = records_of(local, "epoch");
   REQUIRE(epochs.size() == local_epochs.size());
   for (size_t e = 0; e < epochs.size(); ++e) {
     INFO("epoch " << e + 1);
     CHECK(epochs[e]["samples"] == local_epochs[e]["samples"]);
     CHECK(epochs[e]["pushes"] == local_epochs[e]["pushes"]);
   }
+}
+
+// Runs one process of `replicas` replicas with the same settings and checks
+// the run whose metrics are at `metrics` against it (expect_local_run).
+inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
+  auto local = run_mnist(dir, "local",
+                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
+                         run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  expect_local_run(read_metrics(metrics), local.metrics);
 }
 
 inline size_t count_of(const std::string& text, const std::regex& pattern) {

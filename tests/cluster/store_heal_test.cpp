@@ -6,7 +6,6 @@
 #include "tests/cluster/respawn_runs.hpp"
 
 #include <regex>
-#include <thread>
 
 using namespace troupe::cluster_test;
 using namespace troupe::respawn_runs;
@@ -23,25 +22,6 @@ std::vector<std::string> store_on(uint32_t replicas,
   extra.push_back("--store-nodes=" + list);
   extra.push_back("--store-shards=" + std::to_string(nodes.size()));
   return on_nodes(replicas, nodes, per_node, std::move(extra));
-}
-
-// Starts the coordinator and waits for its first epoch line, then half an
-// epoch more when `mid_epoch`.
-std::unique_ptr<process> start_run(const temp_dir& dir, std::vector<std::string> args,
-                                   bool mid_epoch) {
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  auto coordinator =
-    std::make_unique<process>(mnist_command(std::move(args)), dir.path(), "coordinator");
-  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  coordinator.get());
-  if (mid_epoch) {
-    const auto epochs = records_of(read_metrics(dir.file("coordinator.jsonl")), "epoch");
-    REQUIRE(epochs.size() == 1);
-    const double seconds = epochs[0]["seconds"].get<double>();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
-  }
-  CLUSTER_REQUIRE(coordinator->running(), coordinator.get());
-  return coordinator;
 }
 
 // Waits for a run that must end well, and returns its store_heal records.
