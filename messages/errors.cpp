@@ -18,6 +18,7 @@ std::string to_string(troupe_errc code) {
     case troupe_errc::device_failure: return "device_failure";
     case troupe_errc::timeout: return "timeout";
     case troupe_errc::store_lost: return "store_lost";
+    case troupe_errc::fenced: return "fenced";
   }
   return "troupe_errc(" + std::to_string(static_cast<int>(code)) + ")";
 }

@@ -24,6 +24,7 @@ enum class troupe_errc : uint8_t {
   device_failure,    // a compute device is missing or failed
   timeout,           // a bounded wait ran out
   store_lost,        // the variable store died (a replica stops, the run fails)
+  fenced,            // a message of another membership epoch than its receiver's
 };
 
 /// Names the code, e.g. "stale_round".

@@ -81,6 +81,7 @@ struct params_msg {
   shared_floats values;
   device_floats device_values; // instead, in device memory (push_msg::device_answer)
   std::vector<replica_loss> losses; // every replica lost so far, in order (sync)
+  uint64_t membership = 0; // the membership epoch the answering shard was spawned in
 };
 
 /// Tells a replica to train one epoch, starting from `params`.
@@ -88,6 +89,7 @@ struct epoch_order {
   uint64_t epoch = 0;
   params_msg params;
   uint64_t start_round = 0; // rounds of the epoch already done (a resumed run)
+  uint64_t membership = 0;  // the membership epoch of the actor it is for (fencing)
 };
 
 /// Sums what one replica did in one epoch.
@@ -100,6 +102,7 @@ struct replica_report {
   double compute_seconds = 0; // gradient computation
   double wait_seconds = 0;    // from push until the answer arrived
   std::vector<trace_span> trace; // with --trace: this epoch's spans
+  uint64_t membership = 0;       // the membership epoch of the reporting actor
 };
 
 /// Sums what the store did so far.
@@ -122,6 +125,7 @@ struct store_stats {
   // Gradients by staleness: [t] counts those t versions stale, the last
   // bucket those at least staleness_buckets - 1.
   std::vector<uint64_t> staleness_histogram;
+  uint64_t membership = 0; // the membership epoch the answering shard was spawned in
 };
 
 /// Buckets of store_stats::staleness_histogram.
@@ -180,6 +184,9 @@ struct store_config {
   uint32_t snapshot_every = 0;
   bool pin_core = false; // run on core shard % cores (--pin-cores)
   bool trace = false;    // record trace spans (--trace)
+  uint64_t membership = 0; // the run's membership epoch this shard is spawned in
+  int32_t fault_signal = 0; // a node's --fault: this signal to the process (0: none)
+  uint64_t fault_round = 0; //   as the shard closes this round
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -196,6 +203,7 @@ struct checkpoint_part {
   uint64_t optimizer_steps = 0;
   shared_floats params;          // the shard's slice
   shared_floats optimizer_state; // the shard's slice of every plane
+  uint64_t membership = 0;       // the membership epoch of the shard that sent it
 };
 
 /// Sums what a checkpoint writer did: how many periodic checkpoints it could
@@ -267,18 +275,19 @@ typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness, x.offset,
-           x.values, x.device_values, x.losses);
+           x.values, x.device_values, x.losses, x.membership);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, epoch_order& x) {
-  return f(caf::meta::type_name("epoch_order"), x.epoch, x.params, x.start_round);
+  return f(caf::meta::type_name("epoch_order"), x.epoch, x.params, x.start_round,
+           x.membership);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
   return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
-           x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace);
+           x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace, x.membership);
 }
 
 template <class Inspector>
@@ -287,7 +296,8 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
            x.dropped, x.fenced,
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
-           x.staleness_reported, x.loss_sum, x.waited_on, x.trace, x.staleness_histogram);
+           x.staleness_reported, x.loss_sum, x.waited_on, x.trace, x.staleness_histogram,
+           x.membership);
 }
 
 template <class Inspector>
@@ -302,14 +312,15 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
            x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
-           x.initial_round, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace);
+           x.initial_round, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace,
+           x.membership, x.fault_signal, x.fault_round);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_part& x) {
   return f(caf::meta::type_name("checkpoint_part"), x.shard, x.shards, x.version, x.round,
            x.epoch, x.epoch_round, x.epoch_complete, x.optimizer_steps, x.params,
-           x.optimizer_state);
+           x.optimizer_state, x.membership);
 }
 
 template <class Inspector>

@@ -28,6 +28,7 @@
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/cluster/tls.hpp"
 #include "actors/replica/slow_replica.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "model/numerics_identity.hpp"
@@ -69,7 +70,8 @@ struct node_config : cluster_config {
          option_hint{"I:F"});
     bind(g, fault_text, "fault",
          "kill@R or stop@R: this process sends itself SIGKILL or SIGSTOP as one of its "
-         "replicas is about to push store round R (to try failures in an exact round)",
+         "replicas is about to push store round R, or one of its store shards to take a "
+         "push of round R (to try failures in an exact round)",
          option_hint{"ACTION@R"});
     add_replica_actor_type(*this);
     add_store_actor_type(*this);
@@ -130,7 +132,7 @@ caf::error check_node_options(const node_config& cfg) {
   auto fault = parse_node_fault(cfg.fault_text);
   if (!fault)
     return fault.error();
-  set_node_fault(*fault);
+  plan_node_fault(*fault);
   const bool any_address = cfg.bind_address == "0.0.0.0" || cfg.bind_address == "::";
   if (!cfg.join.empty() && cfg.advertise.empty() && any_address)
     return make_troupe_error(troupe_errc::bad_config,

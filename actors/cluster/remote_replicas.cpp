@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 
 #include "actors/replica/replica.hpp"
+#include "actors/runtime/node_fault.hpp"
 
 namespace troupe {
 
@@ -16,7 +17,6 @@ std::mutex remote_replicas_mutex;
 std::vector<caf::actor> remote_replicas;
 uint32_t slow_index = 0;
 float slow_factor = 1.0f; // 1: no replica is slowed here
-node_fault fault;         // signal 0: none
 
 } // namespace
 
@@ -30,6 +30,7 @@ void add_replica_actor_type(caf::actor_system_config& config) {
                                  auto& job = args.get_mutable_as<replica_config>(0);
                                  if (slow_factor != 1.0f && job.index == slow_index)
                                    job.slowdown = slow_factor;
+                                 const node_fault fault = planned_node_fault();
                                  job.fault_signal = fault.signal;
                                  job.fault_round = fault.round;
                                }
@@ -52,11 +53,6 @@ void slow_remote_replica(uint32_t index, float factor) {
   std::lock_guard<std::mutex> guard{remote_replicas_mutex};
   slow_index = index;
   slow_factor = factor;
-}
-
-void set_node_fault(node_fault planned) {
-  std::lock_guard<std::mutex> guard{remote_replicas_mutex};
-  fault = planned;
 }
 
 void stop_remote_replicas() {

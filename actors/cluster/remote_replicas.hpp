@@ -5,7 +5,6 @@
 
 #include <caf/fwd.hpp>
 
-#include "actors/replica/node_fault.hpp"
 
 namespace troupe {
 
@@ -21,9 +20,6 @@ void add_replica_actor_type(caf::actor_system_config& config);
 /// compute per step (the node's --slow-replica), whatever the coordinator
 /// asked for it.
 void slow_remote_replica(uint32_t index, float factor);
-
-/// Gives every replica spawned here from now on the node's --fault.
-void set_node_fault(node_fault fault);
 
 /// Sends every replica spawned here by other nodes an exit (node shutdown).
 void stop_remote_replicas();

@@ -13,7 +13,7 @@
 #include "actors/replica/data_cache.hpp"
 #include "actors/replica/device_step.hpp"
 #include "actors/replica/gather.hpp"
-#include "actors/replica/node_fault.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
@@ -406,6 +406,12 @@ replica_actor::behavior_type replica(replica_pointer self,
     [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
       auto& st = self->state;
       const auto& cfg = st.setup->config;
+      if (order.membership != cfg.membership)
+        return make_troupe_error(troupe_errc::fenced,
+                                 "replica " + std::to_string(cfg.index)
+                                   + " of membership epoch " + std::to_string(cfg.membership)
+                                   + " refuses an epoch order for epoch "
+                                   + std::to_string(order.membership));
       st.promise = self->make_response_promise<replica_report>();
       st.params = std::move(order.params);
       st.device_parts.clear();
@@ -425,6 +431,7 @@ replica_actor::behavior_type replica(replica_pointer self,
       st.next_round = order.start_round;
       st.report = replica_report{};
       st.report.replica = cfg.index;
+      st.report.membership = cfg.membership;
       run_round(self);
       return st.promise;
     },

@@ -34,6 +34,7 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
   joined.round = parts.front().round;
   joined.staleness = parts.front().staleness;
   joined.losses = std::move(parts.front().losses);
+  joined.membership = parts.front().membership;
   if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
     joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count};
     return joined;

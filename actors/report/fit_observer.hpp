@@ -34,6 +34,7 @@ struct epoch_record {
   uint32_t live_nodes = 0; // replica nodes still taken for alive (joined ones too); 0: a local run
   uint32_t respawns = 0;   // of the run so far: replicas respawned or moved
   uint64_t fenced = 0;     // pushes refused this epoch from replaced actors (over all shards)
+  uint64_t fenced_answers = 0; // answers of replaced actors the coordinator dropped this epoch
   uint64_t membership = 1; // the membership epoch at the epoch's end
 };
 

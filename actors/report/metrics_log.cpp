@@ -74,7 +74,8 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"apply_seconds", r.apply_seconds}, {"pushes", r.pushes},
     {"version", r.version},        {"live_replicas", r.live_replicas},
     {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
-    {"fenced", r.fenced},          {"membership", r.membership},
+    {"fenced", r.fenced},          {"fenced_answers", r.fenced_answers},
+    {"membership", r.membership},
   };
   write_line(j.dump());
 }

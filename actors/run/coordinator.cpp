@@ -81,7 +81,8 @@ bool spawn_store(coordinator_pointer self) {
       && plan.traits.replicas_wait_for_rounds)
     shared = shared_parameter_buffers::holding(plan.start.parameters.to_vector());
   for (uint32_t k = 0; k < plan.config.store_shards; ++k) {
-    auto spawned = where.spawn_store(where.store_node[k], store_config_for(plan, k), st.writer,
+    auto spawned = where.spawn_store(where.store_node[k],
+                                     store_config_for(plan, k, st.membership), st.writer,
                                      caf::actor_cast<caf::actor>(self), shared);
     if (!spawned) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
@@ -109,8 +110,7 @@ bool spawn_actors(coordinator_pointer self) {
   st.setup.plan.start = store_start{}; // the shards have their slices
   const uint32_t replicas = st.setup.plan.config.replicas;
   for (uint32_t i = 0; i < replicas; ++i) {
-    auto job = replica_config_for(st.setup.plan, i);
-    job.membership = st.membership;
+    auto job = replica_config_for(st.setup.plan, i, st.membership);
     auto replica = where.spawn_replica(where.replica_node[i], job, st.store.shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,

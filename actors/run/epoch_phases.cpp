@@ -8,8 +8,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/replica/gather.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/shard_questions.hpp"
 #include "actors/run/store_heal.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
@@ -69,16 +69,13 @@ caf::error check_versions_agree(const coordinator_state& st,
 // step. Called between epochs only, when the shards must agree.
 template <class Then>
 void fetch_params(coordinator_pointer self, Then then) {
-  auto& store = self->state.store;
-  gather<params_msg>(
-    store.shards.size(),
+  ask_every_shard<params_msg>(
+    self,
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            params_atom::value);
     },
-    [self, then, generation = self->state.generation](std::vector<params_msg>& parts) mutable {
-      if (!still_current(self->state, generation))
-        return;
+    [self, then](std::vector<params_msg>& parts) mutable {
       if (auto err = check_versions_agree(self->state, parts)) {
         fail_run(self, std::move(err));
         return;
@@ -86,8 +83,7 @@ void fetch_params(coordinator_pointer self, Then then) {
       std::shared_ptr<std::vector<float>> copy;
       auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
       then(joined);
-    },
-    fail_on_error(self));
+    });
 }
 
 uint32_t live_count(const coordinator_state& st) {
@@ -153,6 +149,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
                                                        st.node_alive.end(), true));
   record.respawns = st.respawns;
   record.fenced = stats.fenced - std::min(stats.fenced, last.fenced);
+  record.fenced_answers = st.fenced_answers - st.fenced_answers_recorded;
   record.membership = st.membership;
   return record;
 }
@@ -287,25 +284,23 @@ void collect_epoch_stats(coordinator_pointer self) {
   auto& st = self->state;
   const double seconds =
     std::chrono::duration<double>(clock_type::now() - st.epoch_start).count();
-  gather<store_stats>(
-    st.store.shards.size(),
+  ask_every_shard<store_stats>(
+    self,
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            stats_atom::value);
     },
-    [self, seconds, generation = st.generation](std::vector<store_stats>& shards) {
+    [self, seconds](std::vector<store_stats>& shards) {
       auto& st = self->state;
-      if (!still_current(st, generation))
-        return;
       write_epoch_trace(st, shards); // once the epoch's time is taken
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
       st.last_stats = stats;
+      st.fenced_answers_recorded = st.fenced_answers;
       st.train_seconds += seconds;
       st.train_samples += record.samples;
       check_checkpoints(self, record);
-    },
-    fail_on_error(self));
+    });
 }
 
 // Moves on once every live replica has reported this epoch.
@@ -362,10 +357,14 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
   const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
   const auto ordered = st.replicas[index].address();
   const size_t i = index;
-  self->request(st.replicas[i], epoch_timeout, epoch_atom::value, order)
+  epoch_order addressed = order;
+  addressed.membership = st.replica_membership[i];
+  self->request(st.replicas[i], epoch_timeout, epoch_atom::value, std::move(addressed))
       .then(
-        [self, i](replica_report& report) {
+        [self, i, ordered](replica_report& report) {
           auto& st = self->state;
+          if (!counts_as_report(st, i, ordered, report))
+            return;
           st.reports[i] = report;
           st.reported[i] = true;
           auto& total = st.totals[i];
@@ -396,6 +395,17 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
         });
 }
 
+bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& ordered,
+                      const replica_report& report) {
+  if (st.done)
+    return false;
+  if (st.replicas[i].address() == ordered && report.membership == st.replica_membership[i]
+      && !st.reported[i])
+    return true;
+  ++st.fenced_answers;
+  return false;
+}
+
 std::chrono::milliseconds step_timeout(const coordinator_state& st) {
   return std::chrono::milliseconds(st.setup.plan.config.step_timeout_ms);
 }
@@ -409,17 +419,13 @@ void resume_after_heal(coordinator_pointer self) {
 
 void gather_store_parts(coordinator_pointer self,
                         std::function<void(std::vector<checkpoint_part>&)> then) {
-  gather<checkpoint_part>(
-    self->state.store.shards.size(),
+  ask_every_shard<checkpoint_part>(
+    self,
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            save_atom::value);
     },
-    [self, then, generation = self->state.generation](std::vector<checkpoint_part>& parts) {
-      if (still_current(self->state, generation))
-        then(parts);
-    },
-    fail_on_error(self));
+    [then](std::vector<checkpoint_part>& parts) { then(parts); });
 }
 
 void start_epoch(coordinator_pointer self) {

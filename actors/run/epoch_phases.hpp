@@ -72,6 +72,11 @@ struct coordinator_state {
   // shards watch it with and its pushes carry (fencing).
   uint64_t membership = 1;
   std::vector<uint64_t> replica_membership;
+  uint64_t store_membership = 1; // the epoch the store's shards were spawned in
+  // Answers dropped because their actor was replaced since it was asked (a
+  // report of a replaced replica, shards' answers from before a heal).
+  uint64_t fenced_answers = 0;
+  uint64_t fenced_answers_recorded = 0; // of those, the ones the epoch records counted
   std::vector<parked_respawn> parked; // respawns waiting for a join
   uint64_t last_park_id = 0;
   uint64_t epoch_first_round = 0; // the store round this epoch started at
@@ -148,6 +153,14 @@ void report_progress(coordinator_pointer self, uint32_t epoch);
 /// survivors. `node_lost`: the connection to its node is gone.
 void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
                   bool node_lost = false);
+
+/// Says whether replica `i`'s report, answering the order sent to the actor
+/// `ordered`, counts: that actor is still the replica's, of the membership
+/// epoch the coordinator knows it by, and has not reported this epoch. Any
+/// other is a late report of a replaced actor: dropped and counted
+/// (st.fenced_answers).
+bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& ordered,
+                      const replica_report& report);
 
 /// Orders replica `index` (the actor st.replicas holds now) to train
 /// `order`'s epoch from its start round, and collects its report.

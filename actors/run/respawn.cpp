@@ -11,6 +11,7 @@
 
 #include "actors/replica/gather.hpp"
 #include "actors/replica/store_group.hpp"
+#include "actors/run/shard_questions.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe {
@@ -174,7 +175,10 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
       return self->request(self->state.store.shards[ahead[j]], step_timeout(self->state),
                            params_atom::value, low);
     },
-    [parts, ahead, then](std::vector<params_msg>& before) mutable {
+    [self, parts, ahead, then,
+     generation = self->state.generation](std::vector<params_msg>& before) mutable {
+      if (!current_answers(self, generation, ahead, before))
+        return;
       for (size_t j = 0; j < ahead.size(); ++j)
         parts[ahead[j]] = std::move(before[j]);
       then(parts);
@@ -192,15 +196,13 @@ void order_from_shards(coordinator_pointer self, size_t index, const std::string
                        respawn_record record, clock_type::time_point lost_at,
                        std::optional<uint64_t> next) {
   const uint64_t generation = self->state.generation;
-  gather<params_msg>(
-    self->state.store.shards.size(),
+  ask_every_shard<params_msg>(
+    self,
     [self](size_t k) {
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            params_atom::value);
     },
     [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
-      if (!still_current(self->state, generation))
-        return;
       if (next) {
         start_from(self, index, what, record, lost_at, parts, next);
         return;
@@ -211,10 +213,6 @@ void order_from_shards(coordinator_pointer self, size_t index, const std::string
                      if (still_current(self->state, generation))
                        start_from(self, index, what, record, lost_at, settled, std::nullopt);
                    });
-    },
-    [self, generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
     });
 }
 
@@ -280,8 +278,7 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
 spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
                              std::optional<size_t> first) {
   auto& st = self->state;
-  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index));
-  cfg.membership = st.membership;
+  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index), st.membership);
   spawn_outcome outcome;
   for (;;) {
     const auto place = first ? first : choose_place(st);

@@ -89,7 +89,7 @@ caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count) 
   return plan;
 }
 
-store_config store_config_for(const run_plan& plan, uint32_t shard) {
+store_config store_config_for(const run_plan& plan, uint32_t shard, uint64_t membership) {
   const run_config& c = plan.config;
   const shard_range range = plan.ranges[shard];
   const store_start& start = plan.start;
@@ -113,10 +113,11 @@ store_config store_config_for(const run_plan& plan, uint32_t shard) {
   s.snapshot_every = c.snapshot_every;
   s.pin_core = c.pin_cores;
   s.trace = !c.trace_path.empty();
+  s.membership = membership;
   return s;
 }
 
-replica_config replica_config_for(const run_plan& plan, uint32_t index) {
+replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t membership) {
   const run_config& c = plan.config;
   replica_config r;
   r.index = index;
@@ -131,6 +132,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index) {
   r.pin_core = c.pin_cores;
   r.slowdown = index == c.slow.index ? c.slow.factor : 1.0f;
   r.trace = !c.trace_path.empty();
+  r.membership = membership;
   return r;
 }
 

@@ -46,11 +46,13 @@ struct run_plan {
 /// epoch to train).
 caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count);
 
-/// Returns what store shard `shard` of the plan is built from.
-store_config store_config_for(const run_plan& plan, uint32_t shard);
+/// Returns what store shard `shard` of the plan is built from, spawned in
+/// membership epoch `membership`.
+store_config store_config_for(const run_plan& plan, uint32_t shard, uint64_t membership);
 
-/// Returns the job description of replica `index`.
-replica_config replica_config_for(const run_plan& plan, uint32_t index);
+/// Returns the job description of replica `index`, spawned in membership
+/// epoch `membership`.
+replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t membership);
 
 /// Returns where the run's checkpoints go, and what run they are of.
 checkpoint_target checkpoint_target_for(const run_plan& plan);

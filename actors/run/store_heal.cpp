@@ -134,8 +134,8 @@ bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what
     }
     const std::string text =
       *place == placement::here ? "this process" : "node " + where.store_nodes[*place];
-    auto spawned = where.spawn_store(*place, store_config_for(st.setup.plan, k), st.writer,
-                                     caf::actor_cast<caf::actor>(self), {});
+    auto spawned = where.spawn_store(*place, store_config_for(st.setup.plan, k, st.membership),
+                                     st.writer, caf::actor_cast<caf::actor>(self), {});
     if (spawned) {
       where.store_node[k] = *place;
       where.store_places[k] = text;
@@ -279,6 +279,7 @@ std::optional<std::string> respawn_store(coordinator_pointer self, const store_s
   auto& st = self->state;
   auto& places = st.setup.where.store_places;
   st.setup.plan.start = start;
+  st.store_membership = st.membership;
   std::string moved;
   bool placed = true;
   for (uint32_t k = 0; placed && k < st.store.shards.size(); ++k) {

@@ -27,6 +27,7 @@ checkpoint_part store_state::part(bool epoch_complete) {
   c.optimizer_steps = optim->steps();
   c.params = shared_floats{buffers->on_host(buffers->view(0, version).first, version).to_vector()};
   c.optimizer_state = shared_floats{optim->state()};
+  c.membership = settings.membership;
   return c;
 }
 
@@ -37,6 +38,7 @@ params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
   msg.staleness = staleness;
   msg.offset = range.offset;
   msg.losses = policy->report().losses;
+  msg.membership = settings.membership;
   auto [values, at_version] = buffers->view(steps_back, version);
   msg.version = at_version;
   if (device_answer && device())

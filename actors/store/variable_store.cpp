@@ -13,6 +13,7 @@
 #include <caf/all.hpp>
 
 #include "actors/runtime/core_pinning.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "actors/store/store_state.hpp"
 #include "messages/errors.hpp"
@@ -121,6 +122,8 @@ std::optional<caf::result<params_msg>> answer_repeat(store_state& st, const push
 // when the policy answers its ticket (at once, or when its round closes).
 caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
   auto& st = self->state;
+  if (st.settings.fault_signal != 0 && push.round == st.settings.fault_round)
+    fire_node_fault(st.settings.fault_signal);
   if (auto fenced = fence_replaced(self, push)) {
     ++st.stats.rejected;
     return fenced;
@@ -170,6 +173,7 @@ store_stats current_stats(store_state& st) {
   st.stats.staleness_reported = st.traits.reports_staleness;
   st.stats.dropped = st.policy->report().dropped;
   st.stats.waited_on = st.policy->report().waited_on;
+  st.stats.membership = st.settings.membership;
   auto answer = st.stats;
   st.stats.trace.clear(); // each span is shipped once
   return answer;
@@ -391,11 +395,17 @@ void add_store_actor_type(caf::actor_system_config& config) {
   config.add_actor_factory(remote_store_type,
                            [make = caf::make_actor_factory(remote_store)](
                              caf::actor_config& actor_cfg, caf::message& args) {
-                             // A pinned shard gets a thread of its own to pin,
-                             // as spawn_variable_store gives local ones.
-                             if (args.match_element<store_config>(0)
-                                 && args.get_as<store_config>(0).pin_core)
-                               actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+                             // The node's --fault goes with the job; a pinned
+                             // shard gets a thread of its own to pin, as
+                             // spawn_variable_store gives local ones.
+                             if (args.match_element<store_config>(0)) {
+                               auto& job = args.get_mutable_as<store_config>(0);
+                               const node_fault fault = planned_node_fault();
+                               job.fault_signal = fault.signal;
+                               job.fault_round = fault.round;
+                               if (job.pin_core)
+                                 actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+                             }
                              return make(actor_cfg, args);
                            });
 }

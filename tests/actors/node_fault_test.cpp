@@ -3,7 +3,7 @@
 
 #include <csignal>
 
-#include "actors/replica/node_fault.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "messages/errors.hpp"
 
 using namespace troupe;

@@ -104,6 +104,53 @@ TEST_CASE("a store's refusal reaches the replica's answer with its own code",
   }
 }
 
+TEST_CASE("a replica trains on an epoch order of its own membership epoch only, and its "
+          "report names that epoch",
+          "[replica][fencing]") {
+  replica_test_config cfg;
+  caf::actor_system sys{cfg};
+  auto store = spawn_sgd_store(sys, model_parameters());
+  replica_config config;
+  config.model = small_model;
+  config.global_batch = 8;
+  config.membership = 3;
+  auto replica = spawn_replica(sys, config, {store}, in_memory(shared_train_slice()));
+  REQUIRE(replica);
+  caf::scoped_actor self{sys};
+  self->request(store, std::chrono::seconds(5), watch_atom::value, uint32_t{0}, *replica,
+                uint64_t{3})
+    .receive([](uint64_t) {}, [](caf::error& err) { FAIL(describe(err)); });
+  auto order_with = [&](uint64_t membership) {
+    auto order = first_epoch();
+    order.membership = membership;
+    caf::expected<replica_report> answer = caf::sec::request_timeout;
+    self->request(*replica, std::chrono::seconds(20), epoch_atom::value, order)
+      .receive([&](replica_report& report) { answer = report; },
+               [&](caf::error& err) { answer = std::move(err); });
+    return answer;
+  };
+  auto pushes = [&] {
+    uint64_t count = UINT64_MAX;
+    self->request(store, std::chrono::seconds(5), stats_atom::value)
+      .receive([&](store_stats& stats) { count = stats.pushes; },
+               [](caf::error& err) { FAIL(describe(err)); });
+    return count;
+  };
+  auto refused = order_with(2);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code() == static_cast<uint8_t>(troupe_errc::fenced));
+  CHECK(describe(refused.error())
+        == "replica 0 of membership epoch 3 refuses an epoch order for epoch 2");
+  CHECK(pushes() == 0);
+  auto trained = order_with(3);
+  REQUIRE(trained);
+  CHECK(trained->membership == 3);
+  CHECK(trained->samples == static_cast<uint64_t>(shared_train_slice()->count));
+  CHECK(pushes() == trained->pushes);
+  self->send_exit(*replica, caf::exit_reason::user_shutdown);
+  self->send_exit(store, caf::exit_reason::user_shutdown);
+}
+
 TEST_CASE("a push the store never answers fails after the step timeout, not never",
           "[replica][errors][timeout]") {
   // A sync round of two replicas where the second never pushes: the store

@@ -75,6 +75,31 @@ TEST_CASE("with respawns a shard refuses, counts and never applies a push of a m
   check_values(f.current_params(), shifted(1.0f));
 }
 
+TEST_CASE("a shard names the membership epoch it was spawned in on every answer to the "
+          "coordinator and to its replicas",
+          "[store][respawn][fencing]") {
+  store_fixture f("sync", 1, [](store_config& o) {
+    respawning(o);
+    o.membership = 4;
+  });
+  watch_pusher(f, 0, 4);
+  auto push = f.make_push(0, 0, 0, filled(parameter_count, 1.0f));
+  push.membership = 4;
+  f.push(0, push);
+  auto answer = f.take(0);
+  REQUIRE(answer.params);
+  CHECK(answer.params->membership == 4);
+  CHECK(f.current_params().membership == 4);
+  CHECK(f.stats().membership == 4);
+  f.pusher(0)->send(f.store, save_atom::value);
+  f.sched.run();
+  std::optional<checkpoint_part> part;
+  f.pusher(0)->receive([&](checkpoint_part& p) { part = std::move(p); },
+                       caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(part);
+  CHECK(part->membership == 4);
+}
+
 TEST_CASE("a shard with buffers of its own answers for its current version only",
           "[store][respawn]") {
   store_fixture f("sync", 1, respawning);

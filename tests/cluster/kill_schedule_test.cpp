@@ -1,6 +1,7 @@
 // Schedules of failures in exact rounds: each node's --fault=kill@R or
 // stop@R makes its process signal itself as one of its replicas is about to
-// push round R, and a node may join at half the run. Whatever the schedule,
+// push round R (or one of its store shards to take a push of round R), and
+// a node may join at half the run. Whatever the schedule,
 // the sync run ends with the checksum of one process running as many
 // replicas, with nothing having failed there.
 #include "tests/cluster/respawn_runs.hpp"
@@ -20,9 +21,11 @@ constexpr uint64_t fault_round = 401;
 
 struct schedule {
   std::string name;
-  std::vector<std::string> faults; // nodes a, b, c: "" or their --fault
+  // Nodes a, b, c, then with store_only_nodes s and t: "" or their --fault.
+  std::vector<std::string> faults;
   bool store_here = false;         // the store in the coordinator, not on the nodes
   bool join_at_half = false;       // node d joins once epoch 2 ends
+  bool store_only_nodes = false;   // the store's shards on s and t, which host no replica
 };
 
 std::string kill_at() { return "kill@" + std::to_string(fault_round); }
@@ -59,7 +62,8 @@ void expect_membership_epochs(const std::vector<nlohmann::json>& metrics) {
 }
 
 // The records that say each failure landed in the fault's round.
-void expect_failures_in_round(const schedule& plan, const std::vector<nlohmann::json>& metrics) {
+void expect_failures_in_round(const schedule& plan, const std::vector<nlohmann::json>& metrics,
+                              const std::vector<node_process>& nodes) {
   if (plan.store_here) {
     const auto respawns = records_of(metrics, "respawn");
     CHECK(respawns.size() == 2); // the two replicas of the one node lost
@@ -73,6 +77,10 @@ void expect_failures_in_round(const schedule& plan, const std::vector<nlohmann::
   REQUIRE(heals.size() == 1);
   CHECK(heals[0]["round"].get<uint64_t>() <= fault_round);
   CHECK(heals[0]["round"].get<uint64_t>() >= 334); // epoch 1's end, at the oldest
+  if (plan.store_only_nodes) { // t's shard moves to s, the store node left
+    CHECK(heals[0]["lost_on"] == "node " + nodes[4].address);
+    CHECK(heals[0]["respawned_on"] == "node " + nodes[3].address);
+  }
 }
 
 } // namespace
@@ -85,12 +93,14 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
     schedule{"kill one of three store nodes at 30 %", {"", "", kill_at()}},
     schedule{"kill two store nodes in one round", {"", kill_at(), kill_at()}},
     schedule{"stop a node past the timeout, then continue it", {"", stop_at(), ""}, true},
-    schedule{"kill a node at 30 %, join one at 50 %", {"", "", kill_at()}, true, true});
+    schedule{"kill a node at 30 %, join one at 50 %", {"", "", kill_at()}, true, true},
+    schedule{"kill a node that hosts store shards only", {"", "", "", "", kill_at()}, false,
+             false, true});
   INFO(plan.name);
   temp_dir dir{"troupe-cluster"};
   std::vector<node_process> nodes;
   for (size_t k = 0; k < plan.faults.size(); ++k)
-    nodes.push_back(start_node(dir, std::string("node-") + char('a' + k),
+    nodes.push_back(start_node(dir, std::string("node-") + "abcst"[k],
                                plan.faults[k].empty()
                                  ? std::vector<std::string>{}
                                  : std::vector<std::string>{"--fault=" + plan.faults[k]}));
@@ -101,6 +111,8 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
     joins = "127.0.0.1:" + std::to_string(free.port());
     extra.push_back("--accept-joins=" + joins);
   }
+  if (plan.store_only_nodes)
+    extra.push_back("--store-nodes=" + nodes[3].address + "," + nodes[4].address);
   auto args = plan.store_here
                 ? replicas_on(replicas, {&nodes[0], &nodes[1], &nodes[2]}, 2, extra)
                 : on_nodes(replicas, {&nodes[0], &nodes[1], &nodes[2]}, 2, extra);
@@ -124,7 +136,7 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
   CLUSTER_REQUIRE(status.code == 0, &coordinator);
   INFO(coordinator.describe());
   const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
-  expect_failures_in_round(plan, metrics);
+  expect_failures_in_round(plan, metrics, nodes);
   expect_membership_epochs(metrics);
   if (joined)
     CHECK_FALSE(records_of(metrics, "move").empty()); // the joining node took replicas

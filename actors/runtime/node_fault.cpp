@@ -1,13 +1,21 @@
 // Parsing and firing --fault.
-#include "actors/replica/node_fault.hpp"
+#include "actors/runtime/node_fault.hpp"
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
 #include <stdexcept>
 
 #include "messages/errors.hpp"
 
 namespace troupe {
+
+namespace {
+
+std::mutex planned_mutex;
+node_fault planned; // signal 0: none
+
+} // namespace
 
 caf::expected<node_fault> parse_node_fault(const std::string& text) {
   if (text.empty())
@@ -37,6 +45,16 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
     return bad("has a round out of range");
   }
   return fault;
+}
+
+void plan_node_fault(node_fault fault) {
+  std::lock_guard<std::mutex> guard{planned_mutex};
+  planned = fault;
+}
+
+node_fault planned_node_fault() {
+  std::lock_guard<std::mutex> guard{planned_mutex};
+  return planned;
 }
 
 void fire_node_fault(int signal) {
