@@ -113,6 +113,7 @@ params_msg sample_params() {
   x.offset = 96;
   x.values = floats({1.0f, 2.0f, -3.0f, 1e20f});
   x.losses = {{12, 1, false}, {40, 3, true}, {0xfedcba9876543210ull, 0xffffffffu, true}};
+  x.membership = 0x1122334455667788ull;
   return x;
 }
 
@@ -128,6 +129,7 @@ void check_equal(const push_msg& a, const push_msg& b) {
 
 void check_equal(const params_msg& a, const params_msg& b) {
   CHECK(a.version == b.version);
+  CHECK(a.membership == b.membership);
   CHECK(a.round == b.round);
   CHECK(a.staleness == b.staleness);
   CHECK(a.offset == b.offset);
@@ -226,8 +228,12 @@ TEST_CASE("params_msg and epoch_order survive a binary round trip",
   epoch_order order;
   order.epoch = 9;
   order.params = params;
+  order.start_round = 12;
+  order.membership = 6;
   const auto back = roundtrip(sys, order);
   CHECK(back.epoch == 9);
+  CHECK(back.start_round == 12);
+  CHECK(back.membership == 6);
   check_equal(back.params, params);
 }
 
@@ -237,8 +243,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   test_config cfg;
   caf::actor_system sys{cfg};
 
-  replica_report report{5, 1234, 567.25, 1000, 40, 1.5, 0.25, {trace_span{1, 9, -5, 300}}};
+  replica_report report{5, 1234, 567.25, 1000, 40, 1.5, 0.25, {trace_span{1, 9, -5, 300}}, 8};
   auto r = roundtrip(sys, report);
+  CHECK(r.membership == 8);
   CHECK(r.replica == 5);
   CHECK(r.samples == 1234);
   CHECK(r.loss_sum == 567.25);
@@ -251,8 +258,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(r.trace[0].duration_ns == 300);
 
   store_stats stats{77, 300, 9600, 4, 11, 13, 0.125, 61, 600, 3, 2, true, 2.5, {4, 0, 7},
-                    {trace_span{2, 8, 1000, 50}}, {5, 6}};
+                    {trace_span{2, 8, 1000, 50}}, {5, 6}, 9};
   auto s = roundtrip(sys, stats);
+  CHECK(s.membership == 9);
   CHECK(s.version == 77);
   CHECK(s.pushes == 300);
   CHECK(s.samples == 9600);
@@ -291,7 +299,9 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   part.optimizer_steps = 39;
   part.params = floats({1.0f, 2.0f, 3.0f}).slice(1, 2);
   part.optimizer_state = floats({4.0f, 5.0f, 6.0f, 7.0f});
+  part.membership = 10;
   auto pr = roundtrip(sys, part);
+  CHECK(pr.membership == 10);
   CHECK(pr.shard == 1);
   CHECK(pr.shards == 3);
   CHECK(pr.version == 40);
@@ -382,7 +392,13 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.shards = 5;
   store.parameter_count = 1000;
   store.pin_core = true;
+  store.membership = 11;
+  store.fault_signal = 19;
+  store.fault_round = 401;
   auto sc = roundtrip_in_message(sys, store);
+  CHECK(sc.membership == 11);
+  CHECK(sc.fault_signal == 19);
+  CHECK(sc.fault_round == 401);
   CHECK(sc.policy.name == "async");
   CHECK(sc.device == "cuda:3");
   CHECK(sc.optimizer.name == "sgd");
