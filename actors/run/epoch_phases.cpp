@@ -441,12 +441,29 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
   auto& st = self->state;
   if (st.done || epoch != st.epoch + 1 || st.store.shards.empty())
     return;
+  // The next report follows this one whatever its answer: a heal may
+  // replace shard 0 while the counters travel, or leave no shard 0 yet.
+  auto next = [self, epoch] {
+    auto& st = self->state;
+    if (!st.done && epoch == st.epoch + 1)
+      self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                         st.setup.observer.progress_interval, tick_atom::value, epoch);
+  };
+  if (!st.store.shards.front()) {
+    next();
+    return;
+  }
   self->request(st.store.shards.front(), step_timeout(st), stats_atom::value)
     .then(
-      [self, epoch](store_stats& stats) {
+      [self, epoch, next](store_stats& stats) {
         auto& st = self->state;
         if (st.done || epoch != st.epoch + 1)
           return; // the epoch ended while the counters travelled
+        if (stats.membership != st.store_membership) {
+          ++st.fenced_answers; // from a shard a heal replaced since
+          next();
+          return;
+        }
         const auto now = clock_type::now();
         const auto& options = st.setup.plan.config;
         epoch_progress progress;
@@ -468,10 +485,9 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
           st.shard_spans[0].insert(st.shard_spans[0].end(), stats.trace.begin(),
                                    stats.trace.end());
         st.setup.observer.on_progress(progress);
-        self->delayed_send(caf::actor_cast<coordinator_actor>(self),
-                           st.setup.observer.progress_interval, tick_atom::value, epoch);
+        next();
       },
-      [](caf::error&) {}); // a missed report is not worth failing the run
+      [next](caf::error&) { next(); }); // a missed report is not worth failing the run
 }
 
 void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
