@@ -107,6 +107,7 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
     observer.progress_interval = std::chrono::milliseconds(bar ? 100 : 20);
   if (metrics) {
     observer.on_respawn = [metrics](const respawn_record& r) { metrics->write_respawn(r); };
+    observer.on_recovery = [metrics](const recovery_record& r) { metrics->write_recovery(r); };
     observer.on_store_heal = [metrics](const store_heal_record& h) {
       metrics->write_store_heal(h);
     };

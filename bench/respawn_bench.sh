@@ -6,10 +6,11 @@
 # the store heals from its snapshot and every replica respawns). For each
 # run: from the kill to the coordinator's news of it (detection), from that
 # news to the new replicas' orders (Troupe's own part: the metrics' respawn
-# or store_heal records), whether the run ended with the checksum of one
-# process running six replicas, and how much longer it took than the same
-# run with no kill just before it, against the bound of detection plus
-# recovery plus the rounds computed again.
+# or store_heal records), from the kill to the close of the round the
+# recovery restarted from (the metrics' recovery records), whether the run
+# ended with the checksum of one process running six replicas, and how much
+# longer it took than the same run with no kill just before it, against the
+# bound of detection plus recovery plus the rounds computed again.
 #   bench/respawn_bench.sh [repeats]   (after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +26,7 @@ run=(--data-dir="$data" --mode=sync --epochs=4 --batch-size=6 --seed=11 --progre
 "$build/mnist" "${run[@]}" --replicas=6 --metrics="$work/local.jsonl" > /dev/null
 final_sum() { grep '"record":"final"' "$1" | sed -n 's/.*"params_fnv1a64":"\([0-9a-f]*\)".*/\1/p'; }
 local_sum="$(final_sum "$work/local.jsonl")"
-declare -A detect own same extra bound within
+declare -A detect own closes same extra bound within
 layouts=(coordinator shards)
 # cluster_run LAYOUT KILL: one run on three fresh nodes, node c killed once
 # the first epoch record is out when KILL is 1; sets run_seconds and
@@ -62,7 +63,10 @@ for r in $(seq "$repeats"); do
     cluster_run "$layout" 1
     noticed="$(sed -n 's/.*"noticed_at":\([0-9.e+]*\).*/\1/p' "$work/run.jsonl" | sort -g | head -1)"
     took="$(sed -n 's/.*"milliseconds":\([0-9.e+-]*\).*/\1/p' "$work/run.jsonl" | sort -g | tail -1)"
+    closed="$(sed -n 's/.*"closed_at":\([0-9.e+]*\).*/\1/p' "$work/run.jsonl" | sort -g | tail -1)"
     sum="$(final_sum "$work/run.jsonl")"
+    to_round="$(awk -v a="$killed_at" -v b="$closed" 'BEGIN { printf "%.1f", (b - a) * 1000 }')"
+    closes[$layout]+="$to_round "
     detected="$(awk -v a="$killed_at" -v b="$noticed" 'BEGIN { printf "%.1f", (b - a) * 1000 }')"
     detect[$layout]+="$detected "
     own[$layout]+="$(awk -v t="$took" 'BEGIN { printf "%.1f", t }') "
@@ -75,7 +79,8 @@ for r in $(seq "$repeats"); do
     bound[$layout]+="$allowed "
     [ "$more" -le "$allowed" ] && within[$layout]=$((${within[$layout]:-0} + 1))
     [ "$sum" = "$local_sum" ] && same[$layout]=$((${same[$layout]:-0} + 1))
-    echo "run $r, $layout: detection $detected ms, recovery $took ms, checksum $sum," \
+    echo "run $r, $layout: detection $detected ms, recovery $took ms, kill to the next" \
+         "closed round $to_round ms, checksum $sum," \
          "${more} ms longer than the uninterrupted run (bound $allowed ms)"
   done
 done
@@ -83,7 +88,8 @@ for layout in "${layouts[@]}"; do
   # shellcheck disable=SC2086 # the runs' figures, one word each
   echo "$layout: median detection (kill to the coordinator's news)" \
        "$(printf "%s\n" ${detect[$layout]} | median) ms, median recovery (news to every new" \
-       "replica's order) $(printf "%s\n" ${own[$layout]} | median) ms, runs ending with" \
+       "replica's order) $(printf "%s\n" ${own[$layout]} | median) ms, median kill to the" \
+       "next closed round $(printf "%s\n" ${closes[$layout]} | median) ms, runs ending with" \
        "one process's checksum $local_sum: ${same[$layout]:-0} of $repeats; median time over" \
        "the uninterrupted run $(printf "%s\n" ${extra[$layout]} | median) ms against a median" \
        "bound of $(printf "%s\n" ${bound[$layout]} | median) ms, within it: ${within[$layout]:-0}" \

@@ -21,5 +21,6 @@ using join_atom = caf::atom_constant<caf::atom("join")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using restore_atom = caf::atom_constant<caf::atom("restore")>;
+using await_atom = caf::atom_constant<caf::atom("await")>;
 
 } // namespace troupe

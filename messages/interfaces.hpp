@@ -53,6 +53,9 @@ using store_actor = caf::typed_actor<
   // and answers the round after the last push of that replica the shard
   // took, under a policy whose respawns go on from there (else 0).
   caf::replies_to<watch_atom, uint32_t, replica_actor, uint64_t>::with<uint64_t>,
+  // Answers the shard's next round once store round R has closed in it
+  // (at once if it has): when a recovery that restarted from R is over.
+  caf::replies_to<await_atom, uint64_t>::with<uint64_t>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
   // Answers this shard's part of a checkpoint of the epoch just completed.

@@ -81,6 +81,17 @@ struct store_heal_record {
   uint64_t membership = 0;    // the membership epoch every new actor belongs to
 };
 
+/// Records the end of one recovery (a respawn after a loss, or a store
+/// heal): the round it restarted from has closed on every shard, so the run
+/// trains on. Runs with rounds only (sync, delayed).
+struct recovery_record {
+  std::string after;          // "respawn" or "store_heal"
+  uint64_t round = 0;         // the store round it restarted from, now closed
+  uint64_t membership = 0;    // the membership epoch the recovery began
+  double closed_ms = 0;       // from the news of the loss to that round's close
+  double closed_at = 0;       // when it closed: seconds since the Unix epoch
+};
+
 /// Receives each epoch's record as soon as it is known.
 using epoch_observer = std::function<void(const epoch_record&)>;
 
@@ -97,6 +108,9 @@ using respawn_observer = std::function<void(const respawn_record&)>;
 /// Receives each store heal once the replicas have their orders.
 using store_heal_observer = std::function<void(const store_heal_record&)>;
 
+/// Receives each recovery once the round it restarted from has closed.
+using recovery_observer = std::function<void(const recovery_record&)>;
+
 /// Hears a fit while it runs. Any member may be empty; all are called on
 /// the coordinator's thread, one call at a time. The library prints nothing:
 /// a program shows what it hears (examples/mnist.cpp prints warnings to stderr).
@@ -109,6 +123,7 @@ struct fit_observer {
   std::chrono::milliseconds progress_interval{100};
   respawn_observer on_respawn;
   store_heal_observer on_store_heal;
+  recovery_observer on_recovery;
 };
 
 } // namespace troupe

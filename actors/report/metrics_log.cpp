@@ -109,6 +109,14 @@ void metrics_log::write_store_heal(const store_heal_record& h) {
   write_line(j.dump());
 }
 
+void metrics_log::write_recovery(const recovery_record& r) {
+  nlohmann::json j = {
+    {"record", "recovery"},   {"after", r.after},         {"round", r.round},
+    {"membership", r.membership}, {"closed_ms", r.closed_ms}, {"closed_at", r.closed_at},
+  };
+  write_line(j.dump());
+}
+
 void metrics_log::write_summary(const fit_summary& s, const run_config& options) {
   const auto numerics = current_numerics(); // what decided the bits of the checksum
   nlohmann::json j = {

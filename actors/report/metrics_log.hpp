@@ -39,6 +39,10 @@ public:
   /// Writes a "store_heal" record: which shard, from where to where, the
   /// snapshot round the run went on from, and how long the heal took.
   void write_store_heal(const store_heal_record& heal);
+  /// Writes a "recovery" record: what recovered, the round it restarted
+  /// from, and when that round closed (from the news of the loss, and as a
+  /// wall-clock time).
+  void write_recovery(const recovery_record& recovery);
 
 private:
   explicit metrics_log(std::FILE* file) : file_(file, &std::fclose) {}

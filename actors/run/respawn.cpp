@@ -11,6 +11,7 @@
 
 #include "actors/replica/gather.hpp"
 #include "actors/replica/store_group.hpp"
+#include "actors/run/recovery.hpp"
 #include "actors/run/shard_questions.hpp"
 #include "messages/errors.hpp"
 
@@ -131,6 +132,8 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
                + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
   if (st.setup.observer.on_respawn)
     st.setup.observer.on_respawn(record);
+  if (!record.moved)
+    watch_recovery(self, "respawn", params->round, record.membership, lost_at);
   if (!st.reported[index]) // else the next epoch's order reaches it
     order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
 }

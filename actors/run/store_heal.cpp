@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "actors/replica/gather.hpp"
+#include "actors/run/recovery.hpp"
 #include "actors/run/respawn.hpp"
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
@@ -256,6 +257,7 @@ void report_heal(coordinator_pointer self, store_heal_record record,
   warn(st, told + ", in " + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
   if (st.setup.observer.on_store_heal)
     st.setup.observer.on_store_heal(record);
+  watch_recovery(self, "store_heal", record.round, record.membership, lost_at);
 }
 
 // Counts a heal from the snapshot of `round`; false (the run failed) once

@@ -53,6 +53,15 @@ void store_state::round_closed() {
     checkpoint_due = true;
   if (settings.snapshot_every > 0 && ++rounds_since_snapshot >= settings.snapshot_every)
     snapshot_due = true;
+  const uint64_t next = policy->next_round();
+  for (auto it = awaited.begin(); it != awaited.end();) {
+    if (it->first >= next) {
+      ++it;
+      continue;
+    }
+    it->second.deliver(next);
+    it = awaited.erase(it);
+  }
 }
 
 template <class Step>

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <caf/actor_addr.hpp>
 #include <caf/error.hpp>
@@ -62,6 +64,8 @@ struct store_state : store_port {
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
   uint64_t rounds_since_snapshot = 0;
   bool snapshot_due = false; // a closed round made a snapshot due
+  // Who waits for a round to close (await_atom), with that round.
+  std::vector<std::pair<uint64_t, caf::typed_response_promise<uint64_t>>> awaited;
 
   // Whether next_push_round is kept: with respawns that go on from there.
   bool tracks_next_pushes() const {
@@ -109,7 +113,7 @@ struct store_state : store_port {
   // while the buffers still hold it (on the host); else an error.
   caf::expected<params_msg> answer_at(uint64_t wanted);
   // Counts a closed round towards the next periodic checkpoint, which the
-  // actor sends once the policy returned.
+  // actor sends once the policy returned, and answers who awaited it.
   void round_closed() override;
 
 private:

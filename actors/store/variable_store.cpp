@@ -249,6 +249,14 @@ store_actor::behavior_type variable_store(store_pointer self,
         return err;
       return self->state.answer_value(0);
     },
+    [self](await_atom, uint64_t round) -> caf::result<uint64_t> {
+      auto& st = self->state;
+      if (round < st.policy->next_round())
+        return st.policy->next_round();
+      auto promise = self->make_response_promise<uint64_t>();
+      st.awaited.emplace_back(round, promise);
+      return promise;
+    },
     [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
@@ -359,6 +367,7 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](watch_atom, uint32_t, replica_actor&, uint64_t) mutable -> caf::result<uint64_t> {
       return tell();
     },
+    [tell](await_atom, uint64_t) mutable -> caf::result<uint64_t> { return tell(); },
     [](epoch_atom, uint64_t, uint64_t) {},
     [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
   };

@@ -77,12 +77,23 @@ TEST_CASE("a replica that dies mid-round is respawned and the run keeps the bits
     options.on_replica_loss = replica_loss_action::respawn;
     testing::fail_replica_at_push(options, 1, 40);
     warnings heard;
-    auto respawned = fit(sys, options, shared_test_slice(), heard.observer());
+    std::vector<recovery_record> recoveries;
+    auto observer = heard.observer();
+    observer.on_recovery = [&recoveries](const recovery_record& r) { recoveries.push_back(r); };
+    auto respawned = fit(sys, options, shared_test_slice(), observer);
     INFO((respawned ? std::string("ok") : describe(respawned.error())));
     REQUIRE(respawned);
     CHECK(heard.count("replica 1 on cpu died in epoch") == 3);
     CHECK(heard.count("; respawned on cpu at round") == 3);
     CHECK(heard.count("at round 39 in") == 1);
+    // Each recovery ends as the round its new actor recomputed closes.
+    REQUIRE(recoveries.size() == 3);
+    for (size_t n = 0; n < recoveries.size(); ++n) {
+      CHECK(recoveries[n].after == "respawn");
+      CHECK(recoveries[n].round == 39 * (n + 1));
+      CHECK(recoveries[n].membership == n + 2);
+      CHECK(recoveries[n].closed_ms > 0);
+    }
     CHECK(respawned->params_fnv1a64 == uninterrupted->params_fnv1a64);
     CHECK(respawned->version == uninterrupted->version);
     CHECK(respawned->live_replicas == 3);

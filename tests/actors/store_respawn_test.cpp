@@ -100,6 +100,36 @@ TEST_CASE("a shard names the membership epoch it was spawned in on every answer 
   CHECK(part->membership == 4);
 }
 
+TEST_CASE("a shard tells who awaits a round once that round has closed, at once for one "
+          "closed already",
+          "[store][respawn][recovery]") {
+  store_fixture f("sync", 2, respawning);
+  watch_pusher(f, 0);
+  watch_pusher(f, 1);
+  caf::scoped_actor waiter{f.sys};
+  auto answer = [&waiter] {
+    std::optional<uint64_t> next;
+    waiter->receive([&](uint64_t n) { next = n; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+    return next;
+  };
+  waiter->send(f.store, await_atom::value, uint64_t{0});
+  f.sched.run();
+  CHECK_FALSE(answer()); // round 0 is open
+  f.push(1, f.make_push(1, 0, 0, filled(parameter_count, 1.0f)));
+  CHECK_FALSE(answer()); // one push of two
+  f.push(0, f.make_push(0, 0, 0, filled(parameter_count, 1.0f)));
+  REQUIRE(f.take(0).params);
+  REQUIRE(f.take(1).params);
+  CHECK(answer() == uint64_t{1}); // the round closed: round 1 is next
+  waiter->send(f.store, await_atom::value, uint64_t{0});
+  f.sched.run();
+  CHECK(answer() == uint64_t{1});
+  waiter->send(f.store, await_atom::value, uint64_t{1});
+  f.sched.run();
+  CHECK_FALSE(answer());
+}
+
 TEST_CASE("a shard with buffers of its own answers for its current version only",
           "[store][respawn]") {
   store_fixture f("sync", 1, respawning);

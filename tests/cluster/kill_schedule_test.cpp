@@ -6,6 +6,7 @@
 // replicas, with nothing having failed there.
 #include "tests/cluster/respawn_runs.hpp"
 
+#include <map>
 #include <regex>
 #include <set>
 
@@ -59,6 +60,31 @@ void expect_membership_epochs(const std::vector<nlohmann::json>& metrics) {
     }
   CHECK_FALSE(seen.empty());
   CHECK(last >= 1 + seen.size());
+}
+
+// Each recovery record ends the respawn or heal of its membership epoch as
+// the round that one restarted from closes, after its news. Every respawn
+// (store in the coordinator) or heal ends so; a respawn a heal overtook
+// ends in the heal.
+void expect_recoveries(const schedule& plan, const std::vector<nlohmann::json>& metrics) {
+  std::map<uint64_t, nlohmann::json> began; // by membership epoch
+  for (const char* kind : {"respawn", "store_heal"})
+    for (const auto& r : records_of(metrics, kind))
+      began[r["membership"].get<uint64_t>()] = r;
+  const auto recoveries = records_of(metrics, "recovery");
+  for (const auto& r : recoveries) {
+    INFO(r.dump());
+    const auto found = began.find(r["membership"].get<uint64_t>());
+    REQUIRE(found != began.end());
+    CHECK(r["after"] == found->second["record"]);
+    CHECK(r["round"] == found->second["round"]);
+    CHECK(r["closed_at"].get<double>() >= found->second["noticed_at"].get<double>());
+    CHECK(r["closed_ms"].get<double>() >= found->second["milliseconds"].get<double>());
+  }
+  if (plan.store_here)
+    CHECK(recoveries.size() == records_of(metrics, "respawn").size());
+  else
+    CHECK(recoveries.size() >= records_of(metrics, "store_heal").size());
 }
 
 // The records that say each failure landed in the fault's round.
@@ -137,6 +163,7 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
   INFO(coordinator.describe());
   const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
   expect_failures_in_round(plan, metrics, nodes);
+  expect_recoveries(plan, metrics);
   expect_membership_epochs(metrics);
   if (joined)
     CHECK_FALSE(records_of(metrics, "move").empty()); // the joining node took replicas
