@@ -88,11 +88,11 @@ caf::error fence_replaced(store_pointer self, const push_msg& push) {
     return caf::none;
   ++st.stats.fenced;
   if (push.membership != current)
-    return make_troupe_error(troupe_errc::unknown_replica,
+    return make_troupe_error(troupe_errc::fenced,
                              "a push as replica " + std::to_string(push.replica)
                                + " of membership epoch " + std::to_string(push.membership)
                                + "; the replica's actor is of epoch " + std::to_string(current));
-  return make_troupe_error(troupe_errc::unknown_replica,
+  return make_troupe_error(troupe_errc::fenced,
                            "a push as replica " + std::to_string(push.replica)
                              + " from an actor that is not, or no longer, that replica");
 }

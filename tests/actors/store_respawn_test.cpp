@@ -42,7 +42,7 @@ TEST_CASE("with respawns a shard refuses, counts and never applies a push from a
   f.push(1, f.make_push(1, 1, 1, filled(parameter_count, 5.0f)));
   auto fenced = f.take(1);
   REQUIRE(fenced.error);
-  CHECK(fenced.error->code() == static_cast<uint8_t>(troupe_errc::unknown_replica));
+  CHECK(fenced.error->code() == static_cast<uint8_t>(troupe_errc::fenced));
   CHECK(describe(*fenced.error).find("no longer, that replica") != std::string::npos);
   // Nor may an actor push as a replica it is not.
   f.push(0, f.make_push(1, 1, 1, filled(parameter_count, 5.0f)));
@@ -63,7 +63,7 @@ TEST_CASE("with respawns a shard refuses, counts and never applies a push of a m
   f.push(0, stale);
   auto fenced = f.take(0);
   REQUIRE(fenced.error);
-  CHECK(fenced.error->code() == static_cast<uint8_t>(troupe_errc::unknown_replica));
+  CHECK(fenced.error->code() == static_cast<uint8_t>(troupe_errc::fenced));
   CHECK(describe(*fenced.error)
         == "a push as replica 0 of membership epoch 2; the replica's actor is of epoch 3");
   auto current = f.make_push(0, 0, 0, filled(parameter_count, 1.0f));
