@@ -26,6 +26,7 @@
 #include "actors/cluster/host_port.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
+#include "actors/cluster/send_bound.hpp"
 #include "actors/cluster/tls.hpp"
 #include "actors/replica/slow_replica.hpp"
 #include "actors/runtime/node_fault.hpp"
@@ -167,6 +168,7 @@ caf::expected<std::string> join_run(caf::actor_system& system, const node_config
   if (!door)
     return make_troupe_error(troupe_errc::bad_config,
                              "cannot reach " + cfg.join + ": " + describe(door.error()));
+  bound_unacknowledged_sends(system);
   caf::expected<std::string> answer = caf::sec::request_timeout;
   const auto host = cfg.advertise.empty() ? cfg.bind_address : cfg.advertise;
   self->request(*door, timeout, join_atom::value, host, port)
@@ -209,8 +211,10 @@ caf::expected<uint16_t> listen(caf::actor_system& system, const node_config& cfg
                 : publish_guarded(system, caf::actor_cast<caf::strong_actor_ptr>(service),
                                   system.message_types(service), requested, cfg.bind_address,
                                   true, cfg.max_frame_size);
-  if (port)
+  if (port) {
+    bound_unacknowledged_sends(system); // the listening socket passes it on
     return port;
+  }
   auto why = requested != 0 ? why_not_bindable(cfg.bind_address, requested) : "";
   if (why.empty())
     why = describe(port.error());

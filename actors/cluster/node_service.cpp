@@ -10,6 +10,7 @@
 #include "actors/replica/data_cache.hpp"
 #include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/handshake.hpp"
+#include "actors/cluster/send_bound.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/model_description.hpp"
@@ -39,8 +40,11 @@ void connect_to_peer(node_actor::pointer self, caf::io::middleman_actor manager,
                      caf::typed_response_promise<bool> promise, int attempts) {
   self->request(manager, std::chrono::seconds(10), caf::connect_atom::value, host, port)
     .then(
-      [promise](const caf::node_id&, const caf::strong_actor_ptr&,
-                const std::set<std::string>&) mutable { promise.deliver(true); },
+      [self, promise](const caf::node_id&, const caf::strong_actor_ptr&,
+                      const std::set<std::string>&) mutable {
+        bound_unacknowledged_sends(self->system());
+        promise.deliver(true);
+      },
       [self, manager, host, port, promise, attempts](caf::error& err) mutable {
         if (err == caf::sec::connection_timeout && attempts > 1) {
           connect_to_peer(self, manager, host, port, promise, attempts - 1);
@@ -141,6 +145,8 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
     if (node || node.error() != caf::sec::connection_timeout)
       break;
   }
+  if (node)
+    bound_unacknowledged_sends(system);
   if (!node)
     return make_troupe_error(troupe_errc::bad_config,
                              "cannot reach node " + where + ": " + describe(node.error())

@@ -10,6 +10,7 @@
 #include <caf/openssl/publish.hpp>
 
 #include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/send_bound.hpp"
 #include "actors/run/respawn.hpp"
 #include "messages/errors.hpp"
 
@@ -129,6 +130,7 @@ caf::expected<join_door_actor> open_join_door(caf::actor_system& system,
                                                         + at.text() + ": "
                                                         + describe(port.error()));
   }
+  bound_unacknowledged_sends(system); // the listening socket passes it on
   return door;
 }
 
