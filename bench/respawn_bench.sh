@@ -11,11 +11,15 @@
 # ended with the checksum of one process running six replicas, and how much
 # longer it took than the same run with no kill just before it, against the
 # bound of detection plus recovery plus the rounds computed again.
-#   bench/respawn_bench.sh [repeats]   (after scripts/test.sh built build/)
+# With SIGNAL STOP the node is frozen (SIGSTOP) instead, and noticed by the
+# heartbeats.
+#   bench/respawn_bench.sh [repeats] [KILL|STOP]   (after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build/examples"
 repeats="${1:-5}"
+signal="${2:-KILL}"
+case "$signal" in KILL | STOP) ;; *) echo "error: SIGNAL is KILL or STOP" >&2; exit 2 ;; esac
 data="$root/tests/data"
 # shellcheck source=bench/rates.sh
 source "$root/bench/rates.sh"
@@ -44,12 +48,16 @@ cluster_run() {
   if [ "$2" = 1 ]; then
     until grep -q '"record":"epoch"' "$work/run.jsonl" 2>/dev/null; do sleep 0.02; done
     killed_at="$(date +%s.%N)"
-    kill -9 "${nodes[2]}"
-    wait "${nodes[2]}" 2>/dev/null || true
+    kill -s "$signal" "${nodes[2]}"
+    [ "$signal" = STOP ] || wait "${nodes[2]}" 2>/dev/null || true
   fi
   wait "$coordinator" || { tail -3 "$work/run.log" >&2; exit 1; }
   run_seconds="$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
-  for pid in "${nodes[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  for pid in "${nodes[@]}"; do
+    kill -CONT "$pid" 2>/dev/null || true # a frozen node ends once it runs again
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
 }
 # The rounds a recovery computes again, at most: the open round when the
 # store is in the coordinator, the rounds since the snapshot (--snapshot-every
