@@ -119,6 +119,20 @@ bool built(namespace_pair& hosts) {
   return true;
 }
 
+// Runs `run` in one process with one replica and checks that the run whose
+// metrics are at `metrics` ended with the same parameters.
+void expect_bits_of_one_replica(const temp_dir& dir, std::vector<std::string> run,
+                                const std::string& metrics) {
+  run.push_back("--replicas=1");
+  auto local = run_mnist(dir, "local", run, run_timeout);
+  REQUIRE(local.status.code == 0);
+  const auto cut = records_of(read_metrics(metrics), "final");
+  const auto here = records_of(local.metrics, "final");
+  REQUIRE(cut.size() == 1);
+  REQUIRE(here.size() == 1);
+  CHECK(cut[0]["params_fnv1a64"] == here[0]["params_fnv1a64"]);
+}
+
 } // namespace
 
 TEST_CASE("training crosses two network namespaces and a cut link aborts the run naming the "
@@ -210,15 +224,7 @@ TEST_CASE("a cut link with --respawn=anywhere moves the node's replica, and the 
                      != std::string::npos
                    && err.find("; respawned on cpu at round") != std::string::npos),
                   &coordinator);
-  auto local_args = run;
-  local_args.push_back("--replicas=1");
-  auto local = run_mnist(dir, "local", local_args, run_timeout);
-  REQUIRE(local.status.code == 0);
-  const auto cut = records_of(read_metrics(dir.file("cut.jsonl")), "final");
-  const auto here = records_of(local.metrics, "final");
-  REQUIRE(cut.size() == 1);
-  REQUIRE(here.size() == 1);
-  CHECK(cut[0]["params_fnv1a64"] == here[0]["params_fnv1a64"]);
+  expect_bits_of_one_replica(dir, run, dir.file("cut.jsonl"));
 }
 
 TEST_CASE("a link cut while the coordinator's sends wait in its own buffer does not hold the "
@@ -256,13 +262,5 @@ TEST_CASE("a link cut while the coordinator's sends wait in its own buffer does 
   // unacknowledged sends (2 s) before the middleman lets the dead link go;
   // without that bound it waits for the kernel to give up (minutes).
   CHECK(after_cut < 20);
-  auto local_args = run;
-  local_args.push_back("--replicas=1");
-  auto local = run_mnist(dir, "local", local_args, run_timeout);
-  REQUIRE(local.status.code == 0);
-  const auto cut = records_of(read_metrics(dir.file("cut.jsonl")), "final");
-  const auto here = records_of(local.metrics, "final");
-  REQUIRE(cut.size() == 1);
-  REQUIRE(here.size() == 1);
-  CHECK(cut[0]["params_fnv1a64"] == here[0]["params_fnv1a64"]);
+  expect_bits_of_one_replica(dir, run, dir.file("cut.jsonl"));
 }
