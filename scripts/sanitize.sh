@@ -17,5 +17,6 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 # pointer for every actor spawned without arguments: CAF's, not ours.
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$troupe_root/scripts/ubsan.supp"
 export ASAN_OPTIONS="detect_leaks=1"
+export LSAN_OPTIONS="suppressions=$troupe_root/scripts/lsan.supp"
 cd "$build"
 ctest --output-on-failure --timeout 900 "$@"
