@@ -425,7 +425,7 @@ void gather_store_parts(coordinator_pointer self,
       return self->request(self->state.store.shards[k], step_timeout(self->state),
                            save_atom::value);
     },
-    [then](std::vector<checkpoint_part>& parts) { then(parts); });
+    std::move(then));
 }
 
 void start_epoch(coordinator_pointer self) {
