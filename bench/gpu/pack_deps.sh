@@ -13,12 +13,12 @@
 #                      loop), and in lib/ the shared libraries they load apart
 #                      from glibc's and CUDA's own (run_gpu_checks.sh --prebuilt
 #                      and run_store_figures.sh run these, building nothing).
-#                      A library over 8 MiB that only mnist or train_bench loads
-#                      (OpenBLAS, 36 MB, which train_bench links to print its
-#                      GEMM beside ours) goes in as lib/NAME.xz, which
-#                      run_store_figures.sh unpacks: so the whole of DEST stays
-#                      under 64 MiB, small enough to copy to the GPU machine
-#                      beside the checkout
+#                      A library over 1 MiB that only mnist or train_bench loads
+#                      (libtroupe, CAF, OpenSSL, protobuf, and OpenBLAS, which
+#                      train_bench links to print its GEMM beside ours) goes in
+#                      as lib/NAME.xz, which run_store_figures.sh unpacks: so
+#                      the whole of DEST stays under 64 MiB with room for the
+#                      checkout beside it on the GPU machine
 # Usage: bench/gpu/pack_deps.sh [--prebuilt=BUILD_DIR] [--no-build] [DEST]
 #   BUILD_DIR  a configured build with CUDA (e.g. build-cuda); the four targets
 #              are built there first (mnist and train_bench only where the
@@ -101,9 +101,9 @@ if [ -n "$prebuilt_build" ]; then
   [ ${#figure_binaries[@]} -eq 0 ] || figure_libs=$(shared_libs "${figure_binaries[@]}")
   printf '%s\n' "$cuda_libs" "$figure_libs" | sort -u | while read -r lib; do
     [ -n "$lib" ] || continue
-    # Over 8 MiB and loaded only by the figure binaries: compressed (the CUDA
+    # Over 1 MiB and loaded only by the figure binaries: compressed (the CUDA
     # pair's run_gpu_checks.sh takes lib/ as it is, so theirs stay plain).
-    if [ "$(stat -L -c %s "$lib")" -gt $((8 << 20)) ] && ! grep -qxF "$lib" <<< "$cuda_libs"; then
+    if [ "$(stat -L -c %s "$lib")" -gt $((1 << 20)) ] && ! grep -qxF "$lib" <<< "$cuda_libs"; then
       xz -T0 -6 -c "$lib" > "$dest/prebuilt/lib/$(basename "$lib").xz"
     else
       cp -L "$lib" "$dest/prebuilt/lib/"
