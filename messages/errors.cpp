@@ -19,6 +19,7 @@ std::string to_string(troupe_errc code) {
     case troupe_errc::timeout: return "timeout";
     case troupe_errc::store_lost: return "store_lost";
     case troupe_errc::fenced: return "fenced";
+    case troupe_errc::link_lost: return "link_lost";
   }
   return "troupe_errc(" + std::to_string(static_cast<int>(code)) + ")";
 }

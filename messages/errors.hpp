@@ -25,6 +25,7 @@ enum class troupe_errc : uint8_t {
   timeout,           // a bounded wait ran out
   store_lost,        // the variable store died (a replica stops, the run fails)
   fenced,            // a message of another membership epoch than its receiver's
+  link_lost,         // the link to the peer a request waited on was lost
 };
 
 /// Names the code, e.g. "stale_round".

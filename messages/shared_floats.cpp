@@ -2,6 +2,7 @@
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 
+#include <caf/binary_deserializer.hpp>
 #include <caf/sec.hpp>
 
 namespace troupe {
@@ -32,6 +33,13 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
   if (size > max_floats)
     return caf::make_error(caf::sec::invalid_argument,
                            "float buffer of " + std::to_string(size) + " elements");
+  // A frame announces its count before its floats: allocate only what the
+  // bytes at hand can fill (every message off the wire is read from bytes).
+  if (const auto* bytes = dynamic_cast<const caf::binary_deserializer*>(&source);
+      bytes != nullptr && size > bytes->remaining() / sizeof(float))
+    return caf::make_error(caf::sec::end_of_stream,
+                           "a float buffer of " + std::to_string(size) + " elements in "
+                             + std::to_string(bytes->remaining()) + " bytes");
   auto values = std::make_shared<std::vector<float>>(size);
   if (size > 0) {
     if (auto err = source.apply_raw(size * sizeof(float), values->data()))

@@ -1,20 +1,18 @@
-// A BASP listening port whose connections refuse oversized frames: CAF 0.17's
-// BASP broker sizes its receive buffer from the payload_len of a header that
-// nobody has authenticated yet, so 32 bytes could make it allocate 4 GiB.
+// The guarded middleman actor: CAF 0.17's own, except that the connections it
+// opens and accepts are guarded_scribes (CAF's BASP broker sizes buffers from
+// headers nobody has authenticated, and crashes on some).
 #include "actors/cluster/frame_guard.hpp"
 
-#include <sys/socket.h>
-
-#include <cinttypes>
-#include <cstdio>
+#include <algorithm>
+#include <mutex>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman_actor_impl.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
-#include <caf/io/network/doorman_impl.hpp>
-#include <caf/io/network/scribe_impl.hpp>
 
+#include "actors/cluster/guarded_scribe.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe {
@@ -22,66 +20,73 @@ namespace troupe {
 namespace {
 
 using caf::io::network::default_multiplexer;
-using caf::io::network::native_socket;
 
-// A connection that refuses to read a frame larger than its limit. The BASP
-// broker calls configure_read on the middleman's I/O thread with the size it
-// is about to receive, and CAF's stream resizes (and zero-fills) its buffer to
-// that size before reading a byte: this is the last point before the
-// allocation.
-class guarded_scribe : public caf::io::network::scribe_impl {
+
+// The registry name of a system's guarded middleman (an atom: at most 10 characters).
+constexpr caf::atom_value registry_name = caf::atom("TroupeGrd");
+
+class guarded_manager final : public caf::io::middleman_actor_impl {
 public:
-  guarded_scribe(default_multiplexer& mx, native_socket fd, uint64_t limit)
-      : scribe_impl(mx, fd), limit_(limit) {
+  guarded_manager(caf::actor_config& cfg, caf::actor broker,
+                  std::shared_ptr<connection_guard> guard)
+    : middleman_actor_impl(cfg, broker), broker_(std::move(broker)), guard_(std::move(guard)) {
   }
 
-  void configure_read(caf::io::receive_policy::config config) override {
-    if (config.second <= limit_) {
-      scribe_impl::configure_read(config);
-      return;
-    }
-    if (!refused_) {
-      refused_ = true;
-      std::fprintf(stderr,
-                   "troupe: closed the connection from %s:%u: it announced a frame of "
-                   "%zu bytes, over --max-frame-size=%" PRIu64 "\n",
-                   addr().c_str(), static_cast<unsigned>(port()), config.second, limit_);
-      // Closing here, inside the broker's handler, would skip BASP's
-      // bookkeeping for the connection. Shut the socket instead and ask for
-      // one byte: the next read sees the end of the stream (or a payload
-      // shorter than announced), and BASP drops the connection its usual way.
-      ::shutdown(stream_.fd(), SHUT_RDWR);
-    }
-    scribe_impl::configure_read(caf::io::receive_policy::at_most(1));
+  const char* name() const override {
+    return "troupe.guarded_middleman";
+  }
+
+  behavior_type make_behavior() override {
+    // The system's destructor waits for detached actors to be destroyed
+    // once its middleman has stopped: end with the BASP broker, and let go
+    // of the registry's reference.
+    monitor(broker_);
+    set_down_handler([this](caf::down_msg&) {
+      system().registry().erase(registry_name);
+      quit();
+    });
+    return middleman_actor_impl::make_behavior();
+  }
+
+protected:
+  caf::expected<caf::io::scribe_ptr> connect(const std::string& host, uint16_t port) override {
+    auto fd = caf::io::network::new_tcp_connection(host, port);
+    if (!fd)
+      return std::move(fd.error());
+    return caf::io::scribe_ptr{
+      caf::make_counted<guarded_scribe>(multiplexer(), *fd, guard_, connection_end::connected,
+                                        false)};
+  }
+
+  caf::expected<caf::io::doorman_ptr> open(uint16_t port, const char* addr,
+                                           bool reuse) override {
+    auto fd = caf::io::network::new_tcp_acceptor_impl(port, addr, reuse);
+    if (!fd)
+      return std::move(fd.error());
+    return caf::io::doorman_ptr{caf::make_counted<guarded_doorman>(multiplexer(), *fd, guard_)};
   }
 
 private:
-  uint64_t limit_;
-  bool refused_ = false;
-};
-
-// CAF's doorman, except that each accepted connection is a guarded_scribe.
-class guarded_doorman : public caf::io::network::doorman_impl {
-public:
-  guarded_doorman(default_multiplexer& mx, native_socket fd, uint64_t limit)
-      : doorman_impl(mx, fd), limit_(limit) {
+  default_multiplexer& multiplexer() {
+    return static_cast<default_multiplexer&>(system().middleman().backend());
   }
 
-  bool new_connection() override {
-    // As doorman_impl::new_connection, with another scribe type.
-    if (detached())
-      return false;
-    auto& mx = acceptor_.backend();
-    caf::io::scribe_ptr scribe = caf::make_counted<guarded_scribe>(
-      mx, acceptor_.accepted_socket(), limit_);
-    auto hdl = scribe->hdl();
-    parent()->add_scribe(std::move(scribe));
-    return doorman::new_connection(&mx, hdl);
-  }
-
-private:
-  uint64_t limit_;
+  caf::actor broker_;
+  std::shared_ptr<connection_guard> guard_;
 };
+
+guard_settings settings_for(const caf::actor_system& system, uint64_t max_frame_size) {
+  guard_settings settings;
+  settings.frames.after_handshake = max_frame_size;
+  settings.frames.before_handshake = std::min(max_frame_size, min_max_frame_size);
+  // Three heartbeat timeouts (and at least 3 s): a peer that is merely slow
+  // has long been dropped by CAF's own connection timeout by then.
+  const auto timeout = caf::get_or(system.config(), "middleman.connection-timeout",
+                                   caf::defaults::middleman::connection_timeout);
+  settings.stall_bound = std::max<std::chrono::milliseconds>(
+    std::chrono::seconds(3), std::chrono::duration_cast<std::chrono::milliseconds>(3 * timeout));
+  return settings;
+}
 
 } // namespace
 
@@ -94,6 +99,20 @@ caf::error check_max_frame_size(uint64_t bytes) {
   return caf::none;
 }
 
+caf::io::middleman_actor guarded_middleman(caf::actor_system& system, uint64_t max_frame_size) {
+  static std::mutex spawning;
+  std::lock_guard<std::mutex> lock{spawning};
+  const auto name = registry_name;
+  if (auto existing = system.registry().get(name))
+    return caf::actor_cast<caf::io::middleman_actor>(std::move(existing));
+  auto broker = system.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  auto guard = std::make_shared<connection_guard>(settings_for(system, max_frame_size));
+  auto manager =
+    system.spawn<guarded_manager, caf::detached + caf::hidden>(std::move(broker), guard);
+  system.registry().put(name, caf::actor_cast<caf::strong_actor_ptr>(manager));
+  return manager;
+}
+
 caf::expected<uint16_t> publish_guarded(caf::actor_system& system,
                                         const caf::strong_actor_ptr& whom,
                                         std::set<std::string> sigs, uint16_t port,
@@ -103,19 +122,14 @@ caf::expected<uint16_t> publish_guarded(caf::actor_system& system,
     return err;
   if (!whom)
     return caf::make_error(caf::sec::cannot_publish_invalid_actor);
-  // What CAF 0.17's middleman actor does for publish (middleman_actor_impl:
-  // open a doorman, hand it to the BASP broker), with our doorman type.
-  auto& mx = static_cast<default_multiplexer&>(system.middleman().backend());
-  auto fd = caf::io::network::new_tcp_acceptor_impl(port, addr.empty() ? nullptr : addr.c_str(),
-                                                    reuse_addr);
-  if (!fd)
-    return std::move(fd.error());
-  caf::io::doorman_ptr doorman = caf::make_counted<guarded_doorman>(mx, *fd, max_frame_size);
-  const auto actual_port = doorman->port();
-  auto basp = system.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
-  caf::anon_send(basp, caf::publish_atom::value, std::move(doorman), actual_port, whom,
-                 std::move(sigs));
-  return actual_port;
+  auto manager = guarded_middleman(system, max_frame_size);
+  caf::expected<uint16_t> result = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->request(manager, std::chrono::seconds(10), caf::publish_atom::value, port, whom,
+                std::move(sigs), addr, reuse_addr)
+    .receive([&](uint16_t actual) { result = actual; },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
 }
 
 } // namespace troupe

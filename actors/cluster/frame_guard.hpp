@@ -1,5 +1,6 @@
-// A bound on the size of one incoming BASP frame: a plaintext listening port
-// whose connections close, instead of allocating, when a peer announces more.
+// Plaintext connections guarded against what a peer may send: a bound on the
+// size of one incoming BASP frame, header checks, and stall bounds, for the
+// ports a process publishes and the connections it opens.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include <caf/fwd.hpp>
+#include <caf/io/middleman_actor.hpp>
 
 namespace troupe {
 
@@ -27,12 +29,20 @@ constexpr uint64_t frame_header_room = 4096;
 /// option and the accepted range.
 caf::error check_max_frame_size(uint64_t bytes);
 
-/// Publishes `whom` (with its interface `sigs`) on `addr`:`port` through CAF's
-/// BASP broker, as middleman::publish does, except that every connection
-/// accepted there refuses a frame announcing more than `max_frame_size`
-/// payload bytes: it logs one line naming the peer and the size, and closes
-/// the connection before CAF allocates a receive buffer for it. Returns the
-/// port bound (the real one when `port` is 0).
+/// Returns the middleman actor of `system` whose connections are guarded
+/// (guarded_scribe.hpp): use it wherever CAF's own middleman().actor_handle()
+/// would connect or publish in plaintext. The first call spawns it with
+/// `max_frame_size` as the bound of a frame after the handshake and of the
+/// payload bytes announced and not yet received over all its connections;
+/// later calls return the same actor. It ends with the system's middleman.
+caf::io::middleman_actor guarded_middleman(caf::actor_system& system,
+                                           uint64_t max_frame_size = default_max_frame_size);
+
+/// Publishes `whom` (with its interface `sigs`) on `addr`:`port` through the
+/// guarded middleman, as middleman::publish does: a peer that sends what CAF
+/// 0.17 cannot take safely, announces more than `max_frame_size` payload
+/// bytes, or stalls is closed with one line on stderr naming it and why.
+/// Returns the port bound (the real one when `port` is 0).
 caf::expected<uint16_t> publish_guarded(caf::actor_system& system,
                                         const caf::strong_actor_ptr& whom,
                                         std::set<std::string> sigs, uint16_t port,

@@ -28,7 +28,9 @@
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/cluster/send_bound.hpp"
 #include "actors/cluster/tls.hpp"
+#include "actors/cluster/watched_request.hpp"
 #include "actors/replica/slow_replica.hpp"
+#include "actors/runtime/known_peers.hpp"
 #include "actors/runtime/node_fault.hpp"
 #include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
@@ -151,7 +153,7 @@ caf::expected<std::string> join_run(caf::actor_system& system, const node_config
   if (!coordinator)
     return make_troupe_error(troupe_errc::bad_config, "--join: " + describe(coordinator.error()));
   caf::io::middleman_actor manager = cfg.tls() ? system.openssl_manager().actor_handle()
-                                               : system.middleman().actor_handle();
+                                               : guarded_middleman(system);
   const auto timeout = std::chrono::seconds(30);
   caf::expected<join_door_actor> door = caf::sec::request_timeout;
   caf::scoped_actor self{system};
@@ -169,12 +171,9 @@ caf::expected<std::string> join_run(caf::actor_system& system, const node_config
     return make_troupe_error(troupe_errc::bad_config,
                              "cannot reach " + cfg.join + ": " + describe(door.error()));
   bound_unacknowledged_sends(system);
-  caf::expected<std::string> answer = caf::sec::request_timeout;
   const auto host = cfg.advertise.empty() ? cfg.bind_address : cfg.advertise;
-  self->request(*door, timeout, join_atom::value, host, port)
-    .receive([&](std::string& text) { answer = std::move(text); },
-             [&](caf::error& err) { answer = std::move(err); });
-  return answer;
+  return ask_watching<std::string>(system, *door, *door, timeout, "joining the run at " + cfg.join,
+                                   join_atom::value, host, port);
 }
 
 // Why `address`:`port` cannot be bound, as the system says (e.g. "Address
@@ -251,6 +250,7 @@ int run_node_program(int argc, char** argv) {
                  "run jobs here (use --tls-cert, --tls-key and --tls-ca)\n",
                  cfg.bind_address.c_str());
   caf::actor_system system{cfg};
+  greet_node(system.node());
   node_options options;
   options.model = cfg.model;
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);

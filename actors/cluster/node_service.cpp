@@ -11,6 +11,8 @@
 #include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/handshake.hpp"
 #include "actors/cluster/send_bound.hpp"
+#include "actors/cluster/watched_request.hpp"
+#include "actors/runtime/known_peers.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/model_description.hpp"
@@ -40,8 +42,9 @@ void connect_to_peer(node_actor::pointer self, caf::io::middleman_actor manager,
                      caf::typed_response_promise<bool> promise, int attempts) {
   self->request(manager, std::chrono::seconds(10), caf::connect_atom::value, host, port)
     .then(
-      [self, promise](const caf::node_id&, const caf::strong_actor_ptr&,
+      [self, promise](const caf::node_id& node, const caf::strong_actor_ptr&,
                       const std::set<std::string>&) mutable {
+        greet_node(node);
         bound_unacknowledged_sends(self->system());
         promise.deliver(true);
       },
@@ -87,12 +90,14 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
                                           + fits.error().message));
       std::fprintf(stderr, "troupe node: accepted %s (model %s, data %s)\n",
                    theirs.peer.c_str(), theirs.model.c_str(), theirs.data_dir.c_str());
+      if (const auto& sender = self->current_sender())
+        greet_node(sender->node());
       return mine;
     },
     [self, options](link_atom, const std::string& host, uint16_t port) -> caf::result<bool> {
       caf::io::middleman_actor manager = options.tls
                                            ? self->system().openssl_manager().actor_handle()
-                                           : self->system().middleman().actor_handle();
+                                           : guarded_middleman(self->system());
       auto promise = self->make_response_promise<bool>();
       connect_to_peer(self, manager, host, port, promise, 3);
       return promise;
@@ -108,11 +113,9 @@ node_actor spawn_node_service(caf::actor_system& system, node_options options) {
 
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,
                       const host_port& address, std::chrono::milliseconds timeout) {
-  caf::error result;
-  caf::scoped_actor self{system};
-  self->request(node, timeout, link_atom::value, address.host, address.port)
-    .receive([](bool) {}, [&](caf::error& err) { result = std::move(err); });
-  return result;
+  auto linked = ask_watching<bool>(system, node, node, timeout, "linking to " + address.text(),
+                                   link_atom::value, address.host, address.port);
+  return linked ? caf::none : linked.error();
 }
 
 caf::expected<connected_node> connect_to_node(caf::actor_system& system,
@@ -122,7 +125,7 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
   const std::string where = address.text();
   // Through the middleman actor, not remote_actor(), whose wait has no bound.
   caf::io::middleman_actor manager = tls ? system.openssl_manager().actor_handle()
-                                         : system.middleman().actor_handle();
+                                         : guarded_middleman(system);
   caf::expected<node_actor> node = caf::sec::request_timeout;
   caf::scoped_actor self{system};
   // A busy peer can miss the middleman's 1 s handshake deadline
@@ -152,27 +155,26 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
                              "cannot reach node " + where + ": " + describe(node.error())
                                + " (is `node --port=" + std::to_string(address.port)
                                + "` running there, with the same TLS settings?)");
-  caf::expected<connected_node> result = caf::sec::request_timeout;
   const int64_t sent = steady_nanoseconds();
-  self->request(*node, timeout, hello_atom::value, hello)
-    .receive(
-      [&](const handshake& theirs) {
-        const int64_t received = steady_nanoseconds();
-        auto mine = hello;
-        if (auto err = check_handshake(mine, theirs)) {
-          result = std::move(err);
-          return;
-        }
-        // The node made its answer about halfway through the round trip.
-        result = connected_node{*node, sent + (received - sent) / 2 - theirs.clock_ns,
-                                (received - sent) / 2, theirs.max_frame_size};
-      },
-      [&](caf::error& err) {
-        result = make_troupe_error(troupe_errc::bad_config,
-                                   "handshake with node " + where
-                                     + " failed: " + describe(err));
-      });
-  return result;
+  auto theirs = ask_watching<handshake>(system, *node, *node, timeout,
+                                        "the handshake with node " + where, hello_atom::value,
+                                        hello);
+  if (!theirs) {
+    // The node's own refusal (another model, protocol or data) reads best as it is.
+    if (theirs.error().category() == caf::atom("troupe")
+        && theirs.error() != troupe_errc::link_lost && theirs.error() != troupe_errc::timeout)
+      return make_troupe_error(troupe_errc::bad_config, "handshake with node " + where
+                                                          + " failed: "
+                                                          + describe(theirs.error()));
+    return theirs.error();
+  }
+  const int64_t received = steady_nanoseconds();
+  auto mine = hello;
+  if (auto err = check_handshake(mine, *theirs))
+    return err;
+  // The node made its answer about halfway through the round trip.
+  return connected_node{*node, sent + (received - sent) / 2 - theirs->clock_ns,
+                        (received - sent) / 2, theirs->max_frame_size};
 }
 
 } // namespace troupe

@@ -10,6 +10,7 @@
 #include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/handshake.hpp"
 #include "actors/cluster/node_service.hpp"
+#include "actors/cluster/watched_request.hpp"
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/replica/replica.hpp"
 #include "messages/errors.hpp"
@@ -18,20 +19,26 @@ namespace troupe {
 
 namespace {
 
-// Asks an actor a node just spawned `question` and returns the error it
-// answers with: a setup it cannot run there (device, data, model) says why
-// when asked, as its down message would not carry the reason. The actor is
-// told to stop then.
+// Spawns an actor of type `name` on the node of `node` and asks it
+// `question`: a setup it cannot run there (device, data, model) answers with
+// why, as its down message would not carry the reason; it is told to stop
+// then. Both waits end when the node's link is lost, and errors name `what`.
 template <class Answer, class Handle, class Question>
-caf::error setup_error_of(caf::actor_system& system, const Handle& spawned,
-                          std::chrono::milliseconds timeout, Question question) {
-  caf::error found;
-  caf::scoped_actor self{system};
-  self->request(spawned, timeout, question)
-    .receive([](Answer&) {}, [&found](caf::error& err) { found = std::move(err); });
-  if (found)
-    caf::anon_send_exit(spawned, caf::exit_reason::user_shutdown);
-  return found;
+caf::expected<Handle> spawn_on_node(caf::actor_system& system, const node_actor& node,
+                                    const std::string& name, caf::message args,
+                                    std::chrono::milliseconds timeout, const std::string& what,
+                                    Question question) {
+  auto spawned = remote_spawn_watching<Handle>(system, node, name, std::move(args), timeout,
+                                               "spawning " + what);
+  if (!spawned)
+    return spawned.error();
+  auto answer = ask_watching<Answer>(system, *spawned, node, timeout, what, question);
+  if (!answer) {
+    caf::anon_send_exit(*spawned, caf::exit_reason::user_shutdown);
+    // The actor's own reason (a device it cannot open) reads best as is.
+    return answer.error();
+  }
+  return spawned;
 }
 
 // What every placement step needs: the system, the plan, the handshake.
@@ -98,7 +105,8 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
     out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
   }
   auto& system = p.system;
-  out.spawn_store = [&system, store_nodes, frame_bounds, timeout = p.timeout](
+  out.spawn_store = [&system, store_nodes, store_addresses = out.store_nodes, frame_bounds,
+                     timeout = p.timeout](
                       size_t where, store_config store_opts,
                       const checkpoint_writer_actor& writer, const caf::actor& owner,
                       shared_parameter_buffers shared) -> caf::expected<store_actor> {
@@ -107,14 +115,11 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
     if (auto err = check_spawn_frame(store_opts, frame_bounds.at(where)))
       return err;
     const auto& node = store_nodes.at(where);
-    auto shard = system.middleman().remote_spawn<store_actor>(
-      node.node(), remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
-      timeout);
-    if (!shard)
-      return shard.error();
-    if (auto err = setup_error_of<store_stats>(system, *shard, timeout, stats_atom::value))
-      return err; // e.g. a store device the node cannot open
-    return shard;
+    const auto what = "store shard " + std::to_string(store_opts.shard) + " on node "
+                      + store_addresses.at(where);
+    return spawn_on_node<store_stats, store_actor>(
+      system, node, remote_store_type, caf::make_message(std::move(store_opts), writer, owner),
+      timeout, what, stats_atom::value);
   };
   return caf::none;
 }
@@ -148,14 +153,20 @@ caf::expected<connected_node> connect_replica_node(const placing& p, const host_
   return connected;
 }
 
+// A replica node this process has greeted: its node actor and its address.
+struct reached_node {
+  node_actor actor;
+  std::string address;
+};
+
 caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_plan& plan,
-                                   std::vector<node_actor>& nodes) {
+                                   std::vector<reached_node>& nodes) {
   std::vector<int64_t> node_offsets;
   for (const auto& address : p.config.nodes) {
     auto connected = connect_replica_node(p, address, *out.store_node_alive);
     if (!connected)
       return connected.error();
-    nodes.push_back(connected->node);
+    nodes.push_back({connected->node, address.text()});
     node_offsets.push_back(connected->clock_offset_ns);
     out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
   }
@@ -174,7 +185,7 @@ caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_p
 
 // Spawns a replica on a node through CAF's remote spawn, or here.
 replica_spawner make_replica_spawner(const placing& p,
-                                     std::shared_ptr<const std::vector<node_actor>> nodes,
+                                     std::shared_ptr<const std::vector<reached_node>> nodes,
                                      std::shared_ptr<const data_source> train) {
   auto& system = p.system;
   return [&system, nodes = std::move(nodes), train, timeout = p.timeout,
@@ -183,13 +194,11 @@ replica_spawner make_replica_spawner(const placing& p,
            -> caf::expected<replica_actor> {
     if (node == placement::here)
       return spawn_replica(system, cfg, shards, train, wrap);
-    auto replica = system.middleman().remote_spawn<replica_actor>(
-      nodes->at(node).node(), remote_replica_type, caf::make_message(cfg, shards), timeout);
-    if (!replica)
-      return replica.error();
-    if (auto err = setup_error_of<uint32_t>(system, *replica, timeout, ready_atom::value))
-      return err;
-    return replica;
+    const auto& target = nodes->at(node);
+    const auto what = "replica " + std::to_string(cfg.index) + " on node " + target.address;
+    return spawn_on_node<uint32_t, replica_actor>(system, target.actor, remote_replica_type,
+                                                  caf::make_message(cfg, shards), timeout, what,
+                                                  ready_atom::value);
   };
 }
 
@@ -209,7 +218,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
     place_store_here(out, p);
   else if (auto err = place_store_on_nodes(out, p))
     return err;
-  auto nodes = std::make_shared<std::vector<node_actor>>();
+  auto nodes = std::make_shared<std::vector<reached_node>>();
   if (c.nodes.empty())
     place_replicas_here(out, p, plan);
   else if (auto err = place_replicas_on_nodes(out, p, plan, *nodes))
@@ -223,7 +232,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
     auto connected = connect_replica_node(later, address, *alive);
     if (!connected)
       return connected.error();
-    nodes->push_back(connected->node);
+    nodes->push_back({connected->node, address.text()});
     return connected->clock_offset_ns;
   };
   return out;

@@ -13,7 +13,9 @@
 #include <caf/all.hpp>
 
 #include "actors/runtime/core_pinning.hpp"
+#include "actors/runtime/known_peers.hpp"
 #include "actors/runtime/node_fault.hpp"
+#include "actors/runtime/spawn_arguments.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "actors/store/store_state.hpp"
 #include "messages/errors.hpp"
@@ -268,8 +270,14 @@ store_actor::behavior_type variable_store(store_pointer self,
       return self->state.part(true);          // asked for at an epoch's end
     },
     [self](stats_atom) { return current_stats(self->state); },
-    [self](watch_atom, uint32_t index, replica_actor& replica, uint64_t membership) -> uint64_t {
+    [self](watch_atom, uint32_t index, replica_actor& replica,
+           uint64_t membership) -> caf::result<uint64_t> {
       auto& st = self->state;
+      // A handle to an actor that no longer exists arrives as null.
+      if (!replica)
+        return make_troupe_error(troupe_errc::unknown_replica,
+                                 "asked to watch replica " + std::to_string(index)
+                                   + ", an actor that no longer exists");
       self->monitor(replica);
       st.replica_membership[index] = membership;
       // Only the newest actor of a replica pushes as it (fence_replaced).
@@ -401,22 +409,33 @@ store_actor::behavior_type remote_store(store_pointer self, store_config config,
 } // namespace
 
 void add_store_actor_type(caf::actor_system_config& config) {
+  // The shard stops with its owner, so a node keeps none without one it can
+  // reach (known_peers.hpp); a job without checkpoints has no writer.
+  auto check = [](const store_config&, const checkpoint_writer_actor& writer,
+                  const caf::actor& owner) {
+    if (!owner)
+      return std::string{"its job names no owner, or one that no longer exists"};
+    if (!greeted_node(owner.node()))
+      return std::string{"its owner is on a node this node has not greeted"};
+    if (writer && !greeted_node(writer.node()))
+      return std::string{"its checkpoint writer is on a node this node has not greeted"};
+    return std::string{};
+  };
+  // The node's --fault goes with the job; a pinned shard gets a thread of its
+  // own to pin, as spawn_variable_store gives local ones.
+  auto adjust = [](caf::actor_config& actor_cfg, store_config& job, checkpoint_writer_actor&,
+                   caf::actor&) {
+    const node_fault fault = planned_node_fault();
+    job.fault_signal = fault.signal;
+    job.fault_round = fault.round;
+    if (job.pin_core)
+      actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
+  };
   config.add_actor_factory(remote_store_type,
-                           [make = caf::make_actor_factory(remote_store)](
-                             caf::actor_config& actor_cfg, caf::message& args) {
-                             // The node's --fault goes with the job; a pinned
-                             // shard gets a thread of its own to pin, as
-                             // spawn_variable_store gives local ones.
-                             if (args.match_element<store_config>(0)) {
-                               auto& job = args.get_mutable_as<store_config>(0);
-                               const node_fault fault = planned_node_fault();
-                               job.fault_signal = fault.signal;
-                               job.fault_round = fault.round;
-                               if (job.pin_core)
-                                 actor_cfg.flags |= caf::abstract_actor::is_detached_flag;
-                             }
-                             return make(actor_cfg, args);
-                           });
+                           checked_actor_factory<store_config, checkpoint_writer_actor,
+                                                 caf::actor>(remote_store_type, check, adjust,
+                                                             caf::make_actor_factory(
+                                                               remote_store)));
 }
 
 shared_parameter_buffers shared_parameter_buffers::holding(const std::vector<float>& initial) {

@@ -22,20 +22,6 @@ using namespace troupe::cluster_test;
 
 namespace {
 
-// Reads a "VmRSS:"-style line of /proc/<pid>/status, in kB (0 if absent).
-uint64_t status_kb(pid_t pid, const std::string& key) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0)
-      return std::stoull(line.substr(key.size() + 1));
-  return 0;
-}
-
-uint16_t port_of(const std::string& address) {
-  return static_cast<uint16_t>(std::stoul(address.substr(address.rfind(':') + 1)));
-}
-
 // A raw TCP connection to 127.0.0.1, closed on destruction.
 class raw_connection {
 public:
@@ -147,7 +133,7 @@ TEST_CASE("a plaintext node closes connections announcing 4 GiB frames without a
   auto node = start_node(dir, "node");
   const auto pid = node.proc->pid();
   const auto port = port_of(node.address);
-  const auto start_kb = status_kb(pid, "VmRSS");
+  const auto start_kb = status_kib(pid, "VmRSS");
   REQUIRE(start_kb > 0);
   // Four unauthenticated peers at once: two client handshakes (operation 1)
   // and two direct messages (operation 2, to actor 1: BASP drops one to
@@ -166,7 +152,7 @@ TEST_CASE("a plaintext node closes connections announcing 4 GiB frames without a
   uint64_t peak_kb = 0;
   const auto watch_start = clock_type::now();
   while (seconds_since(watch_start) < 3 && peak_kb < start_kb + rss_bound_kb) {
-    peak_kb = std::max(peak_kb, status_kb(pid, "VmHWM"));
+    peak_kb = std::max(peak_kb, status_kib(pid, "VmHWM"));
     std::this_thread::sleep_for(milliseconds{50});
   }
   INFO("node VmRSS at start " << start_kb << " kB, peak " << peak_kb << " kB");
@@ -184,7 +170,7 @@ TEST_CASE("a plaintext node closes connections announcing 4 GiB frames without a
   CLUSTER_REQUIRE(run.status.exited, node.proc.get());
   CLUSTER_CHECK(run.status.code == 0, node.proc.get());
   CHECK(records_of(run.metrics, "final").size() == 1);
-  CHECK(status_kb(pid, "VmHWM") < start_kb + rss_bound_kb + 512 * 1024);
+  CHECK(status_kib(pid, "VmHWM") < start_kb + rss_bound_kb + 512 * 1024);
   CLUSTER_CHECK(node.proc->running(), node.proc.get());
 }
 

@@ -348,4 +348,17 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
+uint64_t status_kib(pid_t pid, const std::string& field) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stoull(line.substr(field.size() + 1));
+  return 0;
+}
+
+uint16_t port_of(const std::string& address) {
+  return static_cast<uint16_t>(std::stoul(address.substr(address.rfind(':') + 1)));
+}
+
 } // namespace troupe::cluster_test

@@ -162,6 +162,13 @@ private:
   uint16_t port_ = 0;
 };
 
+/// Returns a "VmRSS"- or "VmHWM"-style field of /proc/<pid>/status in KiB
+/// (0 if the process or the field is gone).
+uint64_t status_kib(pid_t pid, const std::string& field);
+
+/// Returns the port of a "HOST:PORT" address.
+uint16_t port_of(const std::string& address);
+
 /// Returns the seconds elapsed since `start`.
 double seconds_since(clock_type::time_point start);
 
