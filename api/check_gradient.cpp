@@ -28,15 +28,34 @@ std::vector<size_t> parameters_to_check(size_t count, size_t wanted) {
   return chosen;
 }
 
+// Every label is one of the model's outputs, or the batch has targets.
+status check_labels(const model& m, const batch& samples) {
+  if (samples.labels == nullptr)
+    return samples.targets != nullptr
+             ? status{}
+             : fail(model_errc::invalid_argument,
+                    "check_gradient: the batch has neither labels nor targets");
+  for (size_t i = 0; i < samples.count; ++i)
+    if (samples.labels[i] < 0 || samples.labels[i] >= m.outputs())
+      return fail(model_errc::invalid_argument,
+                  "check_gradient: sample " + std::to_string(i) + " has label "
+                    + std::to_string(samples.labels[i]) + ", but the model has "
+                    + std::to_string(m.outputs()) + " outputs (labels 0.."
+                    + std::to_string(m.outputs() - 1) + ")");
+  return {};
+}
+
 } // namespace
 
 expected<gradient_report> check_gradient(model& m, const batch& samples,
                                          const gradient_check_options& options) {
-  if (samples.count == 0 || samples.inputs != m.inputs())
+  if (samples.count == 0 || samples.inputs != m.inputs() || samples.features == nullptr)
     return fail(model_errc::invalid_argument,
                 "check_gradient: the batch holds " + std::to_string(samples.count)
                   + " samples of " + std::to_string(samples.inputs)
                   + " features; the model takes " + std::to_string(m.inputs()));
+  if (auto fits = check_labels(m, samples); !fits)
+    return fits.error();
   std::vector<float> params(m.parameter_count());
   m.initialize(options.seed, params.data());
   std::vector<float> gradient(params.size());

@@ -3,6 +3,8 @@
 #include <troupe/command_line.hpp>
 
 #include <cstdio>
+#include <list>
+#include <set>
 #include <utility>
 
 #include "api/program_config.hpp"
@@ -15,12 +17,47 @@ namespace troupe {
 
 struct command_line::settings {
   program_config config;
+  std::set<std::string> program_options; // add_option's: they stay out of fit's options
+  // Option names live as long as the binding that points at them.
+  std::list<std::string> names;
   settings(const std::string& program, const std::string& about) : config(program, about) {}
+
+  template <class T>
+  void add(const std::string& name, T& value, const std::string& help) {
+    program_options.insert(name);
+    names.push_back(name);
+    config.bind(option_group::program, value, names.back().c_str(), help);
+  }
 };
+
+command_line& command_line::add_option(const std::string& name, std::string& value,
+                                       const std::string& help) {
+  settings_->add(name, value, help);
+  return *this;
+}
+
+command_line& command_line::add_option(const std::string& name, int64_t& value,
+                                       const std::string& help) {
+  settings_->add(name, value, help);
+  return *this;
+}
+
+command_line& command_line::add_option(const std::string& name, double& value,
+                                       const std::string& help) {
+  settings_->add(name, value, help);
+  return *this;
+}
+
+command_line& command_line::add_option(const std::string& name, bool& flag,
+                                       const std::string& help) {
+  settings_->add(name, flag, help);
+  return *this;
+}
 
 command_line::command_line(std::string program, std::string about)
   : settings_(std::make_unique<settings>(program, about)) {
   options_.program = std::move(program);
+  options_.stop_on_signals();
 }
 
 command_line::~command_line() = default;
@@ -34,11 +71,14 @@ std::optional<int> command_line::parse(int argc, char** argv) {
   }
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
+    if (argument.rfind("--", 0) != 0)
+      continue;
     const auto equals = argument.find('=');
-    if (argument.rfind("--", 0) == 0 && equals != std::string::npos)
-      options_.set(argument.substr(2, equals - 2), argument.substr(equals + 1));
-    else if (argument.rfind("--", 0) == 0) // a flag: --nesterov
-      options_.set(argument.substr(2), "true");
+    const auto name = argument.substr(2, equals == std::string::npos ? equals : equals - 2);
+    if (settings_->program_options.count(name) > 0)
+      continue;
+    // A bare flag (--nesterov) reaches fit as =true, which it takes too.
+    options_.set(name, equals == std::string::npos ? "true" : argument.substr(equals + 1));
   }
   return std::nullopt;
 }
@@ -94,6 +134,12 @@ std::string command_line::save_path() const { return settings_->config.save; }
 std::string command_line::onnx_path() const { return settings_->config.export_onnx; }
 
 int command_line::fail(const model_error& error) const {
+  if (error.code == model_errc::stopped) {
+    // As a shell reports a process a signal ended: 130 for SIGINT, 143 for SIGTERM.
+    const int signal_number = stop_signal();
+    std::fprintf(stderr, "troupe %s: %s\n", options_.program.c_str(), error.message.c_str());
+    return signal_number != 0 ? 128 + signal_number : 1;
+  }
   std::fprintf(stderr, "error: %s\n", error.message.c_str());
   return error.code == model_errc::invalid_argument ? 2 : 1;
 }

@@ -13,6 +13,7 @@
 #include "actors/report/progress_bar.hpp"
 #include "actors/report/straggler_report.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
+#include "model/model_description.hpp"
 #include "model/numerics_identity.hpp"
 
 namespace troupe {
@@ -58,8 +59,12 @@ void print_banner(const std::string& program, const run_config& c, const source_
              data.train->size(), data.test->size(), c.data_dir);
   fmt::print("Batch {} (global): {}\n", c.batch_size, step_text(c));
   const auto numerics = current_numerics();
-  fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
-             numerics.gemm_family, numerics.build, numerics.libm);
+  if (names_builtin_model(c.model))
+    fmt::print("CPU numerics: GEMM kernel {} ({} multiply-add), {}, {}\n", numerics.gemm_kernel,
+               numerics.gemm_family, numerics.build, numerics.libm);
+  else
+    fmt::print("CPU numerics: {}, {} (model {} computes with its own code)\n", numerics.build,
+               numerics.libm, c.model);
   if (c.policy.settings.backup_replicas > 0)
     fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
                "late ones are dropped, so runs are not bitwise reproducible\n",
@@ -76,20 +81,18 @@ void print_banner(const std::string& program, const run_config& c, const source_
 }
 
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   reported_metrics scores, metrics_log* metrics,
-                                   std::function<void(const epoch_record&)> on_epoch) {
-  const bool bar = cfg.progress == "bar" || (cfg.progress == "auto" && isatty(STDOUT_FILENO));
+                                   reported_metrics scores, metrics_log* metrics, bool quiet) {
+  const bool bar = !quiet && (cfg.progress == "bar"
+                              || (cfg.progress == "auto" && isatty(STDOUT_FILENO)));
   fit_observer observer;
-  observer.on_epoch = [bar, &cfg, c, scores, metrics, on_epoch](const epoch_record& r) {
+  observer.on_epoch = [bar, &cfg, c, scores, metrics, quiet](const epoch_record& r) {
     if (bar)
       fmt::print("\r\033[K"); // the epoch line replaces the bar
-    if (cfg.progress != "off")
+    if (cfg.progress != "off" && !quiet)
       fmt::print("{}\n", progress_line(r, c.epochs, scores));
     std::fflush(stdout);
     if (metrics)
       metrics->write_epoch(r, c);
-    if (on_epoch)
-      on_epoch(r);
   };
   if (bar || cfg.log_every > 0)
     observer.on_progress = [bar, &cfg, metrics, next_record = uint64_t{cfg.log_every}](
@@ -112,13 +115,14 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
       metrics->write_store_heal(h);
     };
   }
-  observer.on_warning = [](const std::string& text) {
-    std::fprintf(stderr, "warning: %s\n", text.c_str());
-  };
+  if (!quiet)
+    observer.on_warning = [](const std::string& text) {
+      std::fprintf(stderr, "warning: %s\n", text.c_str());
+    };
   return observer;
 }
 
-void print_summary(const program_config& cfg, reported_metrics scores,
+void print_summary(const program_config& cfg, const run_config& c, reported_metrics scores,
                    const fit_summary& result) {
   const auto numerics = current_numerics();
   const std::string score =
@@ -126,9 +130,14 @@ void print_summary(const program_config& cfg, reported_metrics scores,
       ? fmt::format("test_loss {:.4f}", result.test_loss)
       : fmt::format("test_accuracy {:.4f} - test_loss {:.4f}", result.test_accuracy,
                     result.test_loss);
-  fmt::print("Final: {} - {:.0f} samples/s (training) - {} - params fnv1a64 {} (GEMM {}, {})\n",
-             score, result.samples_per_second, plural(result.version, "step", "steps"),
-             hex64(result.params_fnv1a64), numerics.gemm_kernel, numerics.gemm_family);
+  // A model of one's own computes with its own code, not Troupe's GEMM.
+  const std::string gemm = names_builtin_model(c.model)
+                             ? fmt::format(" (GEMM {}, {})", numerics.gemm_kernel,
+                                           numerics.gemm_family)
+                             : "";
+  fmt::print("Final: {} - {:.0f} samples/s (training) - {} - params fnv1a64 {}{}\n", score,
+             result.samples_per_second, plural(result.version, "step", "steps"),
+             hex64(result.params_fnv1a64), gemm);
   if (cfg.progress != "off")
     for (const auto& line : straggler_lines(make_straggler_report(result)))
       fmt::print("  {}\n", line);

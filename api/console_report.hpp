@@ -18,16 +18,15 @@ namespace troupe {
 /// Prints what the run will do: mode, replicas, store, model, data, numerics.
 void print_banner(const std::string& program, const run_config& c, const source_pair& data);
 
-/// Shows each epoch as a line (and a live bar on a terminal), writes the
-/// metrics' epoch and step records, and calls `on_epoch` with each epoch's
-/// figures; the lines show `scores`.
+/// Shows each epoch as a line (and a live bar on a terminal) and writes the
+/// metrics' epoch and step records; the lines show `scores`. `quiet`: no
+/// line and no warning is printed.
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   reported_metrics scores, metrics_log* metrics,
-                                   std::function<void(const epoch_record&)> on_epoch);
+                                   reported_metrics scores, metrics_log* metrics, bool quiet);
 
 /// Prints the final line (with `scores`) and, unless progress is off, the
 /// straggler report.
-void print_summary(const program_config& cfg, reported_metrics scores,
+void print_summary(const program_config& cfg, const run_config& c, reported_metrics scores,
                    const fit_summary& result);
 
 } // namespace troupe

@@ -10,6 +10,8 @@ model_error invalid_option(const caf::error& err) {
 }
 
 model_error run_failure(const caf::error& err) {
+  if (err == troupe_errc::stopped)
+    return fail(model_errc::stopped, describe(err));
   return fail(model_errc::run_failed, describe(err));
 }
 

@@ -3,7 +3,10 @@
 #include <troupe/fit.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+
+#include <troupe/callbacks.hpp>
 
 #include <caf/actor_system.hpp>
 
@@ -12,6 +15,7 @@
 #include "api/console_report.hpp"
 #include "api/errors.hpp"
 #include "api/program_config.hpp"
+#include "api/stop.hpp"
 #include "messages/errors.hpp"
 #include "model/model_description.hpp"
 
@@ -103,6 +107,54 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
   return *config;
 }
 
+// The figures this fit's epochs report, by their Keras names.
+std::vector<std::string> reported_metric_names(reported_metrics scores) {
+  if (scores == reported_metrics::loss)
+    return {"loss", "val_loss"};
+  return {"loss", "accuracy", "val_loss", "val_accuracy"};
+}
+
+status check_callbacks(const fit_options& options, reported_metrics scores) {
+  const auto metrics = reported_metric_names(scores);
+  for (const auto& each : options.callbacks) {
+    if (!each)
+      return fail(model_errc::invalid_argument, "fit_options::callbacks holds a null callback");
+    if (auto checked = each->check(metrics); !checked)
+      return checked;
+  }
+  return {};
+}
+
+// The caller's callbacks on an epoch, on fit()'s thread: every one hears it,
+// and the run stops if any says so.
+epoch_steering steering_for(const fit_options& options, const std::string& description,
+                            std::vector<epoch_result>& epochs, bool& stopped) {
+  return [&options, description, &epochs, &stopped](const epoch_record& r,
+                                                    const std::vector<float>& params) {
+    epochs.push_back(result_of(r));
+    const auto& epoch = epochs.back();
+    bool stop = options.on_epoch && options.on_epoch(epoch) == fit_action::stop;
+    if (!options.callbacks.empty()) {
+      const trained_model model(description, params);
+      for (const auto& each : options.callbacks)
+        stop = each->on_epoch_end(epoch, model) == fit_action::stop || stop;
+    }
+    stopped = stopped || stop;
+    return stop ? epoch_verdict::stop : epoch_verdict::go_on;
+  };
+}
+
+// --save and --export-onnx, carried out.
+status write_model_files(const program_config& cfg, const trained_model& model) {
+  if (!cfg.save.empty())
+    if (auto saved = model.save(cfg.save); !saved)
+      return fail(model_errc::io_error, "--save: " + saved.error().message);
+  if (!cfg.export_onnx.empty())
+    if (auto exported = model.export_onnx(cfg.export_onnx); !exported)
+      return fail(exported.error().code, "--export-onnx: " + exported.error().message);
+  return {};
+}
+
 } // namespace
 
 fit_options& fit_options::set(const std::string& name, const std::string& value) {
@@ -145,24 +197,38 @@ expected<history> fit(const std::string& description, const optimizer_config& op
       return fail(model_errc::io_error, describe(log.error()));
     metrics = std::make_unique<metrics_log>(std::move(*log));
   }
-  print_banner(options.program, *checked, data);
-  std::vector<epoch_result> epochs;
   const auto scores =
     data.train->regression() ? reported_metrics::loss : reported_metrics::loss_and_accuracy;
-  auto observer = make_console_observer(cfg, *checked, scores, metrics.get(),
-                                        [&epochs, &options](const epoch_record& r) {
-                                          epochs.push_back(result_of(r));
-                                          if (options.on_epoch)
-                                            options.on_epoch(epochs.back());
-                                        });
+  if (auto ok = check_callbacks(options, scores); !ok)
+    return ok.error();
+  const bool quiet = options.is_quiet();
+  if (!quiet)
+    print_banner(options.program, *checked, data);
+  std::vector<epoch_result> epochs;
+  auto observer = make_console_observer(cfg, *checked, scores, metrics.get(), quiet);
+  bool stopped = false;
+  observer.on_epoch_end = steering_for(options, checked->model, epochs, stopped);
+  observer.stop_asked = [asked_before = stop_requests_so_far()] {
+    return stop_requests_so_far() != asked_before;
+  };
+  const signal_stops signals{options.stops_on_signals()};
   caf::actor_system system{cfg};
   auto result = fit(system, *checked, data, std::move(observer));
   if (!result)
     return run_failure(result.error());
-  print_summary(cfg, scores, *result);
+  if (!quiet)
+    print_summary(cfg, *checked, scores, *result);
+  if (!quiet && stopped && epochs.back().epoch < checked->epochs)
+    std::printf("Stopped by a callback after epoch %u of %u\n", epochs.back().epoch,
+                checked->epochs);
   if (metrics)
     metrics->write_summary(*result, *checked);
-  return history_of(*result, std::move(epochs), checked->model);
+  auto done = history_of(*result, std::move(epochs), checked->model);
+  for (const auto& each : options.callbacks)
+    each->on_train_end(done);
+  if (auto written = write_model_files(cfg, done.model); !written)
+    return written.error();
+  return done;
 }
 
 } // namespace troupe

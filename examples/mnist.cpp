@@ -32,14 +32,7 @@ int train(const troupe::command_line& cli) {
     std::printf("Test loss: %.4f\n", score->loss);
   else
     std::printf("Test accuracy: %.4f\n", score->accuracy);
-
-  if (!cli.save_path().empty())
-    if (auto saved = model.trained().save(cli.save_path()); !saved)
-      return cli.fail(saved.error());
-  if (!cli.onnx_path().empty())
-    if (auto exported = model.trained().export_onnx(cli.onnx_path()); !exported)
-      return cli.fail(exported.error());
-  return 0;
+  return 0; // fit wrote --save and --export-onnx, if given
 }
 
 } // namespace

@@ -22,5 +22,7 @@ using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using restore_atom = caf::atom_constant<caf::atom("restore")>;
 using await_atom = caf::atom_constant<caf::atom("await")>;
+using halt_atom = caf::atom_constant<caf::atom("halt")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
 
 } // namespace troupe

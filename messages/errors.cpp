@@ -20,6 +20,8 @@ std::string to_string(troupe_errc code) {
     case troupe_errc::store_lost: return "store_lost";
     case troupe_errc::fenced: return "fenced";
     case troupe_errc::link_lost: return "link_lost";
+    case troupe_errc::callback_failed: return "callback_failed";
+    case troupe_errc::stopped: return "stopped";
   }
   return "troupe_errc(" + std::to_string(static_cast<int>(code)) + ")";
 }

@@ -26,6 +26,8 @@ enum class troupe_errc : uint8_t {
   store_lost,        // the variable store died (a replica stops, the run fails)
   fenced,            // a message of another membership epoch than its receiver's
   link_lost,         // the link to the peer a request waited on was lost
+  callback_failed,   // a callback of the caller threw, or the caller is gone
+  stopped,           // the caller asked for a graceful stop (a signal, request_stop)
 };
 
 /// Names the code, e.g. "stale_round".

@@ -56,6 +56,12 @@ using store_actor = caf::typed_actor<
   // Answers the shard's next round once store round R has closed in it
   // (at once if it has): when a recovery that restarted from R is over.
   caf::replies_to<await_atom, uint64_t>::with<uint64_t>,
+  // A graceful stop: halt at the round the shard collects now (its pushes
+  // from there on wait) and answer it as next_round; then move the halt to
+  // round R and answer the shard's checkpoint part once every round before
+  // R has closed in it.
+  caf::replies_to<halt_atom>::with<store_stats>,
+  caf::replies_to<halt_atom, uint64_t>::with<checkpoint_part>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
   // Answers this shard's part of a checkpoint of the epoch just completed.
@@ -84,6 +90,9 @@ using coordinator_actor = caf::typed_actor<
   // Its own timer: the respawn parked as this id waited --respawn-timeout.
   caf::reacts_to<deadline_atom, uint64_t>,
   // Its own timer: time to report the progress of this epoch (1-based).
-  caf::reacts_to<tick_atom, uint32_t>>;
+  caf::reacts_to<tick_atom, uint32_t>,
+  // The caller asks for a graceful stop: the open round closes, the
+  // checkpoint is written (with --checkpoint), and the run ends as stopped.
+  caf::reacts_to<stop_atom>>;
 
 } // namespace troupe

@@ -126,6 +126,7 @@ struct store_stats {
   // bucket those at least staleness_buckets - 1.
   std::vector<uint64_t> staleness_histogram;
   uint64_t membership = 0; // the membership epoch the answering shard was spawned in
+  uint64_t next_round = 0; // a halted shard's: the round its pushes wait from
 };
 
 /// Buckets of store_stats::staleness_histogram.
@@ -297,7 +298,7 @@ typename Inspector::result_type inspect(Inspector& f, store_stats& x) {
            x.apply_seconds, x.staleness_sum, x.staleness_count, x.staleness_max,
            x.live_replicas,
            x.staleness_reported, x.loss_sum, x.waited_on, x.trace, x.staleness_histogram,
-           x.membership);
+           x.membership, x.next_round);
 }
 
 template <class Inspector>

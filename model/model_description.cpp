@@ -1,5 +1,6 @@
 // Resolving a model description, and what follows from it.
 #include "model/model_description.hpp"
+#include "model/data/fit_check.hpp"
 
 #include <cctype>
 
@@ -97,20 +98,16 @@ std::vector<float> model_description::initial_parameters(uint64_t seed) const {
   return params;
 }
 
-status check_model_fits(const model_description& model, const data_source& data) {
+status check_model_fits(const model_description& model, const data_source& data,
+                        const std::string& role) {
   if (const model_spec* spec = model.builtin())
-    return check_model_fits(*spec, data);
-  const bool outputs_fit = data.regression() ? data.target_width() == model.classes()
-                                             : data.classes() <= model.classes();
-  if (data.features() == model.inputs() && outputs_fit)
+    return check_model_fits(*spec, data, role);
+  // A registered model takes float targets when it has as many outputs.
+  const model_shape shape{model.text(), model.inputs(), model.classes(), data.regression()};
+  auto why = explain_misfit(shape, data, role);
+  if (why.empty())
     return {};
-  return fail(model_errc::invalid_argument,
-              "model " + model.text() + " (" + std::to_string(model.inputs()) + " inputs, "
-                + std::to_string(model.classes()) + " outputs) does not fit the data ("
-                + std::to_string(data.features()) + " features, "
-                + (data.regression() ? std::to_string(data.target_width()) + " float targets"
-                                     : std::to_string(data.classes()) + " classes")
-                + ")");
+  return fail(model_errc::invalid_argument, why);
 }
 
 } // namespace troupe

@@ -68,7 +68,9 @@ private:
 bool names_builtin_model(const std::string& text);
 
 /// Checks that a model's input width and outputs fit `data` (every label is
-/// one of its outputs); the error says both sides.
-status check_model_fits(const model_description& model, const data_source& data);
+/// one of its outputs); the error names the `role` set ("training" or
+/// "test"), its source and the first sample that does not fit.
+status check_model_fits(const model_description& model, const data_source& data,
+                        const std::string& role = "training");
 
 } // namespace troupe

@@ -81,8 +81,31 @@ std::optional<int> cluster_config::parse_and_prepare(int argc, char** argv) {
   return std::nullopt;
 }
 
+std::vector<std::string> cluster_config::flags_as_caf_takes_them(
+  std::vector<std::string> args) const {
+  // CAF 0.17 takes a boolean option bare (--pin-cores) and refuses
+  // --pin-cores=true: a value spelled out, as fit_options::set writes every
+  // option, becomes the bare flag or nothing.
+  std::vector<std::string> out;
+  for (auto& arg : args) {
+    const auto equals = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
+      const auto* option = custom_options_.cli_long_name_lookup(arg.substr(2, equals - 2));
+      const auto value = arg.substr(equals + 1);
+      if (option != nullptr && option->type_name() == "boolean"
+          && (value == "true" || value == "false")) {
+        if (value == "true")
+          out.push_back(arg.substr(0, equals));
+        continue;
+      }
+    }
+    out.push_back(std::move(arg));
+  }
+  return out;
+}
+
 caf::error cluster_config::parse_options(std::vector<std::string> args) {
-  if (auto err = parse(std::move(args)))
+  if (auto err = parse(flags_as_caf_takes_them(std::move(args))))
     return err.category() == caf::atom("troupe")
              ? err
              : make_troupe_error(troupe_errc::bad_config,

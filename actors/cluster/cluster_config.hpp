@@ -47,8 +47,13 @@ public:
 
   /// Reads `args` (the command line without the program's name, and the
   /// file of any --config-file) into the bound options, then prepare(); an
-  /// error says in words what was wrong.
+  /// error says in words what was wrong. A boolean option may come bare
+  /// (--pin-cores) or as --pin-cores=true or =false.
   caf::error parse_options(std::vector<std::string> args);
+
+  /// Returns `args` with each boolean option given as =true made bare and
+  /// each given as =false left out, as CAF 0.17 takes them.
+  std::vector<std::string> flags_as_caf_takes_them(std::vector<std::string> args) const;
 
   /// Returns the text of --help, or with `long_help` of --long-help.
   std::string help_text(bool long_help) const;

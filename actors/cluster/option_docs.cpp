@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include <caf/actor_system_config.hpp>
@@ -19,6 +20,7 @@ namespace {
 
 const char* title(option_group group) {
   switch (group) {
+    case option_group::program: return "This program";
     case option_group::training: return "Training";
     case option_group::consistency: return "Consistency (docs/consistency.md)";
     case option_group::distribution: return "Replicas and nodes (docs/distributed.md)";
@@ -95,6 +97,19 @@ std::string ini_text(const std::string& value) {
 
 std::string ini_text(float value) {
   std::string out = to_setting_text(value);
+  if (out.find_first_of(".en") == std::string::npos)
+    out += ".0"; // CAF reads 1 as an integer, not a number
+  return out;
+}
+
+std::string ini_text(double value) {
+  char text[32];
+  for (int digits = 6; digits <= 17; ++digits) { // the shortest text that reads back
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  std::string out = text;
   if (out.find_first_of(".en") == std::string::npos)
     out += ".0"; // CAF reads 1 as an integer, not a number
   return out;

@@ -16,6 +16,7 @@ namespace troupe {
 
 /// Names the section of --help an option is listed in, in this order.
 enum class option_group : uint8_t {
+  program, // a program's own options (command_line::add_option), listed first
   training,
   consistency,
   distribution,
@@ -94,6 +95,7 @@ private:
 std::string ini_text(const std::string& value);
 inline std::string ini_text(bool value) { return value ? "true" : "false"; }
 std::string ini_text(float value);
+std::string ini_text(double value);
 template <class T, class = std::enable_if_t<std::is_integral<T>::value>>
 std::string ini_text(T value) {
   return std::to_string(value);

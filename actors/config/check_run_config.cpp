@@ -153,9 +153,10 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
   if (!data || !data->train || !data->test || data->train->size() == 0
       || data->test->size() == 0)
     return make_troupe_error(troupe_errc::bad_data, "no training or test data");
-  for (const auto* source : {data->train.get(), data->test.get()})
-    if (auto fits = check_model_fits(*described, *source); !fits)
-      return to_caf_error(fits.error());
+  if (auto fits = check_model_fits(*described, *data->train, "training"); !fits)
+    return to_caf_error(fits.error());
+  if (auto fits = check_model_fits(*described, *data->test, "test"); !fits)
+    return to_caf_error(fits.error());
   if (auto err = check_store_device(config))
     return err;
   if (auto err = settle_store_shards(config, described->parameter_count()))

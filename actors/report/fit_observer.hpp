@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/allowed_unsafe_message_type.hpp>
+
 namespace troupe {
 
 /// Sums one epoch for progress lines and metrics.
@@ -111,10 +113,26 @@ using store_heal_observer = std::function<void(const store_heal_record&)>;
 /// Receives each recovery once the round it restarted from has closed.
 using recovery_observer = std::function<void(const recovery_record&)>;
 
-/// Hears a fit while it runs. Any member may be empty; all are called on
-/// the coordinator's thread, one call at a time. The library prints nothing:
-/// a program shows what it hears (examples/mnist.cpp prints warnings to stderr).
+/// What the caller's callbacks decide after an epoch.
+enum class epoch_verdict { go_on, stop };
+
+/// Hears each epoch's record with the parameters the epoch left, on the
+/// thread that called fit(), and decides whether the run goes on; whatever
+/// it throws ends the run with the exception's message.
+using epoch_steering =
+  std::function<epoch_verdict(const epoch_record&, const std::vector<float>& params)>;
+
+/// Hears a fit while it runs. Any member may be empty; all but on_epoch_end
+/// are called on the coordinator's thread, one call at a time. The library
+/// prints nothing: a program shows what it hears (examples/mnist.cpp prints
+/// warnings to stderr).
 struct fit_observer {
+  // On the thread that called fit(), after on_epoch; the coordinator waits
+  // for its verdict before the epoch's checkpoint and the next epoch.
+  epoch_steering on_epoch_end;
+  // Polled on the thread that called fit() about every 100 ms: true asks
+  // the run for a graceful stop (graceful_stop.hpp).
+  std::function<bool()> stop_asked;
   epoch_observer on_epoch;
   warning_observer on_warning;
   // With on_progress set, the coordinator asks store shard 0 for its counters
@@ -127,3 +145,7 @@ struct fit_observer {
 };
 
 } // namespace troupe
+
+// An epoch's record goes from the coordinator to fit()'s own actor, in one
+// process only.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::epoch_record)

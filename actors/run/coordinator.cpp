@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 
 #include "actors/run/epoch_phases.hpp"
+#include "actors/run/graceful_stop.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
@@ -59,6 +60,9 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   if (st.writer && st.writer.address() == msg.source)
     fail_run(self, make_troupe_error(troupe_errc::store_lost,
                                      "the checkpoint writer died: " + describe(msg.reason)));
+  if (st.caller && st.caller.address() == msg.source)
+    fail_run(self, make_troupe_error(troupe_errc::callback_failed,
+                                     "the caller of fit is gone: " + describe(msg.reason)));
 }
 
 // Spawns the store's shards where the placement says, each with its slice of
@@ -150,12 +154,18 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   return {
     [self](fit_atom) -> caf::result<fit_summary> {
       auto& st = self->state;
+      // Before the promise, which takes the sender out of the message.
+      if (st.setup.steered && self->current_sender()) {
+        st.caller = caf::actor_cast<caf::actor>(self->current_sender());
+        self->monitor(st.caller);
+      }
       st.promise = self->make_response_promise<fit_summary>();
       if (spawn_actors(self))
         snapshot_store(self, [self] { start_epoch(self); });
       return st.promise;
     },
     [self](tick_atom, uint32_t epoch) { report_progress(self, epoch); },
+    [self](stop_atom) { stop_gracefully(self); },
     [self](join_atom, std::string& host, uint16_t port) -> caf::result<std::string> {
       return accept_join(self, host, port);
     },
@@ -164,6 +174,81 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
         respawn_deadline(self, id);
     },
   };
+}
+
+// Runs `steering` on an epoch's record here, on fit()'s thread: a callback's
+// exception becomes the run's error.
+caf::result<bool> steer(const epoch_steering& steering, const epoch_record& record,
+                        const std::vector<float>& params) {
+  try {
+    return steering(record, params) == epoch_verdict::stop;
+  } catch (const std::exception& e) {
+    return make_troupe_error(troupe_errc::callback_failed,
+                             "a callback after epoch " + std::to_string(record.epoch)
+                               + " threw: " + e.what());
+  } catch (...) {
+    return make_troupe_error(troupe_errc::callback_failed,
+                             "a callback after epoch " + std::to_string(record.epoch)
+                               + " threw an exception that is not a std::exception");
+  }
+}
+
+// Starts the run and waits for its end, here on fit()'s thread, hearing
+// each epoch for `steering` and asking `stop_asked` meanwhile; each wait is
+// bounded by `timeout`.
+caf::expected<fit_summary> await_run(caf::actor_system& system,
+                                     const coordinator_actor& coordinator_handle,
+                                     const epoch_steering& steering,
+                                     const std::function<bool()>& stop_asked,
+                                     std::chrono::milliseconds timeout) {
+  using clock = std::chrono::steady_clock;
+  caf::expected<fit_summary> result = caf::sec::request_timeout;
+  caf::scoped_actor self{system};
+  self->monitor(coordinator_handle);
+  // Sent, not requested: the answer comes as a message like the epochs'.
+  self->send(coordinator_handle, fit_atom::value);
+  bool done = false;
+  bool stop_sent = false;
+  auto last_heard = clock::now();
+  const auto poll = stop_asked ? std::min<std::chrono::milliseconds>(
+                                   timeout, std::chrono::milliseconds(100))
+                               : timeout;
+  auto pass_on_stop = [&] {
+    if (!stop_sent && stop_asked && stop_asked()) {
+      self->send(coordinator_handle, stop_atom::value);
+      stop_sent = true;
+    }
+  };
+  self->receive_while([&] { return !done; })(
+    [&](fit_summary& summary) {
+      result = std::move(summary);
+      done = true;
+    },
+    [&](caf::error& err) {
+      result = std::move(err);
+      done = true;
+    },
+    [&](epoch_atom, const epoch_record& record, const std::vector<float>& params) {
+      last_heard = clock::now();
+      auto verdict = steer(steering, record, params);
+      pass_on_stop(); // a callback may have asked for it: it goes ahead of the verdict
+      return verdict;
+    },
+    [&](caf::down_msg& down) {
+      result = make_troupe_error(troupe_errc::store_lost,
+                                 "the coordinator stopped: " + describe(down.reason));
+      done = true;
+    },
+    caf::after(poll) >> [&] {
+      pass_on_stop();
+      if (clock::now() - last_heard < timeout)
+        return;
+      result = make_troupe_error(troupe_errc::timeout, "the run heard nothing for "
+                                                         + std::to_string(timeout.count())
+                                                         + " ms");
+      done = true;
+    });
+  return result;
 }
 
 // Builds what the coordinator starts from: the plan, where its actors go,
@@ -180,6 +265,7 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
   auto setup = std::make_shared<coordinator_setup>();
   setup->plan = std::move(*plan);
   setup->data = std::move(data);
+  setup->steered = static_cast<bool>(observer.on_epoch_end);
   setup->observer = std::move(observer);
   setup->run_start = std::chrono::steady_clock::now();
   const run_config& c = setup->plan.config;
@@ -201,6 +287,9 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
 
 caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
                                source_pair data, fit_observer observer) {
+  // The caller's callbacks stay here: they run on this thread.
+  const epoch_steering steering = observer.on_epoch_end;
+  const std::function<bool()> stop_asked = observer.stop_asked;
   auto setup = make_coordinator_setup(system, config, std::move(data), std::move(observer));
   if (!setup)
     return setup.error();
@@ -219,14 +308,10 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& conf
     }
     door = *opened;
   }
-  caf::expected<fit_summary> result = caf::sec::request_timeout;
-  caf::scoped_actor self{system};
-  self->request(coordinator_handle, run_timeout, fit_atom::value)
-    .receive([&](fit_summary& summary) { result = std::move(summary); },
-             [&](caf::error& err) { result = std::move(err); });
+  auto result = await_run(system, coordinator_handle, steering, stop_asked, run_timeout);
   if (door)
     close_join_door(system, *door, c);
-  self->send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(coordinator_handle, caf::exit_reason::user_shutdown);
   return result;
 }
 

@@ -8,6 +8,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/run/graceful_stop.hpp"
 #include "actors/run/respawn.hpp"
 #include "actors/run/shard_questions.hpp"
 #include "actors/run/store_heal.hpp"
@@ -212,6 +213,32 @@ void checkpoint_if_due(coordinator_pointer self) {
   });
 }
 
+// Phase: the caller's callbacks, on the thread that called fit(), hear the
+// epoch; they go on, end the run after it, or fail it (a callback threw).
+// The coordinator monitors the caller, so this wait has no timeout.
+void steer_epoch(coordinator_pointer self, const epoch_record& record,
+                 const params_msg& params) {
+  auto& st = self->state;
+  if (!st.caller) {
+    checkpoint_if_due(self);
+    return;
+  }
+  st.awaiting_verdict = true;
+  self->request(st.caller, caf::infinite, epoch_atom::value, record, params.values.to_vector())
+    .then(
+      [self](bool stop) {
+        auto& st = self->state;
+        st.awaiting_verdict = false;
+        st.stop_requested = st.stop_requested || stop;
+        if (!st.done)
+          checkpoint_if_due(self);
+      },
+      [self](caf::error& err) {
+        self->state.awaiting_verdict = false;
+        fail_run(self, std::move(err));
+      });
+}
+
 // Phase: scores the epoch's parameters on the test set and tells the observer.
 void evaluate_epoch(coordinator_pointer self, epoch_record record) {
   fetch_params(self, [self, record](params_msg& params) mutable {
@@ -225,7 +252,7 @@ void evaluate_epoch(coordinator_pointer self, epoch_record record) {
       st.setup.observer.on_epoch(record);
     ++st.epoch;
     st.epoch_recorded = true;
-    checkpoint_if_due(self);
+    steer_epoch(self, record, params);
   });
 }
 
@@ -411,6 +438,8 @@ std::chrono::milliseconds step_timeout(const coordinator_state& st) {
 }
 
 void resume_after_heal(coordinator_pointer self) {
+  if (self->state.awaiting_verdict)
+    return; // the caller's verdict goes on
   if (self->state.epoch_recorded)
     checkpoint_if_due(self);
   else
@@ -430,7 +459,11 @@ void gather_store_parts(coordinator_pointer self,
 
 void start_epoch(coordinator_pointer self) {
   auto& st = self->state;
-  if (st.epoch >= st.setup.plan.config.epochs) {
+  if (st.stop_graceful) {
+    end_stopped_between_epochs(self);
+    return;
+  }
+  if (st.epoch >= st.setup.plan.config.epochs || st.stop_requested) {
     finish_run(self);
     return;
   }

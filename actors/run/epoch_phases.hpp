@@ -31,6 +31,7 @@ namespace troupe {
 
 /// Holds what a run starts from; fit() builds it once, the state keeps it.
 struct coordinator_setup {
+  bool steered = false; // the caller hears each epoch and may stop the run
   run_plan plan;
   source_pair data;
   fit_observer observer;
@@ -113,6 +114,10 @@ struct coordinator_state {
   epoch_record last_record;
   caf::typed_response_promise<fit_summary> promise;
   bool done = false;
+  caf::actor caller;              // fit()'s own actor, which steers after each epoch
+  bool awaiting_verdict = false;  // an epoch's record is with the caller
+  bool stop_requested = false;    // a callback or the caller ended the run after an epoch
+  bool stop_graceful = false;     // the caller asked to stop (stop_atom): it ends as stopped
   // A failed run's last question to each live shard (fail_run): which are
   // still to answer, and what settles one (its answer or its down message).
   std::vector<bool> flush_pending;

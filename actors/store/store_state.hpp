@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -66,6 +67,17 @@ struct store_state : store_port {
   bool snapshot_due = false; // a closed round made a snapshot due
   // Who waits for a round to close (await_atom), with that round.
   std::vector<std::pair<uint64_t, caf::typed_response_promise<uint64_t>>> awaited;
+  // A graceful stop (push_intake.hpp): pushes of rounds from halt_at on
+  // wait here with the promises of their answers, and the shard's part
+  // comes once every round before halt_at has closed.
+  struct held_push {
+    push_msg push;
+    caf::typed_response_promise<params_msg> promise;
+    caf::actor_addr sender;
+  };
+  std::optional<uint64_t> halt_at;
+  std::vector<held_push> held;
+  std::optional<caf::typed_response_promise<checkpoint_part>> halted_part;
 
   // Whether next_push_round is kept: with respawns that go on from there.
   bool tracks_next_pushes() const {

@@ -17,6 +17,7 @@
 #include "actors/runtime/node_fault.hpp"
 #include "actors/runtime/spawn_arguments.hpp"
 #include "actors/runtime/trace_clock.hpp"
+#include "actors/store/push_intake.hpp"
 #include "actors/store/store_state.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
@@ -25,29 +26,6 @@
 namespace troupe {
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-using store_pointer = store_actor::stateful_pointer<store_state>;
-
-// Called after each call into the policy: sends the writer this shard's part
-// of a checkpoint or a snapshot a round that closed in it made due (a
-// checkpoint's part is kept as a snapshot too).
-void send_due_part(store_pointer self) {
-  auto& st = self->state;
-  if (!st.checkpoint_due && !st.snapshot_due)
-    return;
-  const bool checkpoint = st.checkpoint_due;
-  st.checkpoint_due = st.snapshot_due = false;
-  if (checkpoint)
-    st.rounds_since_checkpoint = 0;
-  st.rounds_since_snapshot = 0;
-  if (st.check_device_verdict() || !st.writer) // never a part with a skipped step in it
-    return;
-  if (checkpoint)
-    self->send(st.writer, part_atom::value, st.part(false));
-  else
-    self->send(st.writer, snapshot_atom::value, st.part(false));
-}
 
 // Everything a shard starts with, built and checked before spawning.
 struct store_setup {
@@ -60,113 +38,6 @@ struct store_setup {
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
 };
-
-// Counts a push the policy took into the shard's stats.
-void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
-  ++st.stats.pushes;
-  st.stats.samples += push.batch_size;
-  st.stats.loss_sum += push.loss_sum;
-  st.stats.staleness_sum += staleness;
-  ++st.stats.staleness_count;
-  st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
-  if (st.stats.staleness_histogram.empty())
-    st.stats.staleness_histogram.resize(staleness_buckets);
-  ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
-}
-
-// With respawns, only the actor watched as a replica, in the membership
-// epoch it was watched in, pushes as it: a late push of one that was
-// replaced (declared lost, then heard from again) is refused and never
-// applied.
-caf::error fence_replaced(store_pointer self, const push_msg& push) {
-  auto& st = self->state;
-  if (st.settings.on_replica_loss != replica_loss_action::respawn)
-    return caf::none;
-  const auto sender = st.replicas.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
-  const auto membership = st.replica_membership.find(push.replica);
-  const uint64_t current = membership == st.replica_membership.end() ? 0 : membership->second;
-  if (sender != st.replicas.end() && sender->second == push.replica
-      && push.membership == current)
-    return caf::none;
-  ++st.stats.fenced;
-  if (push.membership != current)
-    return make_troupe_error(troupe_errc::fenced,
-                             "a push as replica " + std::to_string(push.replica)
-                               + " of membership epoch " + std::to_string(push.membership)
-                               + "; the replica's actor is of epoch " + std::to_string(current));
-  return make_troupe_error(troupe_errc::fenced,
-                           "a push as replica " + std::to_string(push.replica)
-                             + " from an actor that is not, or no longer, that replica");
-}
-
-// Under a policy whose respawned replicas go on from their next push
-// (policy_traits::resumes_pushes), a push of a round this shard took from
-// that replica already: the new actor of a replica whose dead one pushed
-// that round here but not to every shard. It is answered without being used,
-// so nothing is applied twice; from a replica never replaced it is refused.
-std::optional<caf::result<params_msg>> answer_repeat(store_state& st, const push_msg& push) {
-  if (!st.tracks_next_pushes())
-    return std::nullopt;
-  const auto next = st.next_push_round.find(push.replica);
-  if (next == st.next_push_round.end() || push.round >= next->second)
-    return std::nullopt;
-  if (st.replaced.count(push.replica) == 0) {
-    ++st.stats.rejected;
-    return caf::result<params_msg>(make_troupe_error(
-      troupe_errc::duplicate_push, "replica " + std::to_string(push.replica)
-                                     + " pushed round " + std::to_string(push.round)
-                                     + " again"));
-  }
-  return caf::result<params_msg>(st.answer_value(0, 0, push.device_answer));
-}
-
-// A push: the shard's own checks, then the policy's call. The answer comes
-// when the policy answers its ticket (at once, or when its round closes).
-caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
-  auto& st = self->state;
-  if (st.settings.fault_signal != 0 && push.round == st.settings.fault_round)
-    fire_node_fault(st.settings.fault_signal);
-  if (auto fenced = fence_replaced(self, push)) {
-    ++st.stats.rejected;
-    return fenced;
-  }
-  if (auto repeat = answer_repeat(st, push))
-    return std::move(*repeat);
-  auto err = st.check_device_verdict();
-  if (!err)
-    err = st.take_gradient(push);
-  if (err) {
-    ++st.stats.rejected;
-    return err;
-  }
-  const auto start = clock_type::now();
-  const uint64_t round_before = st.policy->next_round();
-  const uint64_t ticket = st.next_ticket++;
-  const uint64_t staleness = st.version >= push.base_version ? st.version - push.base_version
-                                                             : 0;
-  // Open before the policy sees the push: it may answer it at once.
-  auto promise = self->make_response_promise<params_msg>();
-  st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer,
-                                                 push.batch_size, push.loss_sum});
-  auto refused = st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
-                                                  std::move(push.gradient), ticket, staleness},
-                                    st);
-  if (refused) {
-    st.open.erase(ticket);
-    ++st.stats.rejected;
-    promise.deliver(make_troupe_error(refused->code, refused->reason));
-    return promise;
-  }
-  count_push(st, push, staleness);
-  if (st.tracks_next_pushes())
-    st.next_push_round[push.replica] = push.round + 1;
-  const auto end = clock_type::now();
-  st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
-  if (st.settings.trace && st.policy->next_round() != round_before)
-    st.stats.trace.push_back(make_trace_span(trace_kind::step, round_before, start, end));
-  send_due_part(self);
-  return promise;
-}
 
 // What the shard is at now, for the coordinator's epoch records.
 store_stats current_stats(store_state& st) {
@@ -259,6 +130,8 @@ store_actor::behavior_type variable_store(store_pointer self,
       st.awaited.emplace_back(round, promise);
       return promise;
     },
+    [self](halt_atom) { return halt_shard(self); },
+    [self](halt_atom, uint64_t until) { return halt_shard_at(self, until); },
     [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
@@ -376,6 +249,8 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
       return tell();
     },
     [tell](await_atom, uint64_t) mutable -> caf::result<uint64_t> { return tell(); },
+    [tell](halt_atom) mutable -> caf::result<store_stats> { return tell(); },
+    [tell](halt_atom, uint64_t) mutable -> caf::result<checkpoint_part> { return tell(); },
     [](epoch_atom, uint64_t, uint64_t) {},
     [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
   };

@@ -4,6 +4,7 @@
 // --export-onnx), with --help and errors that name the option.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,12 +24,24 @@ public:
   command_line(std::string program, std::string about);
   ~command_line();
 
+  /// Adds the program's own option --`name` before parse(): --help lists it
+  /// under "This program" with `help` and its current value as the default;
+  /// parse() sets `value` from the command line or the config file (a flag:
+  /// bare, or =true or =false), and a value that does not read as its type
+  /// is an error naming the option. The option never reaches fit. `value`
+  /// must outlive parse().
+  command_line& add_option(const std::string& name, std::string& value, const std::string& help);
+  command_line& add_option(const std::string& name, int64_t& value, const std::string& help);
+  command_line& add_option(const std::string& name, double& value, const std::string& help);
+  command_line& add_option(const std::string& name, bool& flag, const std::string& help);
+
   /// Reads the command line (and any --config-file). Returns the exit code
   /// when the program should stop here: 0 after --help, 2 after printing
   /// what was wrong; nothing when it should go on.
   std::optional<int> parse(int argc, char** argv);
 
-  /// Returns the options to pass to fit.
+  /// Returns the options to pass to fit: the command line's, with
+  /// stop_on_signals on.
   const fit_options& options() const { return options_; }
 
   /// Opens the training and test sources: --train and --test (each a
@@ -42,14 +55,16 @@ public:
   /// Returns --model when it was given, else `compiled` (the program's own).
   std::string model_or(const std::string& compiled) const;
 
-  /// Returns --save's file, or empty.
+  /// Returns --save's file, or empty (fit writes it).
   std::string save_path() const;
 
-  /// Returns --export-onnx's file, or empty.
+  /// Returns --export-onnx's file, or empty (fit writes it).
   std::string onnx_path() const;
 
   /// Prints "error: ..." to stderr and returns the exit code for it: 2 for
-  /// a bad option (invalid_argument), 1 for anything else.
+  /// a bad option (invalid_argument), 128 + the signal for a run a signal
+  /// stopped (its line says where it stopped, without "error"), 1 for
+  /// anything else.
   int fail(const model_error& error) const;
 
 private:

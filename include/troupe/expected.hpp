@@ -18,6 +18,7 @@ enum class model_errc {
   invalid_argument, // a caller passed a value that makes no sense
   device_error,     // a compute device is missing or failed
   run_failed,       // a training run stopped: a lost node or store, a timeout
+  stopped,          // a training run stopped gracefully, as its caller asked
 };
 
 /// Holds a failure: its kind and a sentence for a person.

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <troupe/data_source.hpp>
@@ -26,7 +28,41 @@ struct epoch_result {
   double seconds = 0; // the training loop only
   double samples_per_second = 0;
   uint32_t live_replicas = 0;
+
+  /// Returns the figure Keras names `name`: "loss", "accuracy", "val_loss"
+  /// or "val_accuracy"; NaN for any other name.
+  double metric(const std::string& name) const;
 };
+
+/// What a callback tells a fit after an epoch: go on, or end the run there
+/// (with that epoch's parameters, its checkpoint when one is due, and the
+/// history so far).
+enum class fit_action { go_on, stop };
+
+/// Holds a function called after each epoch with its figures, which returns
+/// nothing (the run goes on) or a fit_action.
+class epoch_callback {
+public:
+  epoch_callback() = default;
+  template <class F, class = std::enable_if_t<std::is_invocable_v<F&, const epoch_result&>>>
+  epoch_callback(F function) // NOLINT: converts from any such function, as std::function does
+    : call_([function = std::move(function)](const epoch_result& epoch) mutable {
+        if constexpr (std::is_same_v<std::invoke_result_t<F&, const epoch_result&>, fit_action>)
+          return function(epoch);
+        else {
+          function(epoch);
+          return fit_action::go_on;
+        }
+      }) {}
+
+  fit_action operator()(const epoch_result& epoch) const { return call_(epoch); }
+  explicit operator bool() const { return static_cast<bool>(call_); }
+
+private:
+  std::function<fit_action(const epoch_result&)> call_;
+};
+
+class callback; // <troupe/callbacks.hpp>
 
 /// Holds a fit's settings: every option of a Troupe program's command line
 /// (`--help` lists them: mode, replicas, nodes, TLS, checkpoints, trace,
@@ -45,8 +81,27 @@ public:
   fit_options& seed(uint64_t value) { return set("seed", std::to_string(value)); }
   /// Runs the replicas on nodes: "host:port,host:port".
   fit_options& nodes(const std::string& list) { return set("nodes", list); }
-  /// Prints nothing while training (--progress=off).
-  fit_options& quiet() { return set("progress", "off"); }
+  /// Makes the fit print nothing: no banner, no epoch lines, no final line,
+  /// no warnings (the history and a --metrics file still have everything).
+  fit_options& quiet() {
+    quiet_ = true;
+    return set("progress", "off");
+  }
+
+  /// Tells whether quiet() was asked for.
+  bool is_quiet() const { return quiet_; }
+
+  /// Makes SIGINT and SIGTERM ask the fit for a graceful stop while it runs
+  /// (request_stop), and a second one end the process at once with exit
+  /// status 128 + the signal's number; the process's own handlers are back
+  /// once fit returns. command_line's options have it on.
+  fit_options& stop_on_signals(bool on = true) {
+    stop_on_signals_ = on;
+    return *this;
+  }
+
+  /// Tells whether stop_on_signals() is on.
+  bool stops_on_signals() const { return stop_on_signals_; }
 
   /// Tells whether option `name` was set.
   bool has(const std::string& name) const;
@@ -58,11 +113,22 @@ public:
   std::string program = "troupe";
 
   /// Called after each epoch with its figures (a Keras callback's
-  /// on_epoch_end), on the fit's thread.
-  std::function<void(const epoch_result&)> on_epoch;
+  /// on_epoch_end), on the thread that called fit, so it needs no locks;
+  /// returning fit_action::stop ends the run after that epoch, and an
+  /// exception it throws ends the run with that error (fit returns run_failed
+  /// with the exception's message within a second or two).
+  epoch_callback on_epoch;
+
+  /// Callbacks as Keras takes them (<troupe/callbacks.hpp>: early_stopping,
+  /// save_best, csv_logger, or one's own), called in this order after
+  /// on_epoch, on the thread that called fit; the run stops after an epoch
+  /// where any of them said so.
+  std::vector<std::shared_ptr<callback>> callbacks;
 
 private:
   std::vector<std::string> arguments_;
+  bool quiet_ = false;
+  bool stop_on_signals_ = false;
 };
 
 /// Holds a model's loss and accuracy over a dataset.
@@ -135,12 +201,28 @@ struct history {
 
 /// Trains the model `description` names on `train`, scoring `validation`
 /// after each epoch, as `options` say, starting from `optimizer`. Every
-/// wait inside is bounded; bad options are invalid_argument errors, a run
-/// that fails (a lost node, a timeout) a run_failed error.
+/// wait inside is bounded or watches what it waits on (the callbacks run as
+/// long as they take); bad options are invalid_argument errors, a run that
+/// fails (a lost node, a timeout, a callback that threw) a run_failed error.
+/// With --save or --export-onnx among the options, the trained model is
+/// written there before fit returns (a file it cannot write is an io_error).
 expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       std::shared_ptr<const data_source> train,
                       std::shared_ptr<const data_source> validation,
                       const fit_options& options = {});
+
+/// Asks every fit running in this process to stop gracefully: under sync
+/// (or delayed) the open round closes on every shard, the checkpoint is
+/// written when the fit has --checkpoint, and fit returns a `stopped` error
+/// that says where it stopped and what it wrote (resuming from it ends with
+/// the bits of a run never stopped); under async the run stops at once,
+/// and resumes from its last epoch's checkpoint. Callable from any thread
+/// and from a signal handler.
+void request_stop() noexcept;
+
+/// Returns the signal that last asked for a stop through stop_on_signals
+/// (SIGINT, SIGTERM), or 0 if none did.
+int stop_signal() noexcept;
 
 /// Trains on datasets held in memory (fit copies them).
 expected<history> fit(const std::string& description, const optimizer_config& optimizer,

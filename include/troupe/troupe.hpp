@@ -2,6 +2,7 @@
 // fit it over replicas here or on nodes, evaluate, predict, save, export.
 #pragma once
 
+#include <troupe/callbacks.hpp>
 #include <troupe/check_gradient.hpp>
 #include <troupe/command_line.hpp>
 #include <troupe/data_source.hpp>

@@ -205,9 +205,6 @@ expected<dataset_pair> load_data_pair(const std::string& train_source,
                 "the training data (" + train_source + ") has "
                   + std::to_string(train->features) + " features per sample but the test data ("
                   + test_source + ") has " + std::to_string(test->features));
-  const int classes = std::max(train->classes, test->classes);
-  train->classes = classes;
-  test->classes = classes;
   return dataset_pair{std::move(*train), std::move(*test)};
 }
 

@@ -1,6 +1,7 @@
 // Loads (Fashion-)MNIST splits into datasets: pairs an image file with a label
 // file, checks them against each other, and scales pixels to [0, 1].
 #include "model/data/dataset.hpp"
+#include "model/data/fit_check.hpp"
 
 #include "model/check.hpp"
 #include <algorithm>
@@ -133,29 +134,14 @@ void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
   }
 }
 
-status check_model_fits(const model_spec& spec, const data_source& data) {
-  if (spec.loss == loss_kind::squared_error || data.regression()) {
-    if (spec.loss == loss_kind::squared_error && data.features() == spec.inputs
-        && data.target_width() == spec.classes())
-      return {};
-    return fail(model_errc::invalid_argument,
-                "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
-                  + std::to_string(spec.classes())
-                  + (spec.loss == loss_kind::squared_error ? " outputs, squared error"
-                                                           : " classes")
-                  + ") does not fit the data (" + std::to_string(data.features()) + " features, "
-                  + (data.regression() ? std::to_string(data.target_width()) + " float targets"
-                                       : std::to_string(data.classes()) + " classes")
-                  + "): classes train with sparse_categorical_crossentropy, float targets "
-                    "with --loss=mse");
-  }
-  if (data.features() == spec.inputs && data.classes() <= spec.classes())
+status check_model_fits(const model_spec& spec, const data_source& data,
+                        const std::string& role) {
+  const model_shape shape{to_string(spec), spec.inputs, spec.classes(),
+                          spec.loss == loss_kind::squared_error};
+  auto why = explain_misfit(shape, data, role);
+  if (why.empty())
     return {};
-  return fail(model_errc::invalid_argument,
-              "model " + to_string(spec) + " (" + std::to_string(spec.inputs) + " inputs, "
-                + std::to_string(spec.classes()) + " classes) does not fit the data ("
-                + std::to_string(data.features()) + " features, "
-                + std::to_string(data.classes()) + " classes)");
+  return fail(model_errc::invalid_argument, why);
 }
 
 } // namespace troupe

@@ -33,8 +33,10 @@ expected<dataset> load_idx_split(const std::string& dir, data_split split);
 expected<dataset_pair> load_dataset(const std::string& dir);
 
 /// Checks that a model's input width fits `data` and that every class of
-/// `data` is one of its outputs; the error says both sides.
-status check_model_fits(const model_spec& spec, const data_source& data);
+/// `data` is one of its outputs; the error names the `role` set ("training"
+/// or "test"), its source and the first sample that does not fit.
+status check_model_fits(const model_spec& spec, const data_source& data,
+                        const std::string& role = "training");
 
 /// Serves `data` as a source without owning it: the caller keeps it alive
 /// while the source is used.

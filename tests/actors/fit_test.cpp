@@ -289,7 +289,7 @@ TEST_CASE("fit refuses options that make no sense with clear errors", "[fit][con
   expect_bad_config(tiny_batch, "smaller than --replicas");
   auto bad_model = small_options("sync", 2, 32);
   bad_model.model = "784-32relu-7"; // 7 classes; the data has 10
-  expect_bad_config(bad_model, "does not fit");
+  expect_bad_config(bad_model, "but model 784-32relu-7 has 7 outputs: labels must lie in 0..6");
   auto bad_device = small_options("sync", 2, 32);
   bad_device.devices.pool = {"cpu", "tpu:0"};
   expect_bad_config(bad_device, "--devices: 'tpu:0' is not a device");

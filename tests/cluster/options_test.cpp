@@ -68,3 +68,30 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     CHECK(out.empty());
   }
 }
+
+TEST_CASE("mnist takes a boolean option bare, as --help shows it, or as =true and =false",
+          "[cluster][options]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::vector<std::string>> runs{
+    {"--pin-cores"},
+    {"--pin-cores=true"},
+    {"--optimizer=sgd", "--momentum=0.9", "--nesterov"},
+    {"--optimizer=sgd", "--momentum=0.9", "--nesterov=false"},
+  };
+  int index = 0;
+  std::vector<std::string> checksums;
+  for (const auto& flags : runs) {
+    std::vector<std::string> args{"--epochs=1", "--replicas=2"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto run = run_mnist(dir, "flags-" + std::to_string(index++), args, run_timeout);
+    INFO(run.description);
+    CHECK(run.status.exited);
+    CHECK(run.status.code == 0);
+    const auto final_records = records_of(run.metrics, "final");
+    REQUIRE(final_records.size() == 1);
+    checksums.push_back(final_records.front().value("params_fnv1a64", ""));
+  }
+  // Pinning changes no bit; Nesterov's momentum does.
+  CHECK(checksums[0] == checksums[1]);
+  CHECK(checksums[2] != checksums[3]);
+}

@@ -137,7 +137,8 @@ def main():
         expect_refusal(binary, "ragged CSV row", [f"--train={out}/ragged.csv", test], 1,
                        "line 2")
         expect_refusal(binary, "label out of the model's range",
-                       [f"--train={out}/label12.csv", test], 2, "does not fit")
+                       [f"--train={out}/label12.csv", test], 2,
+                       "label12.csv) has label 12 at sample")
         expect_refusal(binary, "--train without --test", [npy[0]], 2, "--test")
         expect_refusal(binary, "missing file", [f"--train={out}/nothere.csv", test], 1,
                        "nothere.csv")

@@ -36,7 +36,9 @@ struct fuzz_settings {
   size_t node_connections = 80;
   size_t coordinator_runs = 20;
   std::string save_dir;                    // where failing streams go ("": nowhere)
-  std::chrono::milliseconds hold{4000};    // how long a held connection stays open
+  // How long a held connection may stay open: the stall bound and CAF's
+  // connection timeout, with room for a loaded machine.
+  std::chrono::milliseconds hold{10000};
   uint64_t node_max_frame_size = 1 << 20;  // the node's --max-frame-size
   std::function<void(const std::string&)> progress = {};
 };

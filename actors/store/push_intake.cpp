@@ -1,0 +1,208 @@
+// A store shard's intake of pushes, and the halt of a graceful stop.
+#include "actors/store/push_intake.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include <caf/all.hpp>
+
+#include "actors/runtime/node_fault.hpp"
+#include "actors/runtime/trace_clock.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Counts a push the policy took into the shard's stats.
+void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
+  ++st.stats.pushes;
+  st.stats.samples += push.batch_size;
+  st.stats.loss_sum += push.loss_sum;
+  st.stats.staleness_sum += staleness;
+  ++st.stats.staleness_count;
+  st.stats.staleness_max = std::max(st.stats.staleness_max, staleness);
+  if (st.stats.staleness_histogram.empty())
+    st.stats.staleness_histogram.resize(staleness_buckets);
+  ++st.stats.staleness_histogram[std::min<uint64_t>(staleness, staleness_buckets - 1)];
+}
+
+// With respawns, only the actor watched as a replica, in the membership
+// epoch it was watched in, pushes as it: a late push of one that was
+// replaced (declared lost, then heard from again) is refused and never
+// applied.
+caf::error fence_replaced(store_pointer self, const push_msg& push,
+                          const caf::actor_addr& from) {
+  auto& st = self->state;
+  if (st.settings.on_replica_loss != replica_loss_action::respawn)
+    return caf::none;
+  const auto sender = st.replicas.find(from);
+  const auto membership = st.replica_membership.find(push.replica);
+  const uint64_t current = membership == st.replica_membership.end() ? 0 : membership->second;
+  if (sender != st.replicas.end() && sender->second == push.replica
+      && push.membership == current)
+    return caf::none;
+  ++st.stats.fenced;
+  if (push.membership != current)
+    return make_troupe_error(troupe_errc::fenced,
+                             "a push as replica " + std::to_string(push.replica)
+                               + " of membership epoch " + std::to_string(push.membership)
+                               + "; the replica's actor is of epoch " + std::to_string(current));
+  return make_troupe_error(troupe_errc::fenced,
+                           "a push as replica " + std::to_string(push.replica)
+                             + " from an actor that is not, or no longer, that replica");
+}
+
+// Under a policy whose respawned replicas go on from their next push
+// (policy_traits::resumes_pushes), a push of a round this shard took from
+// that replica already: the new actor of a replica whose dead one pushed
+// that round here but not to every shard. It is answered without being used,
+// so nothing is applied twice; from a replica never replaced it is refused.
+// True if it answered `promise`.
+bool answer_repeat(store_state& st, const push_msg& push,
+                   caf::typed_response_promise<params_msg>& promise) {
+  if (!st.tracks_next_pushes())
+    return false;
+  const auto next = st.next_push_round.find(push.replica);
+  if (next == st.next_push_round.end() || push.round >= next->second)
+    return false;
+  if (st.replaced.count(push.replica) == 0) {
+    ++st.stats.rejected;
+    promise.deliver(make_troupe_error(troupe_errc::duplicate_push,
+                                      "replica " + std::to_string(push.replica)
+                                        + " pushed round " + std::to_string(push.round)
+                                        + " again"));
+    return true;
+  }
+  promise.deliver(st.answer_value(0, 0, push.device_answer));
+  return true;
+}
+
+// The shard's part of a graceful stop's checkpoint, once every round before
+// the halt has closed in it.
+void deliver_halted_part(store_pointer self) {
+  auto& st = self->state;
+  if (!st.halted_part || !st.halt_at || st.policy->next_round() < *st.halt_at)
+    return;
+  auto promise = std::move(*st.halted_part);
+  st.halted_part.reset();
+  if (auto err = st.check_device_verdict())
+    promise.deliver(std::move(err));
+  else
+    promise.deliver(st.part(false));
+}
+
+// A push from `sender`: the shard's own checks, then the policy's call,
+// which answers `promise` (at once, or when its round closes).
+void intake(store_pointer self, push_msg& push, caf::typed_response_promise<params_msg> promise,
+            const caf::actor_addr& sender) {
+  auto& st = self->state;
+  if (st.settings.fault_signal != 0 && push.round == st.settings.fault_round)
+    fire_node_fault(st.settings.fault_signal);
+  if (auto fenced = fence_replaced(self, push, sender)) {
+    ++st.stats.rejected;
+    promise.deliver(std::move(fenced));
+    return;
+  }
+  if (answer_repeat(st, push, promise))
+    return;
+  auto err = st.check_device_verdict();
+  if (!err)
+    err = st.take_gradient(push);
+  if (err) {
+    ++st.stats.rejected;
+    promise.deliver(std::move(err));
+    return;
+  }
+  const auto start = clock_type::now();
+  const uint64_t round_before = st.policy->next_round();
+  const uint64_t ticket = st.next_ticket++;
+  const uint64_t staleness = st.version >= push.base_version ? st.version - push.base_version
+                                                             : 0;
+  // Open before the policy sees the push: it may answer it at once.
+  st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer,
+                                                 push.batch_size, push.loss_sum});
+  auto refused = st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
+                                                  std::move(push.gradient), ticket, staleness},
+                                    st);
+  if (refused) {
+    st.open.erase(ticket);
+    ++st.stats.rejected;
+    promise.deliver(make_troupe_error(refused->code, refused->reason));
+    return;
+  }
+  count_push(st, push, staleness);
+  if (st.tracks_next_pushes())
+    st.next_push_round[push.replica] = push.round + 1;
+  const auto end = clock_type::now();
+  st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
+  if (st.settings.trace && st.policy->next_round() != round_before)
+    st.stats.trace.push_back(make_trace_span(trace_kind::step, round_before, start, end));
+  send_due_part(self);
+  deliver_halted_part(self);
+}
+
+} // namespace
+
+caf::result<params_msg> take_push(store_pointer self, push_msg& push) {
+  // Before the promise, which takes the sender out of the message.
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  auto promise = self->make_response_promise<params_msg>();
+  auto& st = self->state;
+  if (st.halt_at && push.round >= *st.halt_at)
+    st.held.push_back(store_state::held_push{std::move(push), promise, sender});
+  else
+    intake(self, push, promise, sender);
+  return promise;
+}
+
+store_stats halt_shard(store_pointer self) {
+  auto& st = self->state;
+  st.halt_at = st.policy->next_round();
+  store_stats answer;
+  answer.next_round = *st.halt_at;
+  answer.version = st.version;
+  answer.membership = st.settings.membership;
+  return answer;
+}
+
+caf::result<checkpoint_part> halt_shard_at(store_pointer self, uint64_t until) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<checkpoint_part>();
+  st.halt_at = until;
+  st.halted_part = promise;
+  auto waiting = std::move(st.held);
+  st.held.clear();
+  for (auto& held : waiting) {
+    if (held.push.round < until)
+      intake(self, held.push, held.promise, held.sender);
+    else
+      st.held.push_back(std::move(held));
+  }
+  deliver_halted_part(self);
+  return promise;
+}
+
+// A checkpoint's part is kept as a snapshot too.
+void send_due_part(store_pointer self) {
+  auto& st = self->state;
+  if (!st.checkpoint_due && !st.snapshot_due)
+    return;
+  const bool checkpoint = st.checkpoint_due;
+  st.checkpoint_due = st.snapshot_due = false;
+  if (checkpoint)
+    st.rounds_since_checkpoint = 0;
+  st.rounds_since_snapshot = 0;
+  if (st.check_device_verdict() || !st.writer) // never a part with a skipped step in it
+    return;
+  if (checkpoint)
+    self->send(st.writer, part_atom::value, st.part(false));
+  else
+    self->send(st.writer, snapshot_atom::value, st.part(false));
+}
+
+} // namespace troupe

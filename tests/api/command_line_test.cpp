@@ -1,0 +1,86 @@
+// A program's command line: its own options beside a fit's, flags bare or
+// spelled out, and what --help shows.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <troupe/troupe.hpp>
+
+namespace {
+
+// Parses `args` (after the program's name) as `cli` would from main.
+std::optional<int> parse(troupe::command_line& cli, std::vector<std::string> args) {
+  args.insert(args.begin(), "program");
+  std::vector<char*> argv;
+  for (auto& arg : args)
+    argv.push_back(arg.data());
+  return cli.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+// What `body` writes to stdout.
+template <class Body>
+std::string stdout_of(Body body) {
+  std::fflush(stdout);
+  const std::string path = "command_line_test_stdout.txt";
+  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(file, STDOUT_FILENO);
+  body();
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(file);
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path.c_str());
+  return text.str();
+}
+
+} // namespace
+
+TEST_CASE("a program's own options are read into its variables and never reach fit",
+          "[api][command_line]") {
+  troupe::command_line cli("program", "Tests its own options.");
+  std::string name = "none";
+  int64_t count = 3;
+  double rate = 0.5;
+  bool loud = false;
+  cli.add_option("name", name, "a name")
+    .add_option("count", count, "a count")
+    .add_option("rate", rate, "a rate")
+    .add_option("loud", loud, "a flag");
+  REQUIRE_FALSE(parse(cli, {"--name=abc", "--count=7", "--epochs=2", "--rate=0.25", "--loud",
+                            "--nesterov"}));
+  CHECK(name == "abc");
+  CHECK(count == 7);
+  CHECK(rate == 0.25);
+  CHECK(loud);
+  CHECK(cli.options().arguments() == std::vector<std::string>{"--epochs=2", "--nesterov=true"});
+}
+
+TEST_CASE("a program's own option with a bad value is refused, and --help lists it",
+          "[api][command_line]") {
+  troupe::command_line bad("program", "Tests its own options.");
+  int64_t count = 3;
+  bad.add_option("count", count, "a count");
+  CHECK(parse(bad, {"--count=many"}) == 2);
+
+  troupe::command_line help("program", "Tests its own options.");
+  std::string name = "none";
+  help.add_option("name", name, "the thing to call it");
+  std::optional<int> exit_code;
+  const auto text = stdout_of([&] { exit_code = parse(help, {"--help"}); });
+  CHECK(exit_code == 0);
+  CHECK_THAT(text, Catch::Contains("This program"));
+  CHECK_THAT(text, Catch::Contains("--name="));
+  CHECK_THAT(text, Catch::Contains("the thing to call it"));
+  CHECK(text.find("This program") < text.find("Training"));
+}
