@@ -81,11 +81,13 @@ void print_banner(const std::string& program, const run_config& c, const source_
 }
 
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   reported_metrics scores, metrics_log* metrics, bool quiet) {
+                                   reported_metrics scores, metrics_log* metrics,
+                                   tensorboard_log* tensorboard, bool quiet) {
   const bool bar = !quiet && (cfg.progress == "bar"
                               || (cfg.progress == "auto" && isatty(STDOUT_FILENO)));
   fit_observer observer;
-  observer.on_epoch = [bar, &cfg, c, scores, metrics, quiet](const epoch_record& r) {
+  observer.on_epoch = [bar, &cfg, c, scores, metrics, tensorboard,
+                       quiet](const epoch_record& r) {
     if (bar)
       fmt::print("\r\033[K"); // the epoch line replaces the bar
     if (cfg.progress != "off" && !quiet)
@@ -93,6 +95,8 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
     std::fflush(stdout);
     if (metrics)
       metrics->write_epoch(r, c);
+    if (tensorboard)
+      tensorboard->write_epoch(r, c, scores);
   };
   if (bar || cfg.log_every > 0)
     observer.on_progress = [bar, &cfg, metrics, next_record = uint64_t{cfg.log_every}](

@@ -11,6 +11,7 @@
 #include "actors/report/fit_observer.hpp"
 #include "actors/report/metrics_log.hpp"
 #include "api/program_config.hpp"
+#include "api/tensorboard_log.hpp"
 #include "messages/protocol.hpp"
 
 namespace troupe {
@@ -19,10 +20,12 @@ namespace troupe {
 void print_banner(const std::string& program, const run_config& c, const source_pair& data);
 
 /// Shows each epoch as a line (and a live bar on a terminal) and writes the
-/// metrics' epoch and step records; the lines show `scores`. `quiet`: no
+/// metrics' epoch and step records and the TensorBoard scalars; the lines
+/// show `scores`. `quiet`: no
 /// line and no warning is printed.
 fit_observer make_console_observer(const program_config& cfg, const run_config& c,
-                                   reported_metrics scores, metrics_log* metrics, bool quiet);
+                                   reported_metrics scores, metrics_log* metrics,
+                                   tensorboard_log* tensorboard, bool quiet);
 
 /// Prints the final line (with `scores`) and, unless progress is off, the
 /// straggler report.

@@ -201,11 +201,19 @@ expected<history> fit(const std::string& description, const optimizer_config& op
     data.train->regression() ? reported_metrics::loss : reported_metrics::loss_and_accuracy;
   if (auto ok = check_callbacks(options, scores); !ok)
     return ok.error();
+  std::unique_ptr<tensorboard_log> tensorboard;
+  if (!cfg.tensorboard.empty()) {
+    auto opened = tensorboard_log::open(cfg.tensorboard);
+    if (!opened)
+      return opened.error();
+    tensorboard = std::move(*opened);
+  }
   const bool quiet = options.is_quiet();
   if (!quiet)
     print_banner(options.program, *checked, data);
   std::vector<epoch_result> epochs;
-  auto observer = make_console_observer(cfg, *checked, scores, metrics.get(), quiet);
+  auto observer =
+    make_console_observer(cfg, *checked, scores, metrics.get(), tensorboard.get(), quiet);
   bool stopped = false;
   observer.on_epoch_end = steering_for(options, checked->model, epochs, stopped);
   observer.stop_asked = [asked_before = stop_requests_so_far()] {

@@ -20,6 +20,10 @@ program_config::program_config(const std::string& program, const std::string& ab
   const auto o = option_group::output;
   bind(o, metrics, "metrics",
        "write JSON lines to this file: one per epoch, then a final record", option_hint{"FILE"});
+  bind(o, tensorboard, "tensorboard",
+       "write TensorBoard event files of each epoch's figures to DIR/train and "
+       "DIR/validation, as Keras's TensorBoard callback lays them out",
+       option_hint{"DIR"});
   bind(o, progress, "progress",
        "auto (a live bar on a terminal, else lines), bar, lines (one per epoch) or off");
   bind(o, log_every, "log-every",

@@ -16,6 +16,7 @@ namespace troupe {
 struct program_config : cluster_config {
   run_options run{*this};
   std::string metrics;
+  std::string tensorboard; // a directory: train/ and validation/ event files
   std::string progress = "auto"; // auto | bar | lines | off
   uint32_t log_every = 0;        // a metrics "step" record at least every N steps
   std::string train;             // a data source; empty: --data-dir's IDX files

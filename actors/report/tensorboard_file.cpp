@@ -110,9 +110,15 @@ caf::expected<tensorboard_file> tensorboard_file::open(const std::string& dir, d
     return err;
   const auto name = fmt::format("events.out.tfevents.{:010}.{}",
                                 static_cast<int64_t>(wall_time), host_name());
-  auto path = (std::filesystem::path(dir) / name).string();
-  // "x": two writers never share, nor truncate, one file.
+  const auto first_path = (std::filesystem::path(dir) / name).string();
+  // "x": two writers never share, nor truncate, one file; one of the same
+  // second and host gets the next free ".N" after the name.
+  auto path = first_path;
   std::FILE* file = std::fopen(path.c_str(), "wbx");
+  for (int n = 1; file == nullptr && errno == EEXIST && n < 1000; ++n) {
+    path = first_path + "." + std::to_string(n);
+    file = std::fopen(path.c_str(), "wbx");
+  }
   if (file == nullptr)
     return option_error(troupe_errc::bad_config,
                         "cannot create " + path + ": " + std::strerror(errno));

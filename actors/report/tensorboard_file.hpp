@@ -20,9 +20,10 @@ class tensorboard_file {
 public:
   /// Creates `dir` if needed and starts the new file
   /// `dir`/events.out.tfevents.<unix seconds>.<hostname> with its
-  /// file_version record at `wall_time` (seconds since the Unix epoch); a
-  /// directory that cannot be made or a file that cannot be created (an
-  /// existing one included) is a bad_config error naming it.
+  /// file_version record at `wall_time` (seconds since the Unix epoch), or,
+  /// when a file of that name exists, the name with the next free ".N"; a
+  /// directory that cannot be made or a file that cannot be created is a
+  /// bad_config error naming it.
   static caf::expected<tensorboard_file> open(const std::string& dir, double wall_time);
 
   /// Opens as above at the system clock's time.

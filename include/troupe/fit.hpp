@@ -81,6 +81,9 @@ public:
   fit_options& seed(uint64_t value) { return set("seed", std::to_string(value)); }
   /// Runs the replicas on nodes: "host:port,host:port".
   fit_options& nodes(const std::string& list) { return set("nodes", list); }
+  /// Writes TensorBoard event files of each epoch's figures under `dir`
+  /// (--tensorboard): train/ and validation/, as Keras lays them out.
+  fit_options& tensorboard(const std::string& dir) { return set("tensorboard", dir); }
   /// Makes the fit print nothing: no banner, no epoch lines, no final line,
   /// no warnings (the history and a --metrics file still have everything).
   fit_options& quiet() {
