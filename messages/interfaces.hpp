@@ -73,7 +73,10 @@ using node_actor = caf::typed_actor<
   caf::replies_to<hello_atom, handshake>::with<handshake>,
   // Connect this node directly to another one (the --store-node), so that
   // replicas here reach the store without a detour through the coordinator.
-  caf::replies_to<link_atom, std::string, uint16_t>::with<bool>>;
+  caf::replies_to<link_atom, std::string, uint16_t>::with<bool>,
+  // Take node N, which the coordinator linked to this node from its side,
+  // as greeted: the one connection serves both directions.
+  caf::replies_to<link_atom, caf::node_id>::with<bool>>;
 
 /// What a coordinator listening for joins (--accept-joins) publishes: a node
 /// announces the host and port it listens on, and the coordinator connects

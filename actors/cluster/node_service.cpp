@@ -94,6 +94,10 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
         greet_node(sender->node());
       return mine;
     },
+    [](link_atom, const caf::node_id& linked) {
+      greet_node(linked);
+      return true;
+    },
     [self, options](link_atom, const std::string& host, uint16_t port) -> caf::result<bool> {
       caf::io::middleman_actor manager = options.tls
                                            ? self->system().openssl_manager().actor_handle()
@@ -116,6 +120,13 @@ caf::error link_nodes(caf::actor_system& system, const node_actor& node,
   auto linked = ask_watching<bool>(system, node, node, timeout, "linking to " + address.text(),
                                    link_atom::value, address.host, address.port);
   return linked ? caf::none : linked.error();
+}
+
+caf::error greet_linked_node(caf::actor_system& system, const node_actor& node,
+                             const caf::node_id& linked, std::chrono::milliseconds timeout) {
+  auto greeted = ask_watching<bool>(system, node, node, timeout, "vouching for a linked node",
+                                    link_atom::value, linked);
+  return greeted ? caf::none : greeted.error();
 }
 
 caf::expected<connected_node> connect_to_node(caf::actor_system& system,

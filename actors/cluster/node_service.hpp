@@ -42,6 +42,12 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
                                               const handshake& hello,
                                               std::chrono::milliseconds timeout);
 
+/// Asks `node` to take the node `linked` as greeted: `linked` opened the
+/// connection between the two, which serves both directions (a second one
+/// would be redundant, and closing one under TLS drops others).
+caf::error greet_linked_node(caf::actor_system& system, const node_actor& node,
+                             const caf::node_id& linked, std::chrono::milliseconds timeout);
+
 /// Asks `node` to connect directly to the node at `address`.
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,
                       const host_port& address, std::chrono::milliseconds timeout);

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <map>
+#include <set>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -50,6 +52,10 @@ struct placing {
   // The store nodes connected so far, by address: a replica node that is
   // one too is not greeted twice.
   std::map<std::string, connected_node> store_connections = {};
+  // The pairs of nodes linked so far, either way: a BASP connection carries
+  // both directions, and a second one between the same two nodes is
+  // redundant (under TLS, closing it took a coordinator's connection with it).
+  std::set<std::pair<std::string, std::string>> linked = {};
 };
 
 void place_store_here(placement& out, const placing& p) {
@@ -133,7 +139,7 @@ void place_replicas_here(placement& out, const placing& p, const run_plan& plan)
 // Connects to a replica node and links it to every store node but itself,
 // so replicas there reach the shards without a detour through this process
 // (which would also route the shard's handle through it, and end with it).
-caf::expected<connected_node> connect_replica_node(const placing& p, const host_port& address,
+caf::expected<connected_node> connect_replica_node(placing& p, const host_port& address,
                                                    const std::vector<bool>& store_node_alive) {
   const auto known = p.store_connections.find(address.text());
   auto connected = known != p.store_connections.end()
@@ -145,6 +151,17 @@ caf::expected<connected_node> connect_replica_node(const placing& p, const host_
     const auto& store_address = p.config.store_nodes[s];
     if (store_address == address || (s < store_node_alive.size() && !store_node_alive[s]))
       continue;
+    const std::string from = address.text();
+    const std::string to = store_address.text();
+    const bool linked_before =
+      !p.linked.insert(from < to ? std::make_pair(from, to) : std::make_pair(to, from)).second;
+    const auto store_node = p.store_connections.find(to);
+    if (linked_before && store_node != p.store_connections.end()) {
+      if (auto err = greet_linked_node(p.system, connected->node, store_node->second.node.node(),
+                                       p.timeout))
+        return err;
+      continue;
+    }
     if (auto err = link_nodes(p.system, connected->node, store_address, p.timeout))
       return make_troupe_error(troupe_errc::bad_config,
                                "node " + address.text() + " cannot reach the store node "
@@ -159,7 +176,7 @@ struct reached_node {
   std::string address;
 };
 
-caf::error place_replicas_on_nodes(placement& out, const placing& p, const run_plan& plan,
+caf::error place_replicas_on_nodes(placement& out, placing& p, const run_plan& plan,
                                    std::vector<reached_node>& nodes) {
   std::vector<int64_t> node_offsets;
   for (const auto& address : p.config.nodes) {
@@ -228,7 +245,7 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
   out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout, config = c,
                           alive = out.store_node_alive](
                            const host_port& address) -> caf::expected<int64_t> {
-    const placing later{system, config, hello, timeout};
+    placing later{system, config, hello, timeout};
     auto connected = connect_replica_node(later, address, *alive);
     if (!connected)
       return connected.error();

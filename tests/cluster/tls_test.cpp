@@ -66,6 +66,33 @@ TEST_CASE("training works over mutual TLS between a node and a coordinator certi
   CHECK(seconds_since(start) < 60);
 }
 
+TEST_CASE("docs/tls.md's layout trains over mutual TLS: two nodes, each its own certificate and "
+          "a store shard, with the bits of the same run in plaintext",
+          "[cluster][tls]") {
+  temp_dir dir{"troupe-cluster"};
+  const auto certs = make_certs(dir, "cluster", {"coordinator", "node1", "node2"});
+  auto first = start_node(dir, "node1", tls_options(certs, "node1"));
+  auto second = start_node(dir, "node2", tls_options(certs, "node2"));
+  const std::vector<std::string> run_args{"--nodes=" + first.address + "," + second.address,
+                                          "--replicas-per-node=2", "--epochs=1"};
+  auto tls = run_mnist(dir, "tls", with(run_args, tls_options(certs, "coordinator")),
+                       run_timeout);
+  INFO(tls.description << "\n" << first.proc->describe() << "\n" << second.proc->describe());
+  REQUIRE(tls.status.exited);
+  REQUIRE(tls.status.code == 0);
+  CHECK(tls.out.find("2 store shards on 2 nodes") != std::string::npos);
+  auto plain_first = start_node(dir, "plain1");
+  auto plain_second = start_node(dir, "plain2");
+  auto plain = run_mnist(dir, "plain",
+                         {"--nodes=" + plain_first.address + "," + plain_second.address,
+                          "--replicas-per-node=2", "--epochs=1"},
+                         run_timeout);
+  REQUIRE(plain.status.exited);
+  REQUIRE(plain.status.code == 0);
+  CHECK(records_of(tls.metrics, "final")[0]["params_fnv1a64"]
+        == records_of(plain.metrics, "final")[0]["params_fnv1a64"]);
+}
+
 TEST_CASE("a TLS node refuses coordinators certified by another CA or speaking plaintext and "
           "keeps serving",
           "[cluster][tls]") {
