@@ -20,6 +20,10 @@ using caf::io::receive_policy;
 // Payloads read in pieces (the budget was spent) come this many bytes at a time.
 constexpr size_t piece_size = size_t{64} << 10;
 
+// The slowest a payload may come in, beyond the stall bound: CAF itself drops
+// a connection that completes no frame within its connection timeout.
+constexpr int64_t slowest_bytes_per_second = int64_t{1} << 20;
+
 bool is_handshake(uint8_t operation) {
   return operation <= static_cast<uint8_t>(basp_operation::client_handshake);
 }
@@ -119,6 +123,10 @@ bool guarded_scribe::on_header_bytes(caf::execution_unit* ctx, const char* bytes
     pieces_.clear();
     reading_ = reading::payload_in_pieces;
   }
+  if (header_.payload_len > 0) {
+    payload_bytes_.store(header_.payload_len);
+    payload_started_ns_.store(guard_clock_ns());
+  }
   rd_buf().assign(header_bytes_, header_bytes_ + basp_header_size);
   const bool attached = forward(ctx, basp_header_size);
   read_next();
@@ -154,6 +162,7 @@ bool guarded_scribe::on_payload_piece(caf::execution_unit* ctx, const char* byte
 
 void guarded_scribe::payload_done() {
   reading_ = reading::header;
+  payload_started_ns_.store(0);
   if (!handshake_done_ && is_handshake(header_.operation)) {
     handshake_done_ = true;
     unverified_since_ns_.store(0);
@@ -198,6 +207,14 @@ std::string guarded_scribe::stalled(int64_t now_ns) const {
   const int64_t unverified_since = unverified_since_ns_.load();
   if (unverified_since != 0 && now_ns - unverified_since > bound_ns)
     return "it did not complete its BASP handshake within " + bound_ms + " ms";
+  const int64_t payload_started = payload_started_ns_.load();
+  const int64_t payload_bytes = payload_bytes_.load();
+  const int64_t payload_bound_ns =
+    std::max(bound_ns, payload_bytes * 1000000000 / slowest_bytes_per_second);
+  if (payload_started != 0 && now_ns - payload_started > payload_bound_ns)
+    return "it sent part of a frame of " + std::to_string(payload_bytes)
+           + " bytes and not the rest within " + std::to_string(payload_bound_ns / 1000000)
+           + " ms";
   return "";
 }
 
@@ -209,6 +226,7 @@ void guarded_scribe::refuse(const std::string& why) {
                end_ == connection_end::accepted ? "from" : "to", peer_.c_str(), why.c_str());
   header_started_ns_.store(0);
   unverified_since_ns_.store(0);
+  payload_started_ns_.store(0);
   // Closing here would skip BASP's bookkeeping for the connection: shut the
   // socket instead, and the next read ends the stream the usual way.
   ::shutdown(stream_.fd(), SHUT_RDWR);

@@ -60,6 +60,8 @@ private:
   uint64_t reserved_ = 0;
   std::vector<char> pieces_;
   std::atomic<int64_t> header_started_ns_{0};
+  std::atomic<int64_t> payload_started_ns_{0};
+  std::atomic<uint32_t> payload_bytes_{0};
   std::atomic<int64_t> unverified_since_ns_;
   std::atomic<bool> refused_{false};
 };

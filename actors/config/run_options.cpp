@@ -126,7 +126,7 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            "with the store on nodes (under respawn): keep the shards' state in this process "
            "every N closed rounds (sync, delayed; the others at each epoch's end only); a "
            "shard's death rolls back there and respawns it",
-           option_hint{}.in("rounds").otherwise("100"));
+           option_hint{}.in("rounds").otherwise("100 where the store heals, else 0: none"));
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));
   const auto k = option_group::checkpoints;

@@ -395,6 +395,11 @@ replica_actor::behavior_type replica(replica_pointer self,
     const auto& shards = self->state.setup->store.shards;
     for (size_t k = 0; k < shards.size(); ++k)
       if (msg.source == shards[k].address()) {
+        // A job that ended well shuts its shards down as well as this actor.
+        if (msg.reason == caf::exit_reason::user_shutdown) {
+          self->quit(caf::exit_reason::user_shutdown);
+          return;
+        }
         self->quit(make_troupe_error(troupe_errc::store_lost,
                                      "store shard " + std::to_string(k) + " of "
                                        + std::to_string(shards.size())

@@ -8,9 +8,11 @@
 //   fm_train --train=DATA_DIR/train.csv --test=DATA_DIR/test.csv --replicas=2
 //   fm_node --port=4001 & fm_node --port=4002 &
 //   fm_train --train=... --test=... --nodes=127.0.0.1:4001,127.0.0.1:4002
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include <troupe/troupe.hpp>
 
@@ -38,8 +40,14 @@ bool gradient_checks(const troupe::data_source& train) {
 }
 
 bool generate(const std::string& dir) {
-  return interaction_data(4096, 1).write_csv(dir + "/train.csv")
-         && interaction_data(1024, 2).write_csv(dir + "/test.csv");
+  for (const auto& [rows, seed, name] :
+       {std::tuple{4096, 1, "/train.csv"}, std::tuple{1024, 2, "/test.csv"}})
+    if (!interaction_data(rows, seed).write_csv(dir + name)) {
+      std::fprintf(stderr, "error: cannot write %s%s: %s\n", dir.c_str(), name,
+                   std::strerror(errno));
+      return false;
+    }
+  return true;
 }
 
 } // namespace

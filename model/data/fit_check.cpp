@@ -38,13 +38,13 @@ std::string explain_misfit(const model_shape& model, const data_source& data,
                            const std::string& role) {
   const std::string where = set_name(data, role);
   const std::string what = "model " + model.text;
-  if (data.features() != model.inputs)
-    return where + " has " + std::to_string(data.features()) + " features per sample, but "
-           + what + " takes " + std::to_string(model.inputs) + " inputs";
   if (data.regression() != model.squared_error)
     return where + " has " + (data.regression() ? "float targets" : "class labels") + ", but "
            + what + (model.squared_error ? " trains on float targets (--loss=mse)"
                                          : " classifies (float targets train with --loss=mse)");
+  if (data.features() != model.inputs)
+    return where + " has " + std::to_string(data.features()) + " features per sample, but "
+           + what + " takes " + std::to_string(model.inputs) + " inputs";
   if (data.regression()) {
     if (data.target_width() == model.outputs)
       return "";

@@ -17,7 +17,7 @@ struct model_shape {
 };
 
 /// Returns why `data`, the `role` set ("training" or "test"), does not fit
-/// `model`: its feature width, labels against targets, or, for class
+/// `model`: labels against float targets, its feature width, or, for class
 /// labels, the first sample whose label is not one of the model's outputs
 /// (its index and label); "" if it fits.
 std::string explain_misfit(const model_shape& model, const data_source& data,

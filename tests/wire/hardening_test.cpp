@@ -279,8 +279,8 @@ TEST_CASE("a 255-byte frame announcing 2^30 floats is refused without allocating
   check_still_trains(dir, node, "after");
 }
 
-TEST_CASE("a header that stalls part way, and connections that never complete a handshake, "
-          "are closed within the stall bound",
+TEST_CASE("a header or a payload that stalls part way, and connections that never complete a "
+          "handshake, are closed within the stall bound",
           "[wire][hardening]") {
   temp_dir dir{"troupe-wire"};
   auto node = start_node(dir, "node");
@@ -290,6 +290,16 @@ TEST_CASE("a header that stalls part way, and connections that never complete a 
   const auto header = basp_header_bytes(1, 100, 0, 0, 0);
   CLUSTER_REQUIRE(partial.send_all(bytes(header.begin(), header.begin() + 8), notice_timeout),
                   node.proc.get());
+  // A peer past its handshake that sends a tenth of a message's payload.
+  peer_config config;
+  caf::actor_system system{config};
+  auto halfway = raw_socket::connect_to(port);
+  REQUIRE(halfway.connected());
+  auto stream = client_handshake_frame(system);
+  const auto big = basp_header_bytes(2, 100000, 0, 0, 1);
+  stream.insert(stream.end(), big.begin(), big.end());
+  stream.resize(stream.size() + 10000, 0);
+  CLUSTER_REQUIRE(halfway.send_all(stream, notice_timeout), node.proc.get());
   // Silent peers, more than a node keeps unverified at once.
   std::vector<raw_socket> silent;
   for (int i = 0; i < 40; ++i) {
@@ -299,6 +309,7 @@ TEST_CASE("a header that stalls part way, and connections that never complete a 
   const auto start = clock_type::now();
   CLUSTER_CHECK(partial.closed_by_peer(stall_bound + stall_slack), node.proc.get());
   CLUSTER_CHECK(seconds_since(start) > 1.0, node.proc.get());
+  CLUSTER_CHECK(halfway.closed_by_peer(stall_bound + stall_slack), node.proc.get());
   for (auto& socket : silent)
     CLUSTER_CHECK(socket.closed_by_peer(stall_bound + stall_slack), node.proc.get());
   check_logged(node, "sent part of a BASP header");
