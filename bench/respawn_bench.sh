@@ -46,7 +46,16 @@ cluster_run() {
     "${placement[@]}" --metrics="$work/run.jsonl" > "$work/run.log" 2>&1 &
   local coordinator=$!
   if [ "$2" = 1 ]; then
-    until grep -q '"record":"epoch"' "$work/run.jsonl" 2>/dev/null; do sleep 0.02; done
+    local waited=0
+    until grep -q '"record":"epoch"' "$work/run.jsonl" 2>/dev/null; do
+      if ! kill -0 "$coordinator" 2>/dev/null || [ "$waited" -ge 3000 ]; then
+        echo "the run ended, or wrote no epoch record within 60 s:" >&2
+        tail -3 "$work/run.log" >&2
+        exit 1
+      fi
+      sleep 0.02
+      waited=$((waited + 1))
+    done
     killed_at="$(date +%s.%N)"
     kill -s "$signal" "${nodes[2]}"
     [ "$signal" = STOP ] || wait "${nodes[2]}" 2>/dev/null || true
