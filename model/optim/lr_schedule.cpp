@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/check.hpp"
+
 namespace troupe {
 
 namespace {
@@ -54,6 +56,9 @@ float scheduled_learning_rate(const optimizer_config& config, uint64_t step) {
   const lr_schedule& s = config.schedule;
   const double lr = config.learning_rate;
   const double t = static_cast<double>(step);
+  // refuse_lr_schedule, which make_optimizer asks, keeps these from 0.
+  TROUPE_ASSERT(s.kind != "step" || s.every > 0);
+  TROUPE_ASSERT((s.kind != "exponential" && s.kind != "cosine") || s.decay_steps > 0);
   if (s.kind == "step")
     return static_cast<float>(lr * std::pow(double{s.factor}, static_cast<double>(step / s.every)));
   if (s.kind == "exponential") {

@@ -70,8 +70,8 @@ TEST_CASE("rmsprop keeps a state plane per moment it uses and continues bit for 
     }
 }
 
-TEST_CASE("rmsprop refuses a rho outside [0, 1) and an epsilon that is not positive, naming "
-          "the option",
+TEST_CASE("rmsprop refuses a rho below 0 or from 1 up and an epsilon that is not positive, "
+          "naming the option",
           "[model][optim][rmsprop]") {
   const std::vector<std::pair<optimizer_config, std::string>> table{
     {optimizers::rmsprop(1e-3f, 1.0f), "--rho must be at least 0 and below 1, got 1"},
