@@ -92,11 +92,8 @@ std::string refuse_lr_schedule(const optimizer_config& config) {
       return bad(s, "decay_rate must be positive, got " + to_setting_text(s.decay_rate));
     return {};
   }
-  std::string known;
-  const auto kinds = lr_schedule_kinds();
-  for (size_t i = 0; i < kinds.size(); ++i)
-    known += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
-  return "--lr-schedule: unknown schedule '" + s.kind + "' (expected " + known + ")";
+  return "--lr-schedule: unknown schedule '" + s.kind + "' (expected "
+         + choices_text(lr_schedule_kinds()) + ")";
 }
 
 bool warms_up(const lr_schedule& schedule) {

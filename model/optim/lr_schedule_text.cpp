@@ -47,13 +47,6 @@ const char* type_words(bool) { return "true or false"; }
 const char* type_words(uint64_t) { return "a whole number"; }
 const char* type_words(float) { return "a number"; }
 
-std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (size_t i = 0; i < words.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-  return text;
-}
-
 // Sets the parameter `name` of `s` from `value`; an error says why not.
 std::string set_parameter(lr_schedule& s, const std::string& name, std::string value) {
   std::string why;
@@ -83,7 +76,7 @@ expected<lr_schedule> parse_lr_schedule(const std::string& text) {
   s.kind = text.substr(0, colon);
   const auto kinds = lr_schedule_kinds();
   if (std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end())
-    return refuse("no schedule is called '" + s.kind + "' (expected " + joined(kinds) + ")");
+    return refuse("no schedule is called '" + s.kind + "' (expected " + choices_text(kinds) + ")");
   if (colon == std::string::npos)
     return s;
   const auto parameters = lr_schedule_parameters(s.kind);
@@ -94,7 +87,7 @@ expected<lr_schedule> parse_lr_schedule(const std::string& text) {
     const std::string name = item.substr(0, equals);
     if (std::find(parameters.begin(), parameters.end(), name) == parameters.end())
       return refuse(parameters.empty() ? s.kind + " takes no parameters"
-                                       : s.kind + " takes " + joined(parameters) + ", not '"
+                                       : s.kind + " takes " + choices_text(parameters) + ", not '"
                                            + name + "'");
     if (std::find(seen.begin(), seen.end(), name) != seen.end())
       return refuse(name + " is given twice");

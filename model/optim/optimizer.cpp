@@ -52,11 +52,10 @@ const optimizer_kind* find_optimizer_kind(const std::string& name) {
 }
 
 std::string optimizer_names() {
-  const auto& kinds = optimizer_kinds();
-  std::string text;
-  for (size_t i = 0; i < kinds.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i].name;
-  return text;
+  std::vector<std::string> names;
+  for (const auto& kind : optimizer_kinds())
+    names.push_back(kind.name);
+  return choices_text(names);
 }
 
 std::string refuse_optimizer_config(const optimizer_config& c) {
