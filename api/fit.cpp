@@ -47,6 +47,10 @@ void apply_compiled(run_config& c, const std::string& description,
   unless_given("epsilon", c.optimizer.epsilon, compiled.epsilon);
   unless_given("momentum", c.optimizer.momentum, compiled.momentum);
   unless_given("nesterov", c.optimizer.nesterov, compiled.nesterov);
+  unless_given("rho", c.optimizer.rho, compiled.rho);
+  unless_given("centered", c.optimizer.centered, compiled.centered);
+  unless_given("weight-decay", c.optimizer.weight_decay, compiled.weight_decay);
+  unless_given("lr-schedule", c.optimizer.schedule, compiled.schedule);
 }
 
 epoch_result result_of(const epoch_record& r) {

@@ -56,6 +56,14 @@ std::string to_setting_text(T value) {
   return std::to_string(value);
 }
 
+/// Lists choices as a sentence offers them: "a, b or c".
+inline std::string choices_text(const std::vector<std::string>& choices) {
+  std::string text;
+  for (size_t i = 0; i < choices.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return text;
+}
+
 /// Lists every named field of `x` (which has a fields() overload) with its
 /// value as text, in the order fields() names them.
 template <class T>

@@ -7,7 +7,9 @@
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
+#include "model/data/batch_plan.hpp"
 #include "model/model_description.hpp"
+#include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 #include "model/parameter_layout.hpp"
 #include "model/shard_layout.hpp"
@@ -81,14 +83,8 @@ caf::error check_training(const run_config& c) {
     return bad_config("--epochs must be at least 1");
   if (c.step_timeout_ms == 0)
     return bad_config("--step-timeout must be positive");
-  if (find_optimizer_kind(c.optimizer.name) == nullptr) {
-    std::string known;
-    for (const auto& kind : optimizer_kinds())
-      known += (known.empty() ? "" : " or ") + kind.name;
-    return bad_config("--optimizer: '" + c.optimizer.name + "' (expected " + known + ")");
-  }
-  if (!(c.optimizer.learning_rate > 0.0f))
-    return bad_config("--lr must be positive, got " + to_setting_text(c.optimizer.learning_rate));
+  if (auto why = refuse_optimizer_config(c.optimizer); !why.empty())
+    return bad_config(why);
   if (c.checkpoint_every > 0 && c.checkpoint_path.empty())
     return bad_config("--checkpoint-every needs --checkpoint=PATH");
   for (const auto& device : c.devices.pool)
@@ -104,14 +100,37 @@ caf::error check_store_device(const run_config& c) {
   if (!names_a_device(device))
     return bad_config("--store-device: '" + device
                       + "' is not a device (expected cpu or cuda:N)");
-  if (device == "cpu" || find_optimizer_kind(c.optimizer.name)->steps_on_device)
+  if (device == "cpu" || steps_on_device(c.optimizer))
     return caf::none;
+  if (find_optimizer_kind(c.optimizer.name)->steps_on_device)
+    return bad_config("--store-device=" + device + " steps " + c.optimizer.name
+                      + " without weight decay only (the decay is a pass on the host): use "
+                        "--weight-decay=0, or --store-device=cpu");
   std::string on_device;
   for (const auto& kind : optimizer_kinds())
     if (kind.steps_on_device)
       on_device += (on_device.empty() ? "" : " or ") + kind.name;
   return bad_config("--store-device=" + device + " steps " + on_device + " only: use --optimizer="
                     + on_device + ", or --store-device=cpu for " + c.optimizer.name);
+}
+
+// A warm-up longer than the whole run is refused: the run's optimizer steps
+// are epochs x rounds, times the replicas where each push steps.
+caf::error check_warmup_fits(const run_config& c, size_t samples) {
+  const lr_schedule& s = c.optimizer.schedule;
+  if (!warms_up(s))
+    return caf::none;
+  const uint64_t rounds = batch_plan(samples, c.batch_size, c.replicas).rounds();
+  const bool per_round = find_policy(c.policy.name)->traits(c.policy.settings).steps_per_round;
+  const uint64_t steps = c.epochs * rounds * (per_round ? 1 : c.replicas);
+  if (s.warmup_steps <= steps)
+    return caf::none;
+  return bad_config("--lr-schedule=" + to_setting_text(s) + ": warmup_steps="
+                    + std::to_string(s.warmup_steps) + " is longer than the whole run, "
+                    + std::to_string(steps) + " optimizer steps (--epochs="
+                    + std::to_string(c.epochs) + " x " + std::to_string(rounds) + " rounds"
+                    + (per_round ? "" : " x --replicas=" + std::to_string(c.replicas))
+                    + "): warm up over fewer steps, or train longer");
 }
 
 // With replica nodes and a cpu store, the store's shards run on those nodes
@@ -157,6 +176,8 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
     return to_caf_error(fits.error());
   if (auto fits = check_model_fits(*described, *data->test, "test"); !fits)
     return to_caf_error(fits.error());
+  if (auto err = check_warmup_fits(config, data->train->size()))
+    return err;
   if (auto err = check_store_device(config))
     return err;
   if (auto err = settle_store_shards(config, described->parameter_count()))

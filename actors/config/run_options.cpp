@@ -1,11 +1,14 @@
 // Binding a run's options, and parsing the typed ones.
 #include "actors/config/run_options.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "actors/policy/policy_registry.hpp"
 #include "messages/errors.hpp"
 #include "model/data/dataset.hpp"
+#include "model/optim/lr_schedule_text.hpp"
+#include "model/optim/optimizer.hpp"
 
 namespace troupe {
 
@@ -20,7 +23,34 @@ std::string mode_help() {
   return text;
 }
 
-void bind_training(cluster_config& cli, run_config& c) {
+// The optimizer's options; --weight-decay and --lr-schedule bind as text
+// (parse_optimizer_texts reads them).
+void bind_optimizer(cluster_config& cli, optimizer_config& o, std::string& weight_decay,
+                    std::string& schedule) {
+  const auto g = option_group::training;
+  cli.bind(g, o.name, "optimizer", optimizer_names() + " (Keras-exact)");
+  cli.bind(g, o.learning_rate, "lr", "learning rate (where a --lr-schedule starts)");
+  cli.bind(g, schedule, "lr-schedule",
+           "the learning rate by optimizer step, Keras's schedules: constant, "
+           "step:every=N,factor=X, exponential:decay_steps=N,decay_rate=X[,staircase] or "
+           "cosine:decay_steps=N[,alpha=X][,warmup_steps=N,warmup_target=X] (docs/api.md)",
+           {"KIND[:NAME=VALUE,...]"});
+  cli.bind(g, weight_decay, "weight-decay",
+           "decoupled weight decay, any optimizer (Keras 3): w -= lr x X x w before each step",
+           option_hint{"X"}.otherwise("0.004 for adamw, else 0"));
+  cli.bind(g, o.beta1, "beta1", "adam, adamw: decay of the first moment");
+  cli.bind(g, o.beta2, "beta2", "adam, adamw: decay of the second moment");
+  cli.bind(g, o.epsilon, "epsilon",
+           "adam, adamw: added to the root of the second moment; rmsprop: added under it");
+  cli.bind(g, o.momentum, "momentum", "sgd, rmsprop: momentum");
+  cli.bind(g, o.nesterov, "nesterov", "sgd: Nesterov momentum");
+  cli.bind(g, o.rho, "rho", "rmsprop: decay of the mean square of the gradient");
+  cli.bind(g, o.centered, "centered",
+           "rmsprop: divide by the root of the gradient's variance, not of its mean square");
+}
+
+void bind_training(cluster_config& cli, run_config& c, std::string& weight_decay,
+                   std::string& schedule) {
   const auto g = option_group::training;
   cli.bind(g, c.model, "model", "layer list: inputs, then hidden layers with activations, then "
                                 "classes (784-128relu-10); or a registered model: NAME[:SETTINGS]");
@@ -30,14 +60,28 @@ void bind_training(cluster_config& cli, run_config& c) {
   cli.bind(g, c.epochs, "epochs", "passes over the training set", option_hint{}.at_least(1));
   cli.bind(g, c.batch_size, "batch-size", "samples per round across all replicas (global)",
            option_hint{}.in("samples").at_least(1));
-  cli.bind(g, c.optimizer.name, "optimizer", "adam or sgd (Keras-exact)");
-  cli.bind(g, c.optimizer.learning_rate, "lr", "learning rate");
-  cli.bind(g, c.optimizer.beta1, "beta1", "adam: decay of the first moment");
-  cli.bind(g, c.optimizer.beta2, "beta2", "adam: decay of the second moment");
-  cli.bind(g, c.optimizer.epsilon, "epsilon", "adam: added to the root of the second moment");
-  cli.bind(g, c.optimizer.momentum, "momentum", "sgd: momentum");
-  cli.bind(g, c.optimizer.nesterov, "nesterov", "sgd: Nesterov momentum");
+  bind_optimizer(cli, c.optimizer, weight_decay, schedule);
   cli.bind(g, c.seed, "seed", "seed of the initial weights and of every epoch's shuffle");
+}
+
+// --weight-decay (empty: the optimizer's Keras default) and --lr-schedule.
+caf::error parse_optimizer_texts(const std::string& weight_decay, const std::string& schedule,
+                                 optimizer_config& o) {
+  if (weight_decay.empty()) {
+    const auto* kind = find_optimizer_kind(o.name);
+    o.weight_decay = kind != nullptr ? kind->weight_decay : 0.0f;
+  } else {
+    char* end = nullptr;
+    o.weight_decay = std::strtof(weight_decay.c_str(), &end);
+    if (end != weight_decay.c_str() + weight_decay.size())
+      return make_troupe_error(troupe_errc::bad_config, "--weight-decay=" + weight_decay
+                                                          + ": --weight-decay takes a number");
+  }
+  auto parsed = parse_lr_schedule(schedule);
+  if (!parsed)
+    return make_troupe_error(troupe_errc::bad_config, "--lr-schedule: " + parsed.error().message);
+  o.schedule = std::move(*parsed);
+  return caf::none;
 }
 
 void bind_consistency(cluster_config& cli, run_config& c, std::string& staleness_lr) {
@@ -76,7 +120,7 @@ caf::expected<replica_loss_action> parse_loss_action(const std::string& text,
 run_options::run_options(cluster_config& cli) : cli_(cli) {
   config_.data_dir = default_data_dir();
   auto& c = config_;
-  bind_training(cli, c);
+  bind_training(cli, c, weight_decay_, lr_schedule_);
   bind_consistency(cli, c, staleness_lr_);
   const auto d = option_group::distribution;
   cli.bind(d, c.replicas, "replicas", "replicas, each computing its share of every round",
@@ -145,6 +189,8 @@ caf::expected<run_config> run_options::to_run_config() const {
   c.tls = cli_.tls();
   c.pin_cores = cli_.pin_cores;
   c.protocol_version = static_cast<uint32_t>(cli_.protocol_version);
+  if (auto err = parse_optimizer_texts(weight_decay_, lr_schedule_, c.optimizer))
+    return err;
   auto devices = parse_devices(devices_);
   if (!devices)
     return devices.error();

@@ -38,6 +38,8 @@ private:
   std::string accept_joins_; // [ADDRESS:]PORT; empty: no joins
   std::string staleness_lr_ = "none";
   std::string slow_replica_;
+  std::string weight_decay_; // empty: the optimizer's default (optimizer_kind)
+  std::string lr_schedule_ = "constant";
 };
 
 /// Parses a --devices value: "cpu", a list such as "cuda:0,cuda:1", or "auto"

@@ -6,11 +6,16 @@
 #include <utility>
 
 #include "model/backend/cpu/eigen_backend.hpp"
+#include "model/check.hpp"
+#include "model/optim/lr_schedule.hpp"
+#include "model/optim/weight_decay.hpp"
 
 namespace troupe {
 
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step) {
-  return adam_step_coefficients(adam_settings(config), step);
+  auto settings = adam_settings(config);
+  settings.learning_rate = scheduled_learning_rate(config, step == 0 ? 0 : step - 1);
+  return adam_step_coefficients(settings, step);
 }
 
 adam_hyperparameters adam_settings(const optimizer_config& config) {
@@ -36,8 +41,16 @@ adam::adam(const optimizer_config& config, size_t size, backend* compute)
     config_(config),
     m_(*compute_, size),
     v_(*compute_, size) {
+  TROUPE_ASSERT(config.weight_decay == 0.0f || compute_->host_memory());
   compute_->fill_zero(m_.data(), size * sizeof(float));
   compute_->fill_zero(v_.data(), size * sizeof(float));
+}
+
+void adam::decay(float* weights, const float* skip_if, float lr_scale) const {
+  if (config_.weight_decay == 0.0f || (skip_if != nullptr && *skip_if != 0.0f))
+    return;
+  const float lr = scheduled_learning_rate(config_, steps_ - 1) * lr_scale;
+  decay_weights(weights, m_.size(), config_.weight_decay, lr);
 }
 
 void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
@@ -46,6 +59,7 @@ void adam::apply_scaled(float* weights, const float* gradient, float lr_scale) {
   coefficients.alpha *= lr_scale; // alpha = lr x bias correction: the step scales with it
   coefficients.skip_if = std::exchange(skip_if_, nullptr);
   coefficients.weights_shared = weights_shared_;
+  decay(weights, coefficients.skip_if, lr_scale);
   compute_->adam_update(weights, gradient, m_.data(), v_.data(), m_.size(), coefficients);
 }
 
@@ -54,6 +68,7 @@ void adam::apply_weighted_sum(float* weights, const std::vector<weighted_gradien
   auto coefficients = adam_step_coefficients(config_, steps_);
   coefficients.skip_if = std::exchange(skip_if_, nullptr);
   coefficients.weights_shared = weights_shared_;
+  decay(weights, coefficients.skip_if, 1.0f);
   compute_->adam_update_sum(weights, terms, m_.data(), v_.data(), m_.size(), coefficients);
 }
 

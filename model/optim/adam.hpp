@@ -1,5 +1,7 @@
 // Adam with the Keras formula (epsilon added to sqrt(v), no bias-corrected
-// moments; the correction is folded into the step size):
+// moments; the correction is folded into the step size), lr the scheduled
+// rate of step t - 1; AdamW is the same after the weight decay pass
+// (weight_decay.hpp):
 //   t     += 1
 //   alpha  = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
 //   m      = beta1 * m + (1 - beta1) * g
@@ -16,7 +18,8 @@
 
 namespace troupe {
 
-/// Returns the coefficients of Adam's step number `step` (1-based).
+/// Returns the coefficients of Adam's step number `step` (1-based), at the
+/// learning rate the schedule gives that step.
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step);
 
 /// Picks Adam's hyperparameters out of an optimizer_config.
@@ -24,13 +27,14 @@ adam_hyperparameters adam_settings(const optimizer_config& config);
 
 /// Keeps Adam's two moments and applies the Keras update as the backend op
 /// adam_update: the one Adam loop of each backend serves the store and the
-/// trainers alike.
+/// trainers alike. With weight decay (AdamW) it steps in host memory only.
 class adam final : public optimizer {
 public:
   /// Keeps the moments in host memory and steps on a CPU backend of its own.
   adam(const optimizer_config& config, size_t size);
   /// Keeps the moments in `compute`'s memory and steps there; apply() then
-  /// takes weights and gradient in that memory too.
+  /// takes weights and gradient in that memory too (host memory with weight
+  /// decay).
   adam(const optimizer_config& config, size_t size, backend& compute);
 
   adam(const adam&) = delete;
@@ -50,6 +54,8 @@ public:
 
 private:
   adam(const optimizer_config& config, size_t size, backend* compute);
+  /// Decays the weights ahead of step steps_ unless `skip_if` says to skip it.
+  void decay(float* weights, const float* skip_if, float lr_scale) const;
 
   std::unique_ptr<backend> own_backend_; // set when no backend was given
   backend* compute_;

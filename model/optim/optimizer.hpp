@@ -61,6 +61,7 @@ public:
 struct optimizer_kind {
   std::string name;      // optimizer_config::name
   bool steps_on_device;  // it can keep its state and step on a device backend
+  float weight_decay;    // Keras's default for it
 };
 
 /// Lists the optimizers make_optimizer builds, for option checks and help.
@@ -69,9 +70,23 @@ const std::vector<optimizer_kind>& optimizer_kinds();
 /// Returns the kind named `name`, or null.
 const optimizer_kind* find_optimizer_kind(const std::string& name);
 
+/// Names the optimizers as a sentence does: "adam, adamw, sgd or rmsprop".
+std::string optimizer_names();
+
+/// Says what is wrong with `config` in a sentence naming the option (an
+/// unknown optimizer or schedule, a learning rate that is not positive,
+/// negative weight decay, rho outside [0, 1), a bad schedule parameter), or
+/// returns an empty string when nothing is.
+std::string refuse_optimizer_config(const optimizer_config& config);
+
+/// Tells whether an optimizer of `config` can keep its state and step on a
+/// device backend: a kind that can, without weight decay (a host pass).
+bool steps_on_device(const optimizer_config& config);
+
 /// Creates the optimizer that `config` names, for `size` parameters: on the
-/// host, or with `device` set in that backend's memory (only kinds that
-/// step on a device; another is an invalid_argument error).
+/// host, or with `device` set in that backend's memory (only where
+/// steps_on_device(config); elsewhere, and for a config
+/// refuse_optimizer_config refuses, an invalid_argument error).
 expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config, size_t size,
                                                     backend* device = nullptr);
 

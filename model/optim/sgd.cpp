@@ -1,8 +1,9 @@
-// SGD with momentum.
+// SGD with momentum and decoupled weight decay.
 #include "model/optim/sgd.hpp"
 
 #include "model/flush_denormals.hpp"
-#include "model/optim/adam.hpp"
+#include "model/optim/lr_schedule.hpp"
+#include "model/optim/weight_decay.hpp"
 
 namespace troupe {
 
@@ -12,12 +13,13 @@ sgd::sgd(const optimizer_config& config, size_t size)
 
 void sgd::apply_scaled(float* __restrict weights, const float* __restrict gradient,
                        float lr_scale) {
-  ++steps_;
+  const float lr = scheduled_learning_rate(config_, steps_++) * lr_scale;
+  const size_t count = velocity_.size();
+  if (config_.weight_decay != 0.0f)
+    decay_weights(weights, count, config_.weight_decay, lr);
   flush_denormals_scope flush;
-  const float lr = config_.learning_rate * lr_scale;
   const float momentum = config_.momentum;
   float* __restrict velocity = velocity_.data();
-  const size_t count = velocity_.size();
   if (config_.nesterov) {
     for (size_t i = 0; i < count; ++i) {
       velocity[i] = momentum * velocity[i] - lr * gradient[i];

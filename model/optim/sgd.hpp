@@ -1,4 +1,5 @@
-// Stochastic gradient descent with optional (Nesterov) momentum, as Keras:
+// Stochastic gradient descent with optional (Nesterov) momentum, as Keras,
+// lr the step's scheduled rate (after weight decay: weight_decay.hpp):
 //   velocity = momentum * velocity - lr * g
 //   w += velocity                              (plain momentum)
 //   w += momentum * velocity - lr * g          (Nesterov)

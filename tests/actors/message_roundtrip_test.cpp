@@ -384,6 +384,8 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   store.optimizer.name = "sgd";
   store.optimizer.learning_rate = 0.5f;
   store.optimizer.nesterov = true;
+  store.optimizer.weight_decay = 0.125f;
+  store.optimizer.schedule = schedules::cosine_decay(300, 0.25f, 20, 0.5f);
   store.initial_parameters = floats({1.0f, -1.0f, 0.25f});
   store.initial_version = 9;
   store.initial_round = 10;
@@ -404,6 +406,8 @@ TEST_CASE("replica_report, store_stats, replica_config and fit_summary survive a
   CHECK(sc.optimizer.name == "sgd");
   CHECK(sc.optimizer.learning_rate == 0.5f);
   CHECK(sc.optimizer.nesterov);
+  CHECK(sc.optimizer.weight_decay == 0.125f);
+  CHECK(settings_text(sc.optimizer.schedule) == settings_text(store.optimizer.schedule));
   CHECK(same_bytes(sc.initial_parameters, store.initial_parameters));
   CHECK(sc.initial_version == 9);
   CHECK(sc.initial_round == 10);

@@ -148,6 +148,43 @@ TEST_CASE("the dumped config (--dump-config) has every option as a file --config
   std::filesystem::remove(path);
 }
 
+TEST_CASE("the optimizer's options: adamw's weight decay by default, rmsprop's settings and a "
+          "schedule's text, through --dump-config and back",
+          "[options][optimizer]") {
+  CHECK(parsed({"--optimizer=adamw"})->optimizer.weight_decay == 0.004f); // Keras's default
+  CHECK(parsed({"--optimizer=sgd"})->optimizer.weight_decay == 0.0f);
+  CHECK(parsed({"--optimizer=adamw", "--weight-decay=0"})->optimizer.weight_decay == 0.0f);
+  const std::vector<std::string> args{
+    "--optimizer=rmsprop", "--rho=0.8", "--centered", "--momentum=0.5", "--weight-decay=0.01",
+    "--lr-schedule=exponential:decay_steps=10,decay_rate=0.5,staircase"};
+  run_cli first;
+  REQUIRE_FALSE(first.parse_options(args));
+  const auto dump = first.dump_config();
+  CHECK(dump.find("\nlr-schedule=\"exponential:decay_steps=10,decay_rate=0.5,staircase\"\n")
+        != std::string::npos);
+  CHECK(dump.find("\nweight-decay=\"0.01\"\n") != std::string::npos);
+  const auto path = (std::filesystem::temp_directory_path()
+                     / ("troupe_optimizer_" + std::to_string(::getpid()) + ".ini"))
+                      .string();
+  std::ofstream(path) << dump;
+  run_cli second;
+  REQUIRE_FALSE(second.parse_options({"--config-file=" + path}));
+  std::filesystem::remove(path);
+  auto c = second.run.to_run_config();
+  REQUIRE(c);
+  CHECK(c->optimizer.name == "rmsprop");
+  CHECK(c->optimizer.rho == 0.8f);
+  CHECK(c->optimizer.centered);
+  CHECK(c->optimizer.momentum == 0.5f);
+  CHECK(c->optimizer.weight_decay == 0.01f);
+  CHECK(to_setting_text(c->optimizer.schedule)
+        == "exponential:decay_steps=10,decay_rate=0.5,staircase=true");
+  CHECK(why_not({"--lr-schedule=cosine:alpha=0.5"})
+        == "--lr-schedule=cosine:decay_steps=0,alpha=0.5,warmup_steps=0,warmup_target=0: "
+           "decay_steps must be at least 1");
+  CHECK(why_not({"--weight-decay=-1"}) == "--weight-decay must be 0 or more, got -1");
+}
+
 TEST_CASE("help lists each option under its section with its default and unit", "[options]") {
   run_cli cli;
   const auto help = cli.help_text(false);

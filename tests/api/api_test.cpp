@@ -136,6 +136,25 @@ TEST_CASE("options set for a fit win over what the model was compiled with",
   CHECK_THAT(nowhere.error().message, Catch::Contains("built in memory"));
 }
 
+TEST_CASE("a compiled adamw under a cosine warm-up trains with its decay and schedule, the same "
+          "bits for any shard count, unless an option says otherwise",
+          "[api][fit][optimizer]") {
+  auto fitted = [](const troupe::fit_options& options) {
+    auto model = small_mlp();
+    model.compile(troupe::optimizers::with_schedule(troupe::optimizers::adamw(0.0f, 0.05f),
+                                                    troupe::schedules::cosine_decay(100, 0.1f,
+                                                                                    20, 0.003f)),
+                  "sparse_categorical_crossentropy", {"accuracy"});
+    auto history = model.fit(slice().train, slice().test, options);
+    REQUIRE(history);
+    return history->params_fnv1a64;
+  };
+  const auto compiled = fitted(quiet_run().set("store-shards", "1"));
+  CHECK(fitted(quiet_run().set("store-shards", "2")) == compiled);
+  CHECK(fitted(quiet_run().set("weight-decay", "0")) != compiled);
+  CHECK(fitted(quiet_run().set("lr", "0.003").set("lr-schedule", "constant")) != compiled);
+}
+
 TEST_CASE("check_gradient passes every built-in layer and catches a wrong gradient",
           "[api][gradient]") {
   // A dense layer with relu, one without (linear), and the softmax output.

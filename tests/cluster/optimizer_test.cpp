@@ -1,0 +1,58 @@
+// The optimizers and schedules in real runs: AdamW with weight decay under a
+// cosine warm-up keeps sync's bits across store shard counts and placement
+// (options_test.cpp has their refused values).
+#include "tests/cluster/cluster_test.hpp"
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+// Runs mnist with `args`, requires a clean exit and returns its checksum.
+std::string final_checksum(const temp_dir& dir, const std::string& name,
+                           const std::vector<std::string>& args) {
+  auto run = run_mnist(dir, name, args, run_timeout);
+  INFO(run.description);
+  REQUIRE(run.status.exited);
+  REQUIRE(run.status.code == 0);
+  CHECK(run.out.find(" adamw lr 0,") != std::string::npos); // the banner: from 0, warming up
+  const auto final_record = records_of(run.metrics, "final");
+  REQUIRE(final_record.size() == 1);
+  return final_record[0]["params_fnv1a64"].get<std::string>();
+}
+
+} // namespace
+
+TEST_CASE("a sync run of adamw with weight decay and a cosine warm-up has the same bits for 1 "
+          "and 3 store shards and on two nodes",
+          "[cluster][sync][optimizer][lr-schedule][bits]") {
+  const auto start = clock_type::now();
+  temp_dir dir{"troupe-cluster"};
+  // 2 epochs of 63 rounds: 20 rounds climb to 0.003, 100 decay to 0.0003.
+  const std::vector<std::string> common{
+    "--mode=sync", "--epochs=2", "--batch-size=32", "--seed=31", "--optimizer=adamw",
+    "--weight-decay=0.05", "--lr=0",
+    "--lr-schedule=cosine:decay_steps=100,alpha=0.1,warmup_steps=20,warmup_target=0.003"};
+  auto with = [&common](std::vector<std::string> more) {
+    more.insert(more.begin(), common.begin(), common.end());
+    return more;
+  };
+  const auto one_shard =
+    final_checksum(dir, "one-shard", with({"--replicas=2", "--store-shards=1"}));
+  const auto three_shards =
+    final_checksum(dir, "three-shards", with({"--replicas=2", "--store-shards=3"}));
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto on_nodes = final_checksum(
+    dir, "on-nodes", with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
+  CHECK(three_shards == one_shard);
+  CHECK(on_nodes == one_shard);
+  // The nodes built their store shards from the settings that crossed the wire.
+  CLUSTER_CHECK(a.proc->wait_for_line(stream::err, "variable store shard 0 of 2 (sync, adamw)",
+                                      notice_timeout),
+                a.proc.get());
+  // The decay is part of the step: without it the bits differ.
+  auto no_decay = with({"--replicas=2", "--store-shards=1"});
+  no_decay.push_back("--weight-decay=0");
+  CHECK(final_checksum(dir, "no-decay", no_decay) != one_shard);
+  CHECK(seconds_since(start) < 120);
+}
