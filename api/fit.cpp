@@ -82,6 +82,34 @@ history history_of(const fit_summary& s, std::vector<epoch_result> epochs,
   return h;
 }
 
+// The parameters the run starts from: --start-from's saved model or
+// fit_options::start_from's, which must be the model trained; none: its
+// initialization.
+expected<std::vector<float>> start_parameters(const program_config& cfg,
+                                              const fit_options& options,
+                                              const std::string& model) {
+  if (!cfg.start_from.empty() && options.start_model() != nullptr)
+    return fail(model_errc::invalid_argument,
+                "--start-from and fit_options::start_from: give the model to start from once");
+  const trained_model* from = options.start_model();
+  expected<trained_model> loaded = trained_model{};
+  if (!cfg.start_from.empty()) {
+    loaded = load_model(cfg.start_from);
+    if (!loaded)
+      return fail(loaded.error().code, "--start-from: " + loaded.error().message);
+    from = &*loaded;
+  }
+  if (from == nullptr)
+    return std::vector<float>{};
+  auto theirs = model_description::resolve(from->description());
+  auto ours = model_description::resolve(model);
+  if (!theirs || !ours || theirs->text() != ours->text())
+    return fail(model_errc::invalid_argument,
+                "--start-from: the saved model is " + from->description()
+                  + ", but this fit trains " + model);
+  return from->parameters();
+}
+
 // The run the options describe, with what the program compiled, reading
 // its training data where `train` came from.
 expected<run_config> run_config_for(const program_config& cfg, const std::string& description,
@@ -99,6 +127,11 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
       return with_loss.error();
     config->model = *with_loss;
   }
+  auto start = start_parameters(cfg, options, config->model);
+  if (!start)
+    return start.error();
+  if (!start->empty())
+    config->start_parameters = shared_floats{std::move(*start)};
   if (!train.name().empty())
     config->data_dir = train.name(); // what nodes open, and what the banner names
   else if (!config->nodes.empty() && !options.has("data-dir"))
@@ -161,6 +194,11 @@ status write_model_files(const program_config& cfg, const trained_model& model) 
 
 } // namespace
 
+fit_options& fit_options::start_from(const trained_model& model) {
+  start_model_ = std::make_shared<const trained_model>(model);
+  return *this;
+}
+
 fit_options& fit_options::set(const std::string& name, const std::string& value) {
   arguments_.push_back("--" + name + "=" + value);
   return *this;
@@ -213,8 +251,13 @@ expected<history> fit(const std::string& description, const optimizer_config& op
     tensorboard = std::move(*opened);
   }
   const bool quiet = options.is_quiet();
-  if (!quiet)
+  if (!quiet) {
     print_banner(options.program, *checked, data);
+    if (checked->start_parameters.size() > 0)
+      std::printf("Fine-tuning: starts from the weights of %s with a fresh %s\n",
+                  cfg.start_from.empty() ? "the model given" : cfg.start_from.c_str(),
+                  checked->optimizer.name.c_str());
+  }
   std::vector<epoch_result> epochs;
   auto observer =
     make_console_observer(cfg, *checked, scores, metrics.get(), tensorboard.get(), quiet);

@@ -13,6 +13,10 @@ program_config::program_config(const std::string& program, const std::string& ab
        "--data-dir's IDX files); nodes read it from their own disk",
        option_hint{"SOURCE"});
   bind(t, test, "test", "test data, scored after each epoch: as --train", option_hint{"SOURCE"});
+  bind(t, start_from, "start-from",
+       "start from the weights of this saved model (as --save writes it; the same model) "
+       "with a fresh optimizer: fine-tuning",
+       option_hint{"FILE"});
   bind(t, loss, "loss",
        "sparse_categorical_crossentropy (class labels) or mse (float targets, a built-in "
        "model with a linear output)",

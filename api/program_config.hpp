@@ -23,6 +23,7 @@ struct program_config : cluster_config {
   std::string test;
   std::string loss; // empty: what the program compiled
   std::string save;
+  std::string start_from; // a saved model whose weights the run starts from
   std::string export_onnx;
 
   program_config(const std::string& program, const std::string& about);

@@ -180,6 +180,16 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
     return err;
   if (auto err = check_store_device(config))
     return err;
+  if (config.start_parameters.size() > 0 && !config.resume_path.empty())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--start-from and --resume: a resumed run goes on from its "
+                             "checkpoint's parameters and optimizer; give one of them");
+  if (config.start_parameters.size() > 0
+      && config.start_parameters.size() != described->parameter_count())
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--start-from: " + std::to_string(config.start_parameters.size())
+                               + " parameters, but model " + described->text() + " has "
+                               + std::to_string(described->parameter_count()));
   if (auto err = settle_store_shards(config, described->parameter_count()))
     return err;
   return config;

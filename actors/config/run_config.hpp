@@ -67,6 +67,9 @@ struct run_config {
   std::string checkpoint_path;
   uint32_t checkpoint_every = 0; // also every N sync rounds; 0: after each epoch only
   std::string resume_path;
+  // Fine-tuning: the parameters the run starts from instead of the model's
+  // initialization (a saved or trained model's), with a fresh optimizer.
+  shared_floats start_parameters;
   // What the run records and how it talks to nodes.
   std::string trace_path;        // a Chrome trace of the run
   bool tls = false;              // connect to nodes over mutual TLS

@@ -81,7 +81,9 @@ caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count) 
   plan.parameter_count = described.parameter_count();
   plan.ranges = *split_into_shards(plan.parameter_count, checked.store_shards); // checked
   if (checked.resume_path.empty()) {
-    plan.start.parameters = shared_floats{described.initial_parameters(checked.seed)};
+    plan.start.parameters = checked.start_parameters.size() > 0
+                              ? checked.start_parameters
+                              : shared_floats{described.initial_parameters(checked.seed)};
     return plan;
   }
   if (auto err = resume_from(plan, train_count))

@@ -62,7 +62,8 @@ private:
   std::function<fit_action(const epoch_result&)> call_;
 };
 
-class callback; // <troupe/callbacks.hpp>
+class callback;      // <troupe/callbacks.hpp>
+class trained_model; // below
 
 /// Holds a fit's settings: every option of a Troupe program's command line
 /// (`--help` lists them: mode, replicas, nodes, TLS, checkpoints, trace,
@@ -106,6 +107,15 @@ public:
   /// Tells whether stop_on_signals() is on.
   bool stops_on_signals() const { return stop_on_signals_; }
 
+  /// Starts the fit from `model`'s parameters instead of its initialization,
+  /// with a fresh optimizer (fine-tuning), here and on nodes; the model must
+  /// be the one the fit trains. --start-from=FILE does the same from a
+  /// saved model's file.
+  fit_options& start_from(const trained_model& model);
+
+  /// Returns the model start_from() set, or null.
+  const trained_model* start_model() const { return start_model_.get(); }
+
   /// Tells whether option `name` was set.
   bool has(const std::string& name) const;
 
@@ -132,6 +142,7 @@ private:
   std::vector<std::string> arguments_;
   bool quiet_ = false;
   bool stop_on_signals_ = false;
+  std::shared_ptr<const trained_model> start_model_;
 };
 
 /// Holds a model's loss and accuracy over a dataset.

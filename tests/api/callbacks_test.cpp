@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -290,4 +292,42 @@ TEST_CASE("request_stop ends a fit gracefully: a stopped error that says where, 
   // A later fit is not stopped by the request an earlier one took.
   auto later = small_mlp().fit(slice().train, slice().test, quiet_run());
   CHECK(later);
+}
+
+TEST_CASE("a fit started from a trained model's weights fine-tunes it with a fresh optimizer, "
+          "and refuses another model's",
+          "[api][fine_tuning]") {
+  auto first = small_mlp();
+  auto trained = first.fit(slice().train, slice().test, quiet_run().epochs(3));
+  REQUIRE(trained);
+  // At a learning rate of 1e-12 the run keeps the weights it started from:
+  // Adam moves each by at most about that much a step.
+  auto still = small_mlp();
+  still.compile(troupe::optimizers::adam(1e-12f), "sparse_categorical_crossentropy");
+  auto kept = still.fit(slice().train, slice().test,
+                        quiet_run().epochs(1).start_from(trained->model));
+  REQUIRE(kept);
+  const auto& before = trained->model.parameters();
+  const auto& after = kept->model.parameters();
+  REQUIRE(after.size() == before.size());
+  double moved = 0;
+  for (size_t i = 0; i < before.size(); ++i)
+    moved = std::max(moved, std::abs(double(after[i]) - double(before[i])));
+  CHECK(moved < 1e-9);
+  // At the usual rate it goes on from there: its first epoch beats a fresh start's.
+  auto tuned = small_mlp().fit(slice().train, slice().test,
+                               quiet_run().epochs(1).start_from(trained->model));
+  auto fresh = small_mlp().fit(slice().train, slice().test, quiet_run().epochs(1));
+  REQUIRE(tuned);
+  REQUIRE(fresh);
+  CHECK(tuned->epochs.front().loss < fresh->epochs.front().loss);
+  CHECK(tuned->epochs.front().loss < trained->epochs.front().loss);
+  troupe::sequential other(784, {troupe::layers::dense(16, "relu"),
+                                 troupe::layers::dense(10, "softmax")});
+  other.compile(troupe::optimizers::adam(), "sparse_categorical_crossentropy");
+  auto refused = other.fit(slice().train, slice().test,
+                           quiet_run().epochs(1).start_from(trained->model));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == troupe::model_errc::invalid_argument);
+  CHECK_THAT(refused.error().message, Catch::Contains("the saved model is 784-32relu-10"));
 }
