@@ -123,6 +123,58 @@ private:
   best_tracker best_;
 };
 
+class reduce_on_plateau_callback final : public callback {
+public:
+  reduce_on_plateau_callback(const std::string& monitor, double factor, uint32_t patience,
+                             double min_delta, uint32_t cooldown, double min_lr)
+    : best_(monitor, min_delta), factor_(factor), patience_(patience), cooldown_(cooldown),
+      min_lr_(min_lr) {}
+
+  status check(const std::vector<std::string>& metrics) const override {
+    if (!(factor_ > 0.0 && factor_ < 1.0))
+      return fail(model_errc::invalid_argument,
+                  "reduce_on_plateau: factor " + std::to_string(factor_)
+                    + " must lie in (0, 1)");
+    if (!(min_lr_ >= 0.0))
+      return fail(model_errc::invalid_argument, "reduce_on_plateau: min_lr "
+                                                  + std::to_string(min_lr_) + " is negative");
+    return best_.check(metrics);
+  }
+
+  fit_action on_epoch_end(const epoch_result&, const trained_model&) override {
+    return fit_action::go_on;
+  }
+
+  // As Keras's ReduceLROnPlateau.on_epoch_end.
+  double learning_rate_factor(const epoch_result& epoch) override {
+    if (cooling_ > 0) {
+      --cooling_;
+      waited_ = 0;
+    }
+    if (best_.improved(epoch)) {
+      waited_ = 0;
+      return 1.0;
+    }
+    if (cooling_ > 0 || ++waited_ < patience_)
+      return 1.0;
+    const double rate = epoch.learning_rate;
+    if (!(rate > static_cast<float>(min_lr_)))
+      return 1.0;
+    cooling_ = cooldown_;
+    waited_ = 0;
+    return rate * factor_ >= min_lr_ ? factor_ : min_lr_ / rate;
+  }
+
+private:
+  best_tracker best_;
+  double factor_;
+  uint32_t patience_;
+  uint32_t cooldown_;
+  double min_lr_;
+  uint32_t waited_ = 0;
+  uint32_t cooling_ = 0;
+};
+
 class csv_logger_callback final : public callback {
 public:
   explicit csv_logger_callback(std::string path) : path_(std::move(path)) {}
@@ -131,14 +183,22 @@ public:
     if (!out_.is_open()) {
       out_.open(path_, std::ios::trunc);
       out_ << "epoch,loss,accuracy,val_loss,val_accuracy,samples,seconds,samples_per_second,"
-              "live_replicas\n";
+              "live_replicas,learning_rate";
+      for (const auto& metric : epoch.metrics)
+        out_ << ',' << metric.first;
+      out_ << '\n';
     }
     char line[512];
-    std::snprintf(line, sizeof(line), "%u,%.9g,%.9g,%.9g,%.9g,%llu,%.6f,%.1f,%u\n", epoch.epoch,
+    std::snprintf(line, sizeof(line), "%u,%.9g,%.9g,%.9g,%.9g,%llu,%.6f,%.1f,%u,%.9g", epoch.epoch,
                   epoch.loss, epoch.accuracy, epoch.val_loss, epoch.val_accuracy,
                   static_cast<unsigned long long>(epoch.samples), epoch.seconds,
-                  epoch.samples_per_second, epoch.live_replicas);
-    out_ << line << std::flush;
+                  epoch.samples_per_second, epoch.live_replicas, epoch.learning_rate);
+    out_ << line;
+    for (const auto& metric : epoch.metrics) {
+      std::snprintf(line, sizeof(line), ",%.9g", metric.second);
+      out_ << line;
+    }
+    out_ << '\n' << std::flush;
     if (!out_)
       throw std::runtime_error("csv_logger: cannot write " + path_);
     return fit_action::go_on;
@@ -160,6 +220,11 @@ double epoch_result::metric(const std::string& name) const {
     return val_loss;
   if (name == "val_accuracy")
     return val_accuracy;
+  if (name == "learning_rate")
+    return learning_rate;
+  for (const auto& [known, value] : metrics)
+    if (known == name)
+      return value;
   return std::numeric_limits<double>::quiet_NaN();
 }
 
@@ -172,6 +237,13 @@ std::shared_ptr<callback> early_stopping(const std::string& monitor, uint32_t pa
 
 std::shared_ptr<callback> save_best(const std::string& path, const std::string& monitor) {
   return std::make_shared<save_best_callback>(path, monitor);
+}
+
+std::shared_ptr<callback> reduce_on_plateau(const std::string& monitor, double factor,
+                                            uint32_t patience, double min_delta,
+                                            uint32_t cooldown, double min_lr) {
+  return std::make_shared<reduce_on_plateau_callback>(monitor, factor, patience, min_delta,
+                                                      cooldown, min_lr);
 }
 
 std::shared_ptr<callback> csv_logger(const std::string& path) {

@@ -96,7 +96,7 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
     if (metrics)
       metrics->write_epoch(r, c);
     if (tensorboard)
-      tensorboard->write_epoch(r, c, scores);
+      tensorboard->write_epoch(r, scores);
   };
   if (bar || cfg.log_every > 0)
     observer.on_progress = [bar, &cfg, metrics, next_record = uint64_t{cfg.log_every}](

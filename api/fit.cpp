@@ -17,6 +17,8 @@
 #include "api/program_config.hpp"
 #include "api/stop.hpp"
 #include "messages/errors.hpp"
+#include "model/data/row_range.hpp"
+#include "model/metrics.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -64,6 +66,9 @@ epoch_result result_of(const epoch_record& r) {
   e.seconds = r.seconds;
   e.samples_per_second = r.samples_per_second;
   e.live_replicas = r.live_replicas;
+  e.learning_rate = r.learning_rate;
+  for (const auto& [name, value] : r.test_metrics)
+    e.metrics.emplace_back("val_" + name, value);
   return e;
 }
 
@@ -145,14 +150,20 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
 }
 
 // The figures this fit's epochs report, by their Keras names.
-std::vector<std::string> reported_metric_names(reported_metrics scores) {
-  if (scores == reported_metrics::loss)
-    return {"loss", "val_loss"};
-  return {"loss", "accuracy", "val_loss", "val_accuracy"};
+std::vector<std::string> reported_metric_names(reported_metrics scores, const run_config& c) {
+  std::vector<std::string> names{"loss", "val_loss"};
+  if (scores == reported_metrics::loss_and_accuracy)
+    names = {"loss", "accuracy", "val_loss", "val_accuracy"};
+  names.push_back("learning_rate");
+  if (auto specs = parse_metrics(c.extra_metrics))
+    for (const auto& spec : *specs)
+      names.push_back("val_" + spec.name());
+  return names;
 }
 
-status check_callbacks(const fit_options& options, reported_metrics scores) {
-  const auto metrics = reported_metric_names(scores);
+status check_callbacks(const fit_options& options, reported_metrics scores,
+                       const run_config& c) {
+  const auto metrics = reported_metric_names(scores, c);
   for (const auto& each : options.callbacks) {
     if (!each)
       return fail(model_errc::invalid_argument, "fit_options::callbacks holds a null callback");
@@ -170,14 +181,19 @@ epoch_steering steering_for(const fit_options& options, const std::string& descr
                                                     const std::vector<float>& params) {
     epochs.push_back(result_of(r));
     const auto& epoch = epochs.back();
-    bool stop = options.on_epoch && options.on_epoch(epoch) == fit_action::stop;
+    epoch_verdict verdict;
+    verdict.stop = options.on_epoch && options.on_epoch(epoch) == fit_action::stop;
     if (!options.callbacks.empty()) {
       const trained_model model(description, params);
-      for (const auto& each : options.callbacks)
-        stop = each->on_epoch_end(epoch, model) == fit_action::stop || stop;
+      double factor = 1.0;
+      for (const auto& each : options.callbacks) {
+        verdict.stop = each->on_epoch_end(epoch, model) == fit_action::stop || verdict.stop;
+        factor *= each->learning_rate_factor(epoch);
+      }
+      verdict.learning_rate_factor = static_cast<float>(factor);
     }
-    stopped = stopped || stop;
-    return stop ? epoch_verdict::stop : epoch_verdict::go_on;
+    stopped = stopped || verdict.stop;
+    return verdict;
   };
 }
 
@@ -219,12 +235,15 @@ expected<history> fit(const std::string& description, const optimizer_config& op
                       std::shared_ptr<const data_source> train,
                       std::shared_ptr<const data_source> validation,
                       const fit_options& options) {
-  if (!train || !validation)
-    return fail(model_errc::invalid_argument,
-                std::string("fit: the ") + (train ? "validation" : "training") + " source is null");
   program_config cfg(options.program, "");
   if (auto err = cfg.parse_options(options.arguments()))
     return invalid_option(err);
+  if (auto asked = cfg.run.to_run_config(); !validation && asked && asked->validation_split > 0)
+    validation = train; // unused: the split validates
+  if (!train || !validation)
+    return fail(model_errc::invalid_argument,
+                std::string("fit: the ") + (train ? "validation" : "training")
+                  + " source is null (without one, give a validation_split)");
   auto config = run_config_for(cfg, description, optimizer, *train, options);
   if (!config)
     return config.error();
@@ -241,7 +260,7 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   }
   const auto scores =
     data.train->regression() ? reported_metrics::loss : reported_metrics::loss_and_accuracy;
-  if (auto ok = check_callbacks(options, scores); !ok)
+  if (auto ok = check_callbacks(options, scores, *checked); !ok)
     return ok.error();
   std::unique_ptr<tensorboard_log> tensorboard;
   if (!cfg.tensorboard.empty()) {
@@ -252,7 +271,8 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   }
   const bool quiet = options.is_quiet();
   if (!quiet) {
-    print_banner(options.program, *checked, data);
+    print_banner(options.program, *checked,
+                 split_for_validation(data, checked->validation_split));
     if (checked->start_parameters.size() > 0)
       std::printf("Fine-tuning: starts from the weights of %s with a fresh %s\n",
                   cfg.start_from.empty() ? "the model given" : cfg.start_from.c_str(),

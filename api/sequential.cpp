@@ -66,11 +66,24 @@ status sequential::check_compiled() const {
                 "loss '" + loss_ + "': a sequential model trains with "
                   "sparse_categorical_crossentropy (class labels) or mse (float targets)");
   for (const auto& metric : metrics_)
-    if (metric != "accuracy" || squared_error())
+    if (metric == "accuracy" && squared_error())
       return fail(model_errc::invalid_argument,
-                  "metric '" + metric + "': the built-in metric is accuracy, for "
-                    "sparse_categorical_crossentropy (mse reports its loss alone)");
+                  "metric 'accuracy' scores a classifier: a model trained with mse reports "
+                  "its loss and, asked for, mae or mse");
   return {};
+}
+
+// The compiled metrics beyond accuracy, as --extra-metrics lists them (Keras's
+// "sparse_top_k_categorical_accuracy" is its k = 5).
+std::string sequential::extra_metrics() const {
+  std::string list;
+  for (const auto& metric : metrics_) {
+    if (metric == "accuracy")
+      continue;
+    const bool keras_top_k = metric == "sparse_top_k_categorical_accuracy";
+    list += (list.empty() ? "" : ",") + (keras_top_k ? std::string("top_5_accuracy") : metric);
+  }
+  return list;
 }
 
 expected<history> sequential::fit(const dataset& train, const dataset& validation,
@@ -86,7 +99,11 @@ expected<history> sequential::fit(std::shared_ptr<const data_source> train,
   auto text = description();
   if (!text)
     return text.error();
-  auto result = troupe::fit(*text, optimizer_, std::move(train), std::move(validation), options);
+  fit_options with_metrics = options;
+  if (!extra_metrics().empty() && !options.has("extra-metrics"))
+    with_metrics.extra_metrics(extra_metrics());
+  auto result =
+    troupe::fit(*text, optimizer_, std::move(train), std::move(validation), with_metrics);
   if (result)
     trained_ = result->model;
   return result;

@@ -45,7 +45,7 @@ expected<std::unique_ptr<tensorboard_log>> tensorboard_log::open(const std::stri
     new tensorboard_log(std::move(*train), std::move(*validation)));
 }
 
-void tensorboard_log::write_epoch(const epoch_record& r, const run_config& c,
+void tensorboard_log::write_epoch(const epoch_record& r,
                                   reported_metrics scores) {
   if (failed_)
     return;
@@ -53,13 +53,15 @@ void tensorboard_log::write_epoch(const epoch_record& r, const run_config& c,
   std::vector<std::pair<std::string, float>> train{{"epoch_loss", float(r.train_loss)}};
   if (accuracy)
     train.emplace_back("epoch_accuracy", float(r.train_accuracy));
-  train.emplace_back("epoch_learning_rate", c.optimizer.learning_rate);
+  train.emplace_back("epoch_learning_rate", float(r.learning_rate));
   train.emplace_back("epoch_samples_per_second", float(r.samples_per_second));
   if (r.staleness_reported)
     train.emplace_back("epoch_staleness_mean", float(r.staleness_mean));
   std::vector<std::pair<std::string, float>> validation{{"epoch_loss", float(r.test_loss)}};
   if (accuracy)
     validation.emplace_back("epoch_accuracy", float(r.test_accuracy));
+  for (const auto& [name, value] : r.test_metrics)
+    validation.emplace_back("epoch_" + name, float(value));
   const double now = seconds_since_unix_epoch();
   auto err = train_->write_scalars(r.epoch, now, train);
   if (!err)

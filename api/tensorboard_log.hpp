@@ -27,7 +27,7 @@ public:
   /// learning rate, samples/s and, when the policy reports it, staleness to
   /// train/; the validation figures to validation/. A file that cannot be
   /// written warns once on stderr and writes no more.
-  void write_epoch(const epoch_record& r, const run_config& c, reported_metrics scores);
+  void write_epoch(const epoch_record& r, reported_metrics scores);
 
 private:
   tensorboard_log(std::unique_ptr<tensorboard_file> train,

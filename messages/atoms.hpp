@@ -24,5 +24,6 @@ using restore_atom = caf::atom_constant<caf::atom("restore")>;
 using await_atom = caf::atom_constant<caf::atom("await")>;
 using halt_atom = caf::atom_constant<caf::atom("halt")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using rate_atom = caf::atom_constant<caf::atom("rate")>;
 
 } // namespace troupe

@@ -62,6 +62,9 @@ using store_actor = caf::typed_actor<
   // R has closed in it.
   caf::replies_to<halt_atom>::with<store_stats>,
   caf::replies_to<halt_atom, uint64_t>::with<checkpoint_part>,
+  // Steps from now on with the schedule's learning rate times this factor
+  // (a callback's reduction between epochs); answers true.
+  caf::replies_to<rate_atom, float>::with<bool>,
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
   // Answers this shard's part of a checkpoint of the epoch just completed.

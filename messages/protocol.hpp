@@ -150,6 +150,7 @@ struct replica_config {
   int32_t fault_signal = 0; // a node's --fault: this signal to the process (0: none)
   uint64_t fault_round = 0; //   before the push of this round
   uint64_t membership = 0;  // the run's membership epoch this actor is spawned in
+  uint64_t train_rows = 0;  // trains on the data's first rows only (a validation split); 0: all
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -177,6 +178,8 @@ struct store_config {
   shared_floats initial_optimizer_state;
   uint64_t initial_optimizer_steps = 0;
   uint64_t initial_round = 0;
+  // The schedule's learning rate is times this (a callback's reductions so far).
+  float learning_rate_factor = 1.0f;
   // Every `checkpoint_every` rounds the policy closes (sync; async has no
   // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
@@ -205,6 +208,7 @@ struct checkpoint_part {
   shared_floats params;          // the shard's slice
   shared_floats optimizer_state; // the shard's slice of every plane
   uint64_t membership = 0;       // the membership epoch of the shard that sent it
+  float learning_rate_factor = 1.0f; // what the schedule's rate is times
 };
 
 /// Sums what a checkpoint writer did: how many periodic checkpoints it could
@@ -305,7 +309,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
-           x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership);
+           x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows);
 }
 
 template <class Inspector>
@@ -313,7 +317,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
            x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
-           x.initial_round, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace,
+           x.initial_round, x.learning_rate_factor, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace,
            x.membership, x.fault_signal, x.fault_round);
 }
 
@@ -321,7 +325,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_part& x) {
   return f(caf::meta::type_name("checkpoint_part"), x.shard, x.shards, x.version, x.round,
            x.epoch, x.epoch_round, x.epoch_complete, x.optimizer_steps, x.params,
-           x.optimizer_state, x.membership);
+           x.optimizer_state, x.membership, x.learning_rate_factor);
 }
 
 template <class Inspector>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -36,15 +37,16 @@ namespace {
 // epoch_complete (0 or 1), optimizer_steps; then model and optimizer as
 // uint64 length + bytes; then params and optimizer_state as uint64 count +
 //
-// floats; then (version 3) the settings as uint64 length + "name=value\n" lines.
+// floats; then (version 3) the settings as uint64 length + "name=value\n" lines;
+// then (version 4) the learning-rate factor as uint64 count (1) + a float.
 //
-// Versions: 2 added epoch_complete, 3 the settings. This build writes 3 and
-// reads 1 to 3; a version 1 file reads with epoch_complete false (the resume
+// Versions: 2 added epoch_complete, 3 the settings, 4 the learning-rate
+// factor. This build writes 4 and reads 1 to 4; a version 1 file reads with epoch_complete false (the resume
 // then compares epoch_round with the epoch's rounds, as version 1 runs did).
 constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
 constexpr uint32_t byte_order_check = 0x01020304;
 constexpr float float_check = 1.0f;
-constexpr uint32_t format_version = 3;
+constexpr uint32_t format_version = 4;
 constexpr uint32_t oldest_format_version = 1;
 constexpr size_t header_size = 40;
 constexpr size_t header_crc_offset = 36;
@@ -127,6 +129,7 @@ bytes encode(const checkpoint& c) {
   put_floats(out, c.params);
   put_floats(out, c.optimizer_state);
   put_string(out, settings_lines(c.settings));
+  put_floats(out, std::vector<float>{c.learning_rate_factor});
 
   const size_t payload_size = out.size() - header_size;
   std::memcpy(out.data(), magic, sizeof(magic));
@@ -267,6 +270,14 @@ expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
     if (!settings)
       return settings.error();
     c.settings = std::move(*settings);
+  }
+  if (file_version >= 4) {
+    auto factor = reader.floats("learning_rate_factor");
+    if (!factor)
+      return factor.error();
+    if (factor->size() != 1 || !(std::isfinite(factor->front()) && factor->front() > 0.0f))
+      return reader.malformed("the learning-rate factor is not one positive float");
+    c.learning_rate_factor = factor->front();
   }
   if (reader.remaining() != 0)
     return reader.malformed(std::to_string(reader.remaining())

@@ -31,6 +31,9 @@ struct checkpoint {
   uint64_t optimizer_steps = 0;
   std::vector<float> params;          // the flat parameter buffer
   std::vector<float> optimizer_state; // optimizer::state()
+  // What the schedule's learning rate is times (a callback's reductions);
+  // 1 in a file of format 3 or older.
+  float learning_rate_factor = 1.0f;
 };
 
 /// Writes `c` to `path` atomically: a temporary file in the same directory,

@@ -2,12 +2,16 @@
 // must share with the run it continues.
 #include "actors/config/run_config.hpp"
 
+#include <fmt/core.h>
+
 #include "actors/policy/policy_registry.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
 #include "model/data/batch_plan.hpp"
+#include "model/data/row_range.hpp"
+#include "model/metrics.hpp"
 #include "model/model_description.hpp"
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
@@ -116,6 +120,34 @@ caf::error check_store_device(const run_config& c) {
 
 // A warm-up longer than the whole run is refused: the run's optimizer steps
 // are epochs x rounds, times the replicas where each push steps.
+// --validation-split against the training data: a fraction in [0, 1) that
+// leaves samples both to train on and to validate.
+caf::error check_validation_split(const run_config& c, size_t samples) {
+  const double f = c.validation_split;
+  const std::string given = fmt::format("--validation-split={}", f);
+  if (!(f >= 0.0 && f < 1.0))
+    return bad_config(given + ": takes a fraction of the training data in [0, 1)");
+  if (f == 0.0)
+    return caf::none;
+  const size_t rows = training_rows(samples, f);
+  if (rows == 0 || rows == samples)
+    return bad_config(given + " leaves " + std::to_string(rows) + " of the "
+                      + std::to_string(samples) + " training samples to train on and "
+                      + std::to_string(samples - rows)
+                      + " to validate; each needs at least one");
+  return caf::none;
+}
+
+// --extra-metrics: known names that fit the data and the model.
+caf::error check_extra_metrics(const run_config& c, const data_source& train, int outputs) {
+  auto specs = parse_metrics(c.extra_metrics);
+  if (!specs)
+    return bad_config("--extra-metrics=" + c.extra_metrics + ": " + specs.error().message);
+  if (auto fits = check_metrics(*specs, train, outputs); !fits)
+    return bad_config("--extra-metrics=" + c.extra_metrics + ": " + fits.error().message);
+  return caf::none;
+}
+
 caf::error check_warmup_fits(const run_config& c, size_t samples) {
   const lr_schedule& s = c.optimizer.schedule;
   if (!warms_up(s))
@@ -176,7 +208,14 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
     return to_caf_error(fits.error());
   if (auto fits = check_model_fits(*described, *data->test, "test"); !fits)
     return to_caf_error(fits.error());
-  if (auto err = check_warmup_fits(config, data->train->size()))
+  if (auto err = check_validation_split(config, data->train->size()))
+    return err;
+  if (auto err = check_extra_metrics(config, *data->train, described->classes()))
+    return err;
+  const size_t train_rows = config.validation_split > 0
+                              ? training_rows(data->train->size(), config.validation_split)
+                              : data->train->size();
+  if (auto err = check_warmup_fits(config, train_rows))
     return err;
   if (auto err = check_store_device(config))
     return err;
@@ -209,6 +248,8 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   all.push_back({"seed", std::to_string(c.seed)});
   for (auto& s : settings_text(c.optimizer))
     all.push_back(std::move(s));
+  if (c.validation_split > 0) // the samples trained on, and so the rounds of an epoch
+    all.push_back({"validation-split", std::to_string(c.validation_split)});
   return all;
 }
 

@@ -37,6 +37,12 @@ struct run_config {
   uint32_t batch_size = 32; // global: samples per round over all replicas
   optimizer_config optimizer;
   uint64_t seed = 42;
+  // The last fraction of the training data validates instead of the test
+  // set (Keras's validation_split); 0: none.
+  double validation_split = 0;
+  // Metrics scored on the validation data after each epoch besides loss and
+  // accuracy, by name (model/metrics.hpp): "top_5_accuracy,mae".
+  std::string extra_metrics;
   // Consistency: the store's update policy and its settings.
   policy_spec policy;
   // Replicas, and where they run. 0 replicas: one per usable core here, or

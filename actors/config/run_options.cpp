@@ -62,6 +62,12 @@ void bind_training(cluster_config& cli, run_config& c, std::string& weight_decay
            option_hint{}.in("samples").at_least(1));
   bind_optimizer(cli, c.optimizer, weight_decay, schedule);
   cli.bind(g, c.seed, "seed", "seed of the initial weights and of every epoch's shuffle");
+  cli.bind(g, c.validation_split, "validation-split",
+           "the last fraction of the training data validates after each epoch instead of the "
+           "test set, as Keras's validation_split (0: none)", {"FRACTION"});
+  cli.bind(g, c.extra_metrics, "extra-metrics",
+           "metrics scored on the validation data after each epoch besides loss and accuracy: "
+           "top_K_accuracy (K a number), mae, mse; comma-separated", {"LIST"});
 }
 
 // --weight-decay (empty: the optimizer's Keras default) and --lr-schedule.

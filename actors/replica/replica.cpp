@@ -20,6 +20,7 @@
 #include "model/backend/device_buffers.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
+#include "model/data/row_range.hpp"
 #include "model/data/source_registry.hpp"
 #include "model/model_description.hpp"
 #include "model/network.hpp"
@@ -481,6 +482,14 @@ make_replica_setup(const replica_config& config, std::vector<store_actor> shards
       return cached.error();
     train = *cached;
   }
+  if (config.train_rows > train->size())
+    return make_troupe_error(troupe_errc::bad_data,
+                             "replica " + std::to_string(config.index) + " is to train on "
+                               + std::to_string(config.train_rows) + " rows of "
+                               + config.data_dir + ", which has "
+                               + std::to_string(train->size()));
+  if (config.train_rows > 0 && config.train_rows < train->size())
+    train = row_range(std::move(train), 0, config.train_rows);
   if (auto fits = check_model_fits(*described, *train); !fits)
     return to_caf_error(fits.error());
   if (described->computes_on_host() && config.device != "cpu")

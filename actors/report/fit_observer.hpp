@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -38,6 +39,9 @@ struct epoch_record {
   uint64_t fenced = 0;     // pushes refused this epoch from replaced actors (over all shards)
   uint64_t fenced_answers = 0; // answers of replaced actors the coordinator dropped this epoch
   uint64_t membership = 1; // the membership epoch at the epoch's end
+  double learning_rate = 0; // the rate of the epoch's last step (schedule and callbacks)
+  // --extra-metrics on the test (validation) set, by name ("top_5_accuracy"), in order.
+  std::vector<std::pair<std::string, double>> test_metrics;
 };
 
 /// Says how far the epoch under way is, as store shard 0 counts it.
@@ -113,8 +117,12 @@ using store_heal_observer = std::function<void(const store_heal_record&)>;
 /// Receives each recovery once the round it restarted from has closed.
 using recovery_observer = std::function<void(const recovery_record&)>;
 
-/// What the caller's callbacks decide after an epoch.
-enum class epoch_verdict { go_on, stop };
+/// What the caller's callbacks decide after an epoch: whether the run ends
+/// there, and by what factor the learning rate changes for the epochs after.
+struct epoch_verdict {
+  bool stop = false;
+  float learning_rate_factor = 1.0f;
+};
 
 /// Hears each epoch's record with the parameters the epoch left, on the
 /// thread that called fit(), and decides whether the run goes on; whatever

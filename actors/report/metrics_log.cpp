@@ -21,12 +21,15 @@ std::string hex64(uint64_t value) {
 std::string progress_line(const epoch_record& r, uint32_t epochs, reported_metrics metrics) {
   auto line =
     metrics == reported_metrics::loss
-      ? fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - test_loss: {:.4f} - {:.0f} samples/s",
-                    r.epoch, epochs, r.seconds, r.train_loss, r.test_loss, r.samples_per_second)
+      ? fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - test_loss: {:.4f}", r.epoch, epochs,
+                    r.seconds, r.train_loss, r.test_loss)
       : fmt::format("Epoch {}/{} - {:.2f}s - loss: {:.4f} - accuracy: {:.4f} - "
-                    "test_loss: {:.4f} - test_accuracy: {:.4f} - {:.0f} samples/s",
+                    "test_loss: {:.4f} - test_accuracy: {:.4f}",
                     r.epoch, epochs, r.seconds, r.train_loss, r.train_accuracy, r.test_loss,
-                    r.test_accuracy, r.samples_per_second);
+                    r.test_accuracy);
+  for (const auto& [name, value] : r.test_metrics)
+    line += fmt::format(" - test_{}: {:.4f}", name, value);
+  line += fmt::format(" - {:.0f} samples/s", r.samples_per_second);
   if (r.staleness_reported)
     line += fmt::format(" - staleness mean {:.2f} max {}", r.staleness_mean, r.staleness_max);
   if (r.dropped > 0)
@@ -75,8 +78,10 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"version", r.version},        {"live_replicas", r.live_replicas},
     {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
     {"fenced", r.fenced},          {"fenced_answers", r.fenced_answers},
-    {"membership", r.membership},
+    {"membership", r.membership},  {"learning_rate", r.learning_rate},
   };
+  for (const auto& [name, value] : r.test_metrics)
+    j["test_" + name] = value;
   write_line(j.dump());
 }
 

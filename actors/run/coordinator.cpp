@@ -3,6 +3,7 @@
 #include "actors/run/coordinator.hpp"
 
 #include <chrono>
+#include <cmath>
 
 #include <caf/all.hpp>
 
@@ -13,6 +14,7 @@
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/source_registry.hpp"
+#include "model/data/row_range.hpp"
 #include "actors/run/join.hpp"
 #include "actors/run/respawn.hpp"
 #include "actors/run/store_heal.hpp"
@@ -111,6 +113,7 @@ bool spawn_actors(coordinator_pointer self) {
   const auto& where = st.setup.where;
   if (!spawn_store(self))
     return false;
+  st.learning_rate_factor = st.setup.plan.start.learning_rate_factor;
   st.setup.plan.start = store_start{}; // the shards have their slices
   const uint32_t replicas = st.setup.plan.config.replicas;
   for (uint32_t i = 0; i < replicas; ++i) {
@@ -150,6 +153,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.epoch = st.setup.plan.first_epoch;
   st.evaluator = std::move(*model_description::resolve(st.setup.plan.config.model)
                              ->instantiate()); // checked by check_run_config
+  st.metrics = *parse_metrics(st.setup.plan.config.extra_metrics); // checked as well
   self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
   return {
     [self](fit_atom) -> caf::result<fit_summary> {
@@ -178,10 +182,17 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
 
 // Runs `steering` on an epoch's record here, on fit()'s thread: a callback's
 // exception becomes the run's error.
-caf::result<bool> steer(const epoch_steering& steering, const epoch_record& record,
-                        const std::vector<float>& params) {
+caf::result<bool, float> steer(const epoch_steering& steering, const epoch_record& record,
+                               const std::vector<float>& params) {
   try {
-    return steering(record, params) == epoch_verdict::stop;
+    const epoch_verdict verdict = steering(record, params);
+    if (!(std::isfinite(verdict.learning_rate_factor) && verdict.learning_rate_factor > 0.0f))
+      return make_troupe_error(troupe_errc::callback_failed,
+                               "a callback after epoch " + std::to_string(record.epoch)
+                                 + " scaled the learning rate by "
+                                 + std::to_string(verdict.learning_rate_factor)
+                                 + ", not a positive number");
+    return {verdict.stop, verdict.learning_rate_factor};
   } catch (const std::exception& e) {
     return make_troupe_error(troupe_errc::callback_failed,
                              "a callback after epoch " + std::to_string(record.epoch)
@@ -259,6 +270,7 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
   auto checked = check_run_config(config, &data);
   if (!checked)
     return checked.error();
+  data = split_for_validation(data, checked->validation_split);
   auto plan = plan_run(*checked, data.train->size());
   if (!plan)
     return plan.error();

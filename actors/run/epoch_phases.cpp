@@ -9,13 +9,13 @@
 #include <caf/all.hpp>
 
 #include "actors/run/graceful_stop.hpp"
+#include "actors/run/learning_rate.hpp"
 #include "actors/run/respawn.hpp"
 #include "actors/run/shard_questions.hpp"
 #include "actors/run/store_heal.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
-#include "model/source_chunks.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {
@@ -95,12 +95,15 @@ uint32_t live_count(const coordinator_state& st) {
 // one evaluation, after each epoch and for a resumed run with none left.
 caf::error evaluate(coordinator_state& st, const params_msg& params, epoch_record& record) {
   const data_source& test = *st.setup.data.test;
-  auto scored = evaluate_source(*st.evaluator, params.values.data(), test);
+  auto scored = score_source(*st.evaluator, params.values.data(), test, st.metrics);
   if (!scored)
     return make_troupe_error(troupe_errc::bad_data, "the test set: " + scored.error().message);
   const double count = static_cast<double>(test.size());
-  record.test_loss = count > 0 ? scored->loss_sum / count : 0.0;
-  record.test_accuracy = count > 0 ? static_cast<double>(scored->correct) / count : 0.0;
+  record.test_loss = count > 0 ? scored->sums.loss_sum / count : 0.0;
+  record.test_accuracy = count > 0 ? static_cast<double>(scored->sums.correct) / count : 0.0;
+  record.test_metrics.clear();
+  for (size_t m = 0; m < st.metrics.size(); ++m)
+    record.test_metrics.emplace_back(st.metrics[m].name(), scored->metrics[m]);
   return caf::none;
 }
 
@@ -145,6 +148,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   while (!record.staleness_histogram.empty() && record.staleness_histogram.back() == 0)
     record.staleness_histogram.pop_back(); // no trailing empty buckets in the metrics
   record.version = stats.version;
+  record.learning_rate = last_step_learning_rate(st, stats.version);
   record.live_replicas = live_count(st);
   record.live_nodes = static_cast<uint32_t>(std::count(st.node_alive.begin(),
                                                        st.node_alive.end(), true));
@@ -226,12 +230,12 @@ void steer_epoch(coordinator_pointer self, const epoch_record& record,
   st.awaiting_verdict = true;
   self->request(st.caller, caf::infinite, epoch_atom::value, record, params.values.to_vector())
     .then(
-      [self](bool stop) {
+      [self](bool stop, float learning_rate_factor) {
         auto& st = self->state;
         st.awaiting_verdict = false;
         st.stop_requested = st.stop_requested || stop;
         if (!st.done)
-          checkpoint_if_due(self);
+          scale_learning_rate(self, learning_rate_factor, [self] { checkpoint_if_due(self); });
       },
       [self](caf::error& err) {
         self->state.awaiting_verdict = false;

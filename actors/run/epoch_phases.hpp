@@ -25,6 +25,7 @@
 #include "messages/protocol.hpp"
 #include "model/backend/backend.hpp"
 #include "model/data/dataset.hpp"
+#include "model/metrics.hpp"
 #include "model/model_description.hpp"
 
 namespace troupe {
@@ -117,6 +118,8 @@ struct coordinator_state {
   caf::actor caller;              // fit()'s own actor, which steers after each epoch
   bool awaiting_verdict = false;  // an epoch's record is with the caller
   bool stop_requested = false;    // a callback or the caller ended the run after an epoch
+  float learning_rate_factor = 1.0f; // the schedule's rate is times this (callbacks, resume)
+  std::vector<metric_spec> metrics;  // --extra-metrics, scored with the test set
   bool stop_graceful = false;     // the caller asked to stop (stop_atom): it ends as stopped
   // A failed run's last question to each live shard (fail_run): which are
   // still to answer, and what settles one (its answer or its down message).

@@ -63,6 +63,7 @@ caf::error resume_from(run_plan& plan, size_t train_count) {
   plan.start.version = saved->version;
   plan.start.optimizer_steps = saved->optimizer_steps;
   plan.start.round = saved->round;
+  plan.start.learning_rate_factor = saved->learning_rate_factor;
   return caf::none;
 }
 
@@ -71,6 +72,7 @@ caf::error resume_from(run_plan& plan, size_t train_count) {
 caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count) {
   run_plan plan;
   plan.config = checked;
+  plan.train_rows = train_count;
   plan.traits = traits_of(checked.policy);
   plan.devices = assign_devices(checked.devices, checked.replicas);
   if (checked.store_device != "cpu" && checked.store_nodes.empty())
@@ -111,6 +113,7 @@ store_config store_config_for(const run_plan& plan, uint32_t shard, uint64_t mem
                             plan.parameter_count, range)};
   s.initial_optimizer_steps = start.optimizer_steps;
   s.initial_round = start.round;
+  s.learning_rate_factor = start.learning_rate_factor;
   s.checkpoint_every = c.checkpoint_every;
   s.snapshot_every = c.snapshot_every;
   s.pin_core = c.pin_cores;
@@ -135,6 +138,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.slowdown = index == c.slow.index ? c.slow.factor : 1.0f;
   r.trace = !c.trace_path.empty();
   r.membership = membership;
+  r.train_rows = c.validation_split > 0 ? plan.train_rows : 0;
   return r;
 }
 

@@ -25,6 +25,7 @@ struct store_start {
   uint64_t version = 0;
   uint64_t optimizer_steps = 0;
   uint64_t round = 0;
+  float learning_rate_factor = 1.0f; // what the schedule's rate is times
 };
 
 /// Holds a planned run.
@@ -33,6 +34,7 @@ struct run_plan {
   policy_traits traits;
   std::vector<std::string> devices; // per replica
   size_t parameter_count = 0;
+  size_t train_rows = 0; // the samples the replicas train on
   std::vector<shard_range> ranges; // of the store's shards
   store_start start;
   uint32_t first_epoch = 0;  // a resumed run's may be > 0

@@ -281,6 +281,9 @@ std::optional<std::string> respawn_store(coordinator_pointer self, const store_s
   auto& st = self->state;
   auto& places = st.setup.where.store_places;
   st.setup.plan.start = start;
+  // A heal restores the epoch under way or the end of the last one, after
+  // which the callbacks may have changed the rate: the coordinator's holds.
+  st.setup.plan.start.learning_rate_factor = st.learning_rate_factor;
   st.store_membership = st.membership;
   std::string moved;
   bool placed = true;
@@ -318,6 +321,7 @@ std::optional<store_start> snapshot_start(coordinator_pointer self,
   start.version = snapshot->version;
   start.optimizer_steps = snapshot->optimizer_steps;
   start.round = snapshot->round;
+  start.learning_rate_factor = snapshot->learning_rate_factor;
   return start;
 }
 

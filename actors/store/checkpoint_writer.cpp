@@ -40,6 +40,7 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
   c.epoch_round = lead.epoch_round;
   c.epoch_complete = lead.epoch_complete;
   c.optimizer_steps = lead.optimizer_steps;
+  c.learning_rate_factor = lead.learning_rate_factor;
   c.params.resize(target.parameter_count);
   std::vector<bool> seen(target.shards, false);
   for (const checkpoint_part& part : parts) {
@@ -49,7 +50,8 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                   what + " of " + std::to_string(part.shards) + " does not fit a store of "
                     + std::to_string(target.shards) + " shards, or came twice");
     if (part.round != lead.round || part.version != lead.version
-        || part.optimizer_steps != lead.optimizer_steps)
+        || part.optimizer_steps != lead.optimizer_steps
+        || part.learning_rate_factor != lead.learning_rate_factor)
       return bad_parts(
                   what + " is of round " + std::to_string(part.round) + ", version "
                     + std::to_string(part.version) + "; shard "

@@ -28,6 +28,7 @@ checkpoint_part store_state::part(bool epoch_complete) {
   c.params = shared_floats{buffers->on_host(buffers->view(0, version).first, version).to_vector()};
   c.optimizer_state = shared_floats{optim->state()};
   c.membership = settings.membership;
+  c.learning_rate_factor = settings.learning_rate_factor;
   return c;
 }
 

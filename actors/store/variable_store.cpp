@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -132,6 +133,15 @@ store_actor::behavior_type variable_store(store_pointer self,
     },
     [self](halt_atom) { return halt_shard(self); },
     [self](halt_atom, uint64_t until) { return halt_shard_at(self, until); },
+    [self](rate_atom, float factor) -> caf::result<bool> {
+      if (!(std::isfinite(factor) && factor > 0.0f))
+        return make_troupe_error(troupe_errc::bad_config,
+                                 "a learning-rate factor of " + std::to_string(factor)
+                                   + " is not a positive number");
+      self->state.settings.learning_rate_factor = factor;
+      self->state.optim->set_learning_rate_factor(factor);
+      return true;
+    },
     [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
@@ -219,6 +229,9 @@ caf::expected<std::shared_ptr<store_setup>> make_store_setup(store_config option
                             options.initial_optimizer_steps))
     return bad("cannot take the checkpoint's optimizer state: it does not fit optimizer "
                + options.optimizer.name);
+  if (!(std::isfinite(options.learning_rate_factor) && options.learning_rate_factor > 0.0f))
+    return bad("got a learning-rate factor of " + std::to_string(options.learning_rate_factor));
+  (*optim)->set_learning_rate_factor(options.learning_rate_factor);
   setup->range = range;
   setup->writer = std::move(writer);
   setup->optim = std::move(*optim);
@@ -251,6 +264,7 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](await_atom, uint64_t) mutable -> caf::result<uint64_t> { return tell(); },
     [tell](halt_atom) mutable -> caf::result<store_stats> { return tell(); },
     [tell](halt_atom, uint64_t) mutable -> caf::result<checkpoint_part> { return tell(); },
+    [tell](rate_atom, float) mutable -> caf::result<bool> { return tell(); },
     [](epoch_atom, uint64_t, uint64_t) {},
     [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
   };

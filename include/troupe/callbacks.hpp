@@ -31,6 +31,16 @@ public:
   /// Hears an epoch's figures and the model as that epoch left it.
   virtual fit_action on_epoch_end(const epoch_result& epoch, const trained_model& model) = 0;
 
+  /// Says by what factor the learning rate changes for the epochs after
+  /// `epoch` (1: it stays), asked after on_epoch_end. The factors of all
+  /// callbacks multiply, and the run's rate is the schedule's times every
+  /// factor so far; checkpoints keep that product, so a resumed run goes on
+  /// with it. A factor that is not a positive number ends the run.
+  virtual double learning_rate_factor(const epoch_result& epoch) {
+    (void) epoch;
+    return 1.0;
+  }
+
   /// Hears the end of a run that succeeded, and may change its history
   /// (early_stopping's restore_best puts the best epoch's model there).
   virtual void on_train_end(history& result) { (void) result; }
@@ -53,8 +63,19 @@ std::shared_ptr<callback> early_stopping(const std::string& monitor = "val_loss"
 std::shared_ptr<callback> save_best(const std::string& path,
                                     const std::string& monitor = "val_loss");
 
+/// Multiplies the learning rate by `factor` once `monitor` has not improved
+/// by more than `min_delta` for `patience` epochs in a row, then waits
+/// `cooldown` epochs before it counts again, never going below `min_lr`, as
+/// Keras's ReduceLROnPlateau. Under a schedule it scales the schedule's
+/// rates. `factor` must lie in (0, 1).
+std::shared_ptr<callback> reduce_on_plateau(const std::string& monitor = "val_loss",
+                                            double factor = 0.1, uint32_t patience = 10,
+                                            double min_delta = 1e-4, uint32_t cooldown = 0,
+                                            double min_lr = 0);
+
 /// Writes each epoch's figures to the CSV file `path` as Keras's CSVLogger:
-/// a header line, then a line per epoch (written and flushed as it ends).
+/// a header line, then a line per epoch (written and flushed as it ends),
+/// with the learning rate and the fit's further metrics.
 std::shared_ptr<callback> csv_logger(const std::string& path);
 
 } // namespace callbacks

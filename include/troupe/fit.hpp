@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <troupe/data_source.hpp>
@@ -28,9 +29,15 @@ struct epoch_result {
   double seconds = 0; // the training loop only
   double samples_per_second = 0;
   uint32_t live_replicas = 0;
+  double learning_rate = 0; // of the epoch's last step: the schedule's times callbacks' factors
+  /// The metrics asked for beyond loss and accuracy (extra_metrics), by
+  /// their Keras names, in the order asked: "val_top_5_accuracy",
+  /// "val_mae", "val_mse".
+  std::vector<std::pair<std::string, double>> metrics;
 
-  /// Returns the figure Keras names `name`: "loss", "accuracy", "val_loss"
-  /// or "val_accuracy"; NaN for any other name.
+  /// Returns the figure Keras names `name`: "loss", "accuracy", "val_loss",
+  /// "val_accuracy", "learning_rate" or one of `metrics`; NaN for any other
+  /// name.
   double metric(const std::string& name) const;
 };
 
@@ -85,6 +92,18 @@ public:
   /// Writes TensorBoard event files of each epoch's figures under `dir`
   /// (--tensorboard): train/ and validation/, as Keras lays them out.
   fit_options& tensorboard(const std::string& dir) { return set("tensorboard", dir); }
+  /// Validates on the last `fraction` of the training data instead of the
+  /// validation source (which may then be null), as Keras's
+  /// validation_split: the first floor(n * (1 - fraction)) samples train.
+  fit_options& validation_split(double fraction) {
+    return set("validation-split", std::to_string(fraction));
+  }
+  /// Scores `list` on the validation data after each epoch besides loss and
+  /// accuracy (--extra-metrics): "top_K_accuracy" for a classifier (the
+  /// label among the K largest outputs), "mae" and "mse" for a regression;
+  /// comma-separated. Each shows in the epoch line, epoch_result::metrics
+  /// (as "val_NAME"), --metrics records and TensorBoard files.
+  fit_options& extra_metrics(const std::string& list) { return set("extra-metrics", list); }
   /// Makes the fit print nothing: no banner, no epoch lines, no final line,
   /// no warnings (the history and a --metrics file still have everything).
   fit_options& quiet() {

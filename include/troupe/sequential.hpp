@@ -44,8 +44,10 @@ public:
 
   /// Chooses the optimizer, the loss and the metrics: the loss
   /// "sparse_categorical_crossentropy" (class labels, a softmax output) with
-  /// the metric "accuracy", or "mse" (float targets, a linear output) with
-  /// no metric; fit refuses others.
+  /// the metrics "accuracy" and "top_K_accuracy" (or Keras's
+  /// "sparse_top_k_categorical_accuracy", K = 5), or "mse" (float targets, a
+  /// linear output) with "mae" and "mse". Metrics beyond accuracy are scored
+  /// on the validation data (fit_options::extra_metrics); fit refuses others.
   sequential& compile(optimizer_config optimizer = optimizers::adam(),
                       std::string loss = "sparse_categorical_crossentropy",
                       std::vector<std::string> metrics = {"accuracy"});
@@ -74,6 +76,7 @@ private:
   status check_compiled() const;
   status check_trained(const std::string& what) const;
   bool squared_error() const;
+  std::string extra_metrics() const;
 
   int inputs_;
   std::vector<layer> layers_;

@@ -38,6 +38,7 @@ adam::adam(const optimizer_config& config, size_t size, backend& compute)
 adam::adam(const optimizer_config& config, size_t size, backend* compute)
   : own_backend_(compute == nullptr ? make_eigen_backend() : nullptr),
     compute_(compute == nullptr ? own_backend_.get() : compute),
+    given_(config),
     config_(config),
     m_(*compute_, size),
     v_(*compute_, size) {

@@ -14,6 +14,7 @@
 
 #include "model/backend/backend.hpp"
 #include "model/backend/adam_coefficients.hpp"
+#include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 
 namespace troupe {
@@ -42,6 +43,9 @@ public:
 
   void apply_scaled(float* weights, const float* gradient, float lr_scale) override;
   void apply_weighted_sum(float* weights, const std::vector<weighted_gradient>& terms) override;
+  void set_learning_rate_factor(float factor) override {
+    config_ = with_learning_rate_factor(given_, factor);
+  }
   uint64_t steps() const override { return steps_; }
   std::vector<float> state() const override;
   bool restore(const std::vector<float>& state, uint64_t steps) override;
@@ -59,7 +63,8 @@ private:
 
   std::unique_ptr<backend> own_backend_; // set when no backend was given
   backend* compute_;
-  optimizer_config config_;
+  const optimizer_config given_;
+  optimizer_config config_; // given_ with the learning-rate factor
   device_array<float> m_; // (size): first moment
   device_array<float> v_; // (size): second moment
   uint64_t steps_ = 0;

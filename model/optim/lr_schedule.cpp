@@ -72,6 +72,14 @@ float scheduled_learning_rate(const optimizer_config& config, uint64_t step) {
   return config.learning_rate;
 }
 
+optimizer_config with_learning_rate_factor(optimizer_config config, float factor) {
+  if (factor != 1.0f) {
+    config.learning_rate *= factor;
+    config.schedule.warmup_target *= factor;
+  }
+  return config;
+}
+
 std::string refuse_lr_schedule(const optimizer_config& config) {
   const lr_schedule& s = config.schedule;
   if (s.kind == "constant")

@@ -22,6 +22,11 @@ namespace troupe {
 /// float; the constant schedule returns config.learning_rate itself.
 float scheduled_learning_rate(const optimizer_config& config, uint64_t step);
 
+/// Returns `config` with its rates (the learning rate and a cosine's
+/// warm-up target) times `factor`, as a callback that reduces the rate on a
+/// plateau leaves them; `config` itself for a factor of 1.
+optimizer_config with_learning_rate_factor(optimizer_config config, float factor);
+
 /// Says what is wrong with `config`'s schedule in a sentence naming
 /// --lr-schedule, or returns an empty string when nothing is.
 std::string refuse_lr_schedule(const optimizer_config& config);

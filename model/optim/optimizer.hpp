@@ -40,6 +40,11 @@ public:
     return false;
   }
 
+  /// Multiplies the learning rate of every later step by `factor`: the
+  /// schedule's rates (the learning rate and a cosine's warm-up target)
+  /// times it; a factor of 1 gives the schedule's own bits.
+  virtual void set_learning_rate_factor(float factor) = 0;
+
   /// Says that other threads read the weights between steps (a store
   /// shard's replicas in its process), which an optimizer may step
   /// differently for, with the same bits.

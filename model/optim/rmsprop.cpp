@@ -49,7 +49,7 @@ void rmsprop_loop(float* __restrict w, const float* __restrict g, float* __restr
 } // namespace
 
 rmsprop::rmsprop(const optimizer_config& config, size_t size)
-  : config_(config),
+  : given_(config), config_(config),
     size_(size),
     velocity_(size, 0.0f),
     momentum_(config.momentum > 0.0f ? size : 0, 0.0f),

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 
 namespace troupe {
@@ -20,6 +21,9 @@ public:
   rmsprop(const optimizer_config& config, size_t size);
 
   void apply_scaled(float* weights, const float* gradient, float lr_scale) override;
+  void set_learning_rate_factor(float factor) override {
+    config_ = with_learning_rate_factor(given_, factor);
+  }
   uint64_t steps() const override { return steps_; }
   /// Returns the planes v, then mom with momentum, then a when centered.
   std::vector<float> state() const override;
@@ -27,7 +31,8 @@ public:
   size_t size() const override { return size_; }
 
 private:
-  optimizer_config config_;
+  const optimizer_config given_;
+  optimizer_config config_; // given_ with the learning-rate factor
   size_t size_;
   std::vector<float> velocity_; // (size): v, the mean square
   std::vector<float> momentum_; // (size) with momentum > 0, else empty

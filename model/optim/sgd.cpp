@@ -8,7 +8,7 @@
 namespace troupe {
 
 sgd::sgd(const optimizer_config& config, size_t size)
-  : config_(config), velocity_(size, 0.0f) {
+  : given_(config), config_(config), velocity_(size, 0.0f) {
 }
 
 void sgd::apply_scaled(float* __restrict weights, const float* __restrict gradient,

@@ -63,6 +63,7 @@ struct temp_dir {
 const std::vector<setting_text> sample_settings{
   {"mode", "sync"}, {"replicas", "2"}, {"seed", "42"}, {"lr", "0.001"}};
 const size_t sample_settings_bytes = 8 + std::string("mode=sync\nreplicas=2\nseed=42\nlr=0.001\n").size();
+const size_t rate_factor_bytes = 8 + sizeof(float); // format 4's last field
 
 checkpoint sample(size_t parameter_count = 1000, float offset = 0.0f) {
   checkpoint c;
@@ -136,6 +137,7 @@ TEST_CASE("a checkpoint reads back equal field by field and bit for bit", "[chec
   c.params[3] = std::numeric_limits<float>::quiet_NaN();
   c.params[4] = std::nextafter(1.0f, 2.0f);
   c.epoch_complete = true; // sample() leaves it false: the field must travel
+  c.learning_rate_factor = 0.25f;
 
   auto written = write_checkpoint(path, c);
   REQUIRE(written);
@@ -155,6 +157,41 @@ TEST_CASE("a checkpoint reads back equal field by field and bit for bit", "[chec
   CHECK(back->optimizer_steps == c.optimizer_steps);
   CHECK(same_bits(back->params, c.params));
   CHECK(same_bits(back->optimizer_state, c.optimizer_state));
+  CHECK(back->learning_rate_factor == 0.25f);
+}
+
+TEST_CASE("a format 3 file, from before the learning-rate factor, loads with a factor of 1",
+          "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  auto c = sample(10);
+  c.learning_rate_factor = 0.5f;
+  REQUIRE(write_checkpoint(path, c));
+  auto file = load(path);
+  file.resize(file.size() - rate_factor_bytes);
+  uint32_t version = 3;
+  std::memcpy(file.data() + 16, &version, 4);
+  reseal(file);
+  save(path, file);
+  auto back = read_checkpoint(path);
+  REQUIRE(back);
+  CHECK(back->learning_rate_factor == 1.0f);
+  CHECK(back->settings == c.settings);
+  CHECK(same_bits(back->params, c.params));
+}
+
+TEST_CASE("a learning-rate factor that is not positive is refused", "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  REQUIRE(write_checkpoint(path, sample(10)));
+  auto file = load(path);
+  const float zero = 0.0f;
+  std::memcpy(file.data() + file.size() - sizeof(float), &zero, sizeof(float));
+  reseal(file);
+  save(path, file);
+  auto result = read_checkpoint(path);
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().message, Catch::Contains("learning-rate factor"));
 }
 
 TEST_CASE("an empty checkpoint round trips too", "[checkpoint]") {
@@ -181,7 +218,7 @@ TEST_CASE("the file starts with the documented header and standard CRC-32", "[ch
   CHECK(std::string(file.begin(), file.begin() + 8) == "TROUPECK");
   uint32_t version = 0;
   std::memcpy(&version, file.data() + 16, 4);
-  CHECK(version == 3);
+  CHECK(version == 4);
   uint64_t payload_size = 0;
   std::memcpy(&payload_size, file.data() + 24, 8);
   CHECK(payload_size + 40 == file.size());
@@ -368,7 +405,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   const auto whole = load(path);
-  for (uint32_t version : {0u, 4u, 0xffffffffu}) {
+  for (uint32_t version : {0u, 5u, 0xffffffffu}) {
     INFO("version " << version);
     auto file = whole;
     std::memcpy(file.data() + 16, &version, 4);
@@ -379,7 +416,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
     CHECK(result.error().code == model_errc::bad_format);
     CHECK_THAT(result.error().message,
                Catch::Contains("unknown format version " + std::to_string(version))
-                 && Catch::Contains("reads versions 1 to 3"));
+                 && Catch::Contains("reads versions 1 to 4"));
   }
 }
 
@@ -390,10 +427,11 @@ TEST_CASE("a format 1 file, from before epoch_complete, still loads with the fla
   auto c = sample(10);
   c.epoch_complete = true;
   REQUIRE(write_checkpoint(path, c));
-  // Format 1 is format 3 without the settings, its last field, and without
-  // the epoch_complete field, the sixth integer of the payload.
+  // Format 1 is format 4 without its last two fields (the settings and the
+  // learning-rate factor), and without the epoch_complete field, the sixth
+  // integer of the payload.
   auto file = load(path);
-  file.resize(file.size() - sample_settings_bytes);
+  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes);
   const auto flag_at = static_cast<std::ptrdiff_t>(40 + 5 * 8);
   file.erase(file.begin() + flag_at, file.begin() + flag_at + 8);
   uint32_t version = 1;
@@ -418,7 +456,7 @@ TEST_CASE("a format 2 file, from before the settings, loads with their hash alon
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   auto file = load(path);
-  file.resize(file.size() - sample_settings_bytes);
+  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes);
   uint32_t version = 2;
   std::memcpy(file.data() + 16, &version, 4);
   reseal(file);

@@ -1,0 +1,43 @@
+// The rate of a run's last step, and a callback's factor sent to the store.
+#include "actors/run/learning_rate.hpp"
+
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/replica/gather.hpp"
+#include "model/optim/lr_schedule.hpp"
+
+namespace troupe {
+
+double last_step_learning_rate(const coordinator_state& st, uint64_t version) {
+  const auto config =
+    with_learning_rate_factor(st.setup.plan.config.optimizer, st.learning_rate_factor);
+  return scheduled_learning_rate(config, version == 0 ? 0 : version - 1);
+}
+
+void scale_learning_rate(coordinator_pointer self, float factor, std::function<void()> then) {
+  auto& st = self->state;
+  if (factor == 1.0f) {
+    then();
+    return;
+  }
+  st.learning_rate_factor *= factor;
+  const float now = st.learning_rate_factor;
+  gather<bool>(
+    st.store.shards.size(),
+    [self, now](size_t k) {
+      return self->request(self->state.store.shards[k], step_timeout(self->state),
+                           rate_atom::value, now);
+    },
+    [self, then, generation = st.generation](std::vector<bool>&) {
+      if (still_current(self->state, generation))
+        then();
+    },
+    [self, generation = st.generation](caf::error& err) {
+      if (still_current(self->state, generation))
+        fail_run(self, std::move(err));
+    });
+}
+
+} // namespace troupe
