@@ -7,6 +7,7 @@
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
+#include "model/class_weights.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/model_description.hpp"
 #include "model/optim/lr_schedule.hpp"
@@ -154,6 +155,27 @@ caf::error settle_store_shards(run_config& c, size_t parameter_count) {
   return caf::none;
 }
 
+// --class-weights fit the data's classes, the model trains on them and the
+// replicas compute on the host; the weights get one entry per class.
+caf::error settle_class_weights(run_config& c, const model_description& model,
+                                const data_source& train) {
+  if (c.class_weights.empty())
+    return caf::none;
+  const int classes = train.regression() ? 0 : train.classes();
+  if (auto why = refuse_class_weights(c.class_weights, classes); !why.empty())
+    return bad_config(why);
+  if (!model.honours_sample_weights())
+    return bad_config("--class-weights: model " + model.text()
+                      + " does not say it honours sample weights "
+                        "(model::honours_sample_weights), so they would be ignored");
+  for (const auto& device : c.devices.pool)
+    if (device != "cpu")
+      return bad_config("--class-weights weighs samples on cpu replicas only: use "
+                        "--devices=cpu, not " + device);
+  c.class_weights = class_weights_for(std::move(c.class_weights), classes);
+  return caf::none;
+}
+
 } // namespace
 
 caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
@@ -177,6 +199,8 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
   if (auto fits = check_model_fits(*described, *data->test, "test"); !fits)
     return to_caf_error(fits.error());
   if (auto err = check_warmup_fits(config, data->train->size()))
+    return err;
+  if (auto err = settle_class_weights(config, *described, *data->train))
     return err;
   if (auto err = check_store_device(config))
     return err;
@@ -209,6 +233,9 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   all.push_back({"seed", std::to_string(c.seed)});
   for (auto& s : settings_text(c.optimizer))
     all.push_back(std::move(s));
+  // Named only when set, so a checkpoint of a run without them still resumes.
+  if (auto weights = class_weights_text(c.class_weights); !weights.empty())
+    all.push_back({"class-weights", std::move(weights)});
   return all;
 }
 

@@ -37,6 +37,10 @@ struct run_config {
   uint32_t batch_size = 32; // global: samples per round over all replicas
   optimizer_config optimizer;
   uint64_t seed = 42;
+  // Keras's class_weight: a weight per class that scales each training
+  // sample's loss; the classes past its end weigh 1 (check_run_config pads
+  // it to the data's classes). Empty: every sample weighs 1.
+  std::vector<float> class_weights;
   // Consistency: the store's update policy and its settings.
   policy_spec policy;
   // Replicas, and where they run. 0 replicas: one per usable core here, or
@@ -87,7 +91,8 @@ bool heals_store(const run_config& config);
 
 /// Lists the settings a resumed run must share with the run that wrote the
 /// checkpoint, under their option names: the model, the policy and its
-/// settings, replicas, batch size, seed and the optimizer. Epochs may differ.
+/// settings, replicas, batch size, seed, the optimizer and the class weights
+/// (named only when some class weighs other than 1). Epochs may differ.
 std::vector<setting_text> resume_settings(const run_config& config);
 
 /// Checks a run against its data and fills in what follows from the rest

@@ -135,6 +135,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.slowdown = index == c.slow.index ? c.slow.factor : 1.0f;
   r.trace = !c.trace_path.empty();
   r.membership = membership;
+  r.class_weights = c.class_weights;
   return r;
 }
 
