@@ -16,6 +16,7 @@
 #include "api/errors.hpp"
 #include "api/program_config.hpp"
 #include "api/stop.hpp"
+#include "common/settings_fields.hpp"
 #include "messages/errors.hpp"
 #include "model/data/row_range.hpp"
 #include "model/metrics.hpp"
@@ -213,6 +214,20 @@ status write_model_files(const program_config& cfg, const trained_model& model) 
 fit_options& fit_options::start_from(const trained_model& model) {
   start_model_ = std::make_shared<const trained_model>(model);
   return *this;
+}
+
+fit_options& fit_options::class_weights(const std::vector<float>& weights) {
+  std::map<int, float> named;
+  for (size_t c = 0; c < weights.size(); ++c)
+    named[static_cast<int>(c)] = weights[c];
+  return class_weights(named);
+}
+
+fit_options& fit_options::class_weights(const std::map<int, float>& weights) {
+  std::string text; // every class named, so that a bad weight is refused by the option
+  for (const auto& [cls, weight] : weights)
+    text += (text.empty() ? "" : ",") + std::to_string(cls) + ":" + to_setting_text(weight);
+  return set("class-weights", text);
 }
 
 fit_options& fit_options::set(const std::string& name, const std::string& value) {

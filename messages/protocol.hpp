@@ -151,6 +151,7 @@ struct replica_config {
   uint64_t fault_round = 0; //   before the push of this round
   uint64_t membership = 0;  // the run's membership epoch this actor is spawned in
   uint64_t train_rows = 0;  // trains on the data's first rows only (a validation split); 0: all
+  std::vector<float> class_weights; // per class (--class-weights); empty: every sample weighs 1
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -309,7 +310,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
-           x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows);
+           x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows,
+           x.class_weights);
 }
 
 template <class Inspector>

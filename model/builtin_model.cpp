@@ -41,7 +41,7 @@ batch_result builtin_model::gradient(const float* parameters, const batch& sampl
   auto& net = network_for(samples.count);
   net.use_parameters(parameters);
   return result_of(net.compute_gradient(samples.features, samples.labels, samples.count,
-                                        gradient, samples.targets));
+                                        gradient, samples.targets, samples.weights));
 }
 
 batch_result builtin_model::evaluate(const float* parameters, const batch& samples) {

@@ -26,6 +26,10 @@ public:
   void initialize(uint64_t seed, float* parameters) const override;
   batch_result gradient(const float* parameters, const batch& samples,
                         float* gradient) override;
+  /// Tells whether sample weights count: for the cross-entropy, not the squared error.
+  bool honours_sample_weights() const override {
+    return spec_.loss == loss_kind::softmax_cross_entropy;
+  }
   batch_result evaluate(const float* parameters, const batch& samples) override;
   void predict(const float* parameters, const float* features, size_t count,
                float* outputs) override;

@@ -390,10 +390,16 @@ uint64_t settings_fingerprint(const std::vector<setting_text>& settings) {
 namespace {
 
 // "--lr=0.001 there, 0.002 here; --seed=42 there, 7 here": each setting of
-// `now` whose value in `saved` differs, or that `saved` lacks.
+// `now` whose value in `saved` differs, or that `saved` lacks, and each that
+// only `saved` has (one named only when set, such as --class-weights).
 std::string differences(const std::vector<setting_text>& saved,
                         const std::vector<setting_text>& now) {
   std::string text;
+  for (const auto& setting : saved)
+    if (std::none_of(now.begin(), now.end(),
+                     [&](const setting_text& s) { return s.name == setting.name; }))
+      text += (text.empty() ? "--" : "; --") + setting.name + "=" + setting.value
+              + " there, not set here";
   for (const auto& setting : now) {
     auto found = std::find_if(saved.begin(), saved.end(), [&](const setting_text& s) {
       return s.name == setting.name;

@@ -47,6 +47,7 @@ expected<model_description> model_description::resolve(const std::string& text) 
     d.inputs_ = spec->inputs;
     d.classes_ = spec->classes();
     d.fingerprint_ = troupe::fingerprint(*spec);
+    d.honours_sample_weights_ = spec->loss == loss_kind::softmax_cross_entropy;
     d.spec_ = std::move(*spec);
     return d;
   }
@@ -67,6 +68,7 @@ expected<model_description> model_description::resolve(const std::string& text) 
   d.parameter_count_ = m.parameter_count();
   d.inputs_ = m.inputs();
   d.classes_ = m.outputs();
+  d.honours_sample_weights_ = m.honours_sample_weights();
   d.fingerprint_ = registered_fingerprint(text, **instance);
   return d;
 }

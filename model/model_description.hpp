@@ -41,6 +41,10 @@ public:
     return !spec_ || spec_->loss == loss_kind::squared_error;
   }
 
+  /// Tells whether the model trains on sample weights (class weights): the
+  /// built-in cross-entropy model does, a registered one where it says so.
+  bool honours_sample_weights() const { return honours_sample_weights_; }
+
   /// Builds a fresh instance: each replica computes on its own.
   expected<std::unique_ptr<model>> instantiate() const;
 
@@ -61,6 +65,7 @@ private:
   int inputs_ = 0;
   int classes_ = 0;
   uint64_t fingerprint_ = 0;
+  bool honours_sample_weights_ = false;
 };
 
 /// Tells whether `text` describes the built-in model (it starts with its

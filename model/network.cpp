@@ -143,6 +143,10 @@ void network::loss_step(size_t batch, float scale, float* dlogits) {
     squared_error_step(batch, scale, dlogits);
     return;
   }
+  if (weights_ptr_ != nullptr) {
+    weighted_cross_entropy_step(batch, scale, dlogits);
+    return;
+  }
   backend_->softmax_cross_entropy(activations_.back().data(), labels_ptr_,
                                   static_cast<int>(batch), spec_.classes(), scale, dlogits,
                                   stats_.data());
@@ -166,6 +170,29 @@ void network::squared_error_step(size_t batch, float scale, float* doutputs) {
     loss_sum += row / static_cast<double>(outputs);
   }
   stats_.data()[0] += static_cast<float>(loss_sum);
+}
+
+// The op row by row, each row's gradient scaled by its weight: with weight 1
+// a row's dlogits and loss are the bits the op gives for the whole batch (its
+// rows are independent, and it rounds each row's loss to a float before it
+// sums them in double). On the host only.
+void network::weighted_cross_entropy_step(size_t batch, float scale, float* dlogits) {
+  TROUPE_ASSERT(backend_->host_memory());
+  const int classes = spec_.classes();
+  const float* logits = activations_.back().data();
+  double loss_sum = 0;
+  float correct = 0;
+  for (size_t r = 0; r < batch; ++r) {
+    const size_t offset = r * static_cast<size_t>(classes);
+    float row[2] = {0.0f, 0.0f}; // the row's loss and hit
+    backend_->softmax_cross_entropy(logits + offset, labels_ptr_ + r, 1, classes,
+                                    scale * weights_ptr_[r],
+                                    dlogits != nullptr ? dlogits + offset : nullptr, row);
+    loss_sum += static_cast<double>(weights_ptr_[r]) * static_cast<double>(row[0]);
+    correct += row[1];
+  }
+  stats_.data()[0] += static_cast<float>(loss_sum);
+  stats_.data()[1] += correct;
 }
 
 batch_stats network::take_stats() {
@@ -217,8 +244,10 @@ bool network::gradient_proven_finite(size_t batch) const {
 
 batch_stats network::compute_gradient(const float* images, const int32_t* labels,
                                       size_t batch, float* gradient_out,
-                                      const float* targets) {
+                                      const float* targets, const float* weights) {
   targets_ptr_ = targets;
+  TROUPE_ASSERT(weights == nullptr || backend_->host_memory());
+  weights_ptr_ = weights;
   if (backend_->host_memory()) {
     gradient_into(images, labels, batch, gradient_out);
     proven_finite_ = batch == 0 || gradient_proven_finite(batch);
@@ -227,6 +256,7 @@ batch_stats network::compute_gradient(const float* images, const int32_t* labels
     gradient_into(images, labels, batch, gradient_.data());
     gradient_.download(gradient_out, layout_.size());
   }
+  weights_ptr_ = nullptr; // evaluation and the device paths weigh every sample 1
   return take_stats();
 }
 

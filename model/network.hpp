@@ -52,9 +52,13 @@ public:
   /// gradient_out (host, layout().size() floats). images: (batch, inputs).
   /// A batch of 0 samples gives a zero gradient. A squared-error model reads
   /// `targets` (batch, classes()) instead of the labels, on a host backend.
+  /// With `weights` (batch), on a host backend, the loss is Keras's weighted
+  /// "sum_over_batch_size": sum_i weights_i x loss_i / batch, and loss_sum
+  /// sums weights_i x loss_i (with every weight 1, the bits of no weights).
   batch_stats compute_gradient(const float* images, const int32_t* labels,
                                size_t batch, float* gradient_out,
-                               const float* targets = nullptr);
+                               const float* targets = nullptr,
+                               const float* weights = nullptr);
 
   /// Tells whether the gradient compute_gradient wrote last is proven to
   /// hold only finite floats (see gradient_proven_finite in network.cpp):
@@ -116,6 +120,7 @@ private:
   void queue_gradient(size_t batch, float* gradient);
   void loss_step(size_t batch, float scale, float* dlogits);
   void squared_error_step(size_t batch, float scale, float* doutputs);
+  void weighted_cross_entropy_step(size_t batch, float scale, float* dlogits);
 
   model_spec spec_;
   parameter_layout layout_;
@@ -129,6 +134,7 @@ private:
   const float* input_ptr_ = nullptr;  // the batch the ops read: input_ or the caller's
   const int32_t* labels_ptr_ = nullptr;
   const float* targets_ptr_ = nullptr; // squared error: the batch's targets, on the host
+  const float* weights_ptr_ = nullptr; // the batch's sample weights, on the host; null: all 1
   std::vector<device_array<float>> activations_; // per layer: (max_batch, units)
   std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
   device_array<float> stats_;         // [loss_sum, correct, non_finite]

@@ -9,6 +9,7 @@
 #include "actors/runtime/core_pinning.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/backend.hpp"
+#include "model/class_weights.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/row_range.hpp"
 #include "model/metrics.hpp"
@@ -186,6 +187,27 @@ caf::error settle_store_shards(run_config& c, size_t parameter_count) {
   return caf::none;
 }
 
+// --class-weights fit the data's classes, the model trains on them and the
+// replicas compute on the host; the weights get one entry per class.
+caf::error settle_class_weights(run_config& c, const model_description& model,
+                                const data_source& train) {
+  if (c.class_weights.empty())
+    return caf::none;
+  const int classes = train.regression() ? 0 : train.classes();
+  if (auto why = refuse_class_weights(c.class_weights, classes); !why.empty())
+    return bad_config(why);
+  if (!model.honours_sample_weights())
+    return bad_config("--class-weights: model " + model.text()
+                      + " does not say it honours sample weights "
+                        "(model::honours_sample_weights), so they would be ignored");
+  for (const auto& device : c.devices.pool)
+    if (device != "cpu")
+      return bad_config("--class-weights weighs samples on cpu replicas only: use "
+                        "--devices=cpu, not " + device);
+  c.class_weights = class_weights_for(std::move(c.class_weights), classes);
+  return caf::none;
+}
+
 } // namespace
 
 caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
@@ -216,6 +238,8 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
                               ? training_rows(data->train->size(), config.validation_split)
                               : data->train->size();
   if (auto err = check_warmup_fits(config, train_rows))
+    return err;
+  if (auto err = settle_class_weights(config, *described, *data->train))
     return err;
   if (auto err = check_store_device(config))
     return err;
@@ -250,6 +274,9 @@ std::vector<setting_text> resume_settings(const run_config& c) {
     all.push_back(std::move(s));
   if (c.validation_split > 0) // the samples trained on, and so the rounds of an epoch
     all.push_back({"validation-split", std::to_string(c.validation_split)});
+  // Named only when set, so a checkpoint of a run without them still resumes.
+  if (auto weights = class_weights_text(c.class_weights); !weights.empty())
+    all.push_back({"class-weights", std::move(weights)});
   return all;
 }
 

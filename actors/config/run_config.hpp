@@ -43,6 +43,10 @@ struct run_config {
   // Metrics scored on the validation data after each epoch besides loss and
   // accuracy, by name (model/metrics.hpp): "top_5_accuracy,mae".
   std::string extra_metrics;
+  // Keras's class_weight: a weight per class that scales each training
+  // sample's loss; the classes past its end weigh 1 (check_run_config pads
+  // it to the data's classes). Empty: every sample weighs 1.
+  std::vector<float> class_weights;
   // Consistency: the store's update policy and its settings.
   policy_spec policy;
   // Replicas, and where they run. 0 replicas: one per usable core here, or
@@ -93,7 +97,8 @@ bool heals_store(const run_config& config);
 
 /// Lists the settings a resumed run must share with the run that wrote the
 /// checkpoint, under their option names: the model, the policy and its
-/// settings, replicas, batch size, seed and the optimizer. Epochs may differ.
+/// settings, replicas, batch size, seed, the optimizer and the class weights
+/// (named only when some class weighs other than 1). Epochs may differ.
 std::vector<setting_text> resume_settings(const run_config& config);
 
 /// Checks a run against its data and fills in what follows from the rest

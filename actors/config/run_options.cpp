@@ -6,6 +6,7 @@
 
 #include "actors/policy/policy_registry.hpp"
 #include "messages/errors.hpp"
+#include "model/class_weights.hpp"
 #include "model/data/dataset.hpp"
 #include "model/optim/lr_schedule_text.hpp"
 #include "model/optim/optimizer.hpp"
@@ -50,7 +51,7 @@ void bind_optimizer(cluster_config& cli, optimizer_config& o, std::string& weigh
 }
 
 void bind_training(cluster_config& cli, run_config& c, std::string& weight_decay,
-                   std::string& schedule) {
+                   std::string& schedule, std::string& class_weights) {
   const auto g = option_group::training;
   cli.bind(g, c.model, "model", "layer list: inputs, then hidden layers with activations, then "
                                 "classes (784-128relu-10); or a registered model: NAME[:SETTINGS]");
@@ -68,6 +69,11 @@ void bind_training(cluster_config& cli, run_config& c, std::string& weight_decay
   cli.bind(g, c.extra_metrics, "extra-metrics",
            "metrics scored on the validation data after each epoch besides loss and accuracy: "
            "top_K_accuracy (K a number), mae, mse; comma-separated", {"LIST"});
+  cli.bind(g, class_weights, "class-weights",
+           "Keras's class_weight: each training sample's loss times its class's weight, "
+           "summed and divided by the batch's samples (validation is not weighted); classes "
+           "not named weigh 1; cpu replicas",
+           option_hint{"C:W,C:W"}.otherwise("every class weighs 1"));
 }
 
 // --weight-decay (empty: the optimizer's Keras default) and --lr-schedule.
@@ -126,7 +132,7 @@ caf::expected<replica_loss_action> parse_loss_action(const std::string& text,
 run_options::run_options(cluster_config& cli) : cli_(cli) {
   config_.data_dir = default_data_dir();
   auto& c = config_;
-  bind_training(cli, c, weight_decay_, lr_schedule_);
+  bind_training(cli, c, weight_decay_, lr_schedule_, class_weights_);
   bind_consistency(cli, c, staleness_lr_);
   const auto d = option_group::distribution;
   cli.bind(d, c.replicas, "replicas", "replicas, each computing its share of every round",
@@ -197,6 +203,10 @@ caf::expected<run_config> run_options::to_run_config() const {
   c.protocol_version = static_cast<uint32_t>(cli_.protocol_version);
   if (auto err = parse_optimizer_texts(weight_decay_, lr_schedule_, c.optimizer))
     return err;
+  auto weights = parse_class_weights(class_weights_);
+  if (!weights)
+    return make_troupe_error(troupe_errc::bad_config, weights.error().message);
+  c.class_weights = std::move(*weights);
   auto devices = parse_devices(devices_);
   if (!devices)
     return devices.error();

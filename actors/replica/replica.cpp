@@ -13,14 +13,15 @@
 #include "actors/replica/data_cache.hpp"
 #include "actors/replica/device_step.hpp"
 #include "actors/replica/gather.hpp"
+#include "actors/replica/replica_setup.hpp"
 #include "actors/runtime/node_fault.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
+#include "model/class_weights.hpp"
 #include "model/data/batch_plan.hpp"
 #include "model/data/epoch_schedule.hpp"
-#include "model/data/row_range.hpp"
 #include "model/data/source_registry.hpp"
 #include "model/model_description.hpp"
 #include "model/network.hpp"
@@ -34,24 +35,6 @@ using clock_type = std::chrono::steady_clock;
 double seconds_between(clock_type::time_point from, clock_type::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
-
-// What a replica owns, built before it is spawned.
-struct replica_setup {
-  replica_config config;
-  store_group store; // every shard, in shard order
-  std::shared_ptr<const data_source> train;
-  std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
-  // The model: the built-in network on `compute`, or a registered model,
-  // which computes on the host.
-  std::unique_ptr<network> net;
-  std::unique_ptr<model> custom;
-  int inputs = 0;
-  size_t max_batch = 0; // samples the batch buffers hold
-  // Gradients and parameters change hands in device memory: the replica
-  // computes on the device its store's shards step on, in their process
-  // (see hands_over_on_device).
-  bool device_handover = false;
-};
 
 struct replica_state {
   static inline const char* name = "troupe.replica";
@@ -75,6 +58,7 @@ struct replica_state {
   std::vector<float> batch_images;
   std::vector<int32_t> batch_labels;
   std::vector<float> batch_targets; // a regression set's
+  std::vector<float> batch_weights; // each sample's class weight (--class-weights)
   std::vector<uint32_t> order;                  // this epoch's permutation
   std::unique_ptr<epoch_schedule> schedule;
   size_t losses_applied = 0;                    // entries of params.losses seen
@@ -126,6 +110,11 @@ const float* targets_of(const replica_state& st) {
   return st.setup->train->regression() ? st.batch_targets.data() : nullptr;
 }
 
+// The batch's sample weights, or null where every sample weighs 1.
+const float* weights_of(const replica_state& st) {
+  return st.setup->config.class_weights.empty() ? nullptr : st.batch_weights.data();
+}
+
 // Computes this round's gradient into a host buffer (the network copies it
 // there from a device) for `push`, with whether the network proved it finite.
 batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& push) {
@@ -137,7 +126,7 @@ batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& p
   auto buffer = st.host_gradients->take();
   if (setup.custom) {
     const batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
-                        setup.inputs, targets_of(st)};
+                        setup.inputs, targets_of(st), weights_of(st)};
     const batch_result result = setup.custom->gradient(st.params.values.data(), samples,
                                                        buffer.get());
     push.gradient = shared_floats{std::move(buffer), 0, count};
@@ -145,7 +134,8 @@ batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& p
   }
   setup.net->use_parameters(st.params.values.data());
   auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
-                                           samples_count, buffer.get(), targets_of(st));
+                                           samples_count, buffer.get(), targets_of(st),
+                                           weights_of(st));
   push.gradient = shared_floats{std::move(buffer), 0, count};
   push.proven_finite = setup.net->last_gradient_proven_finite();
   return stats;
@@ -242,6 +232,10 @@ caf::error gather_share(replica_state& st, size_t count) {
     return make_troupe_error(troupe_errc::bad_data,
                              "replica " + std::to_string(st.setup->config.index) + ": "
                                + checked.error().message);
+  if (const auto& weights = st.setup->config.class_weights; !weights.empty()) {
+    st.batch_weights.resize(count);
+    sample_weights(weights, st.batch_labels.data(), count, st.batch_weights.data());
+  }
   return caf::none;
 }
 
@@ -446,88 +440,6 @@ replica_actor::behavior_type replica(replica_pointer self,
   };
 }
 
-
-// Tells whether a replica hands gradients and parameters over in device
-// memory: it computes on a device of the kind the store steps on
-// (--store-device; the same device, or another GPU the shard copies from),
-// and every shard lives in its process (`here`), where device pointers hold.
-bool hands_over_on_device(const replica_config& config, const std::vector<store_actor>& shards,
-                          const caf::node_id& here) {
-  if (config.device == "cpu" || config.store_device == "cpu"
-      || device_kind(config.device) != device_kind(config.store_device))
-    return false;
-  return std::all_of(shards.begin(), shards.end(),
-                     [&here](const store_actor& shard) { return shard.node() == here; });
-}
-
-caf::expected<std::shared_ptr<replica_setup>>
-make_replica_setup(const replica_config& config, std::vector<store_actor> shards,
-                   std::shared_ptr<const data_source> train, const backend_wrapper& wrap,
-                   const caf::node_id& here) {
-  if (config.replicas == 0 || config.index >= config.replicas)
-    return make_troupe_error(troupe_errc::bad_config,
-                "replica index " + std::to_string(config.index) + " is outside 0.."
-                  + std::to_string(config.replicas));
-  if (config.global_batch < config.replicas)
-    return make_troupe_error(troupe_errc::bad_config,
-                "batch size " + std::to_string(config.global_batch)
-                  + " is smaller than the number of replicas ("
-                  + std::to_string(config.replicas) + ")");
-  auto described = model_description::resolve(config.model);
-  if (!described)
-    return to_caf_error(described.error());
-  if (!train) {
-    auto cached = cached_train_set(config.data_dir);
-    if (!cached)
-      return cached.error();
-    train = *cached;
-  }
-  if (config.train_rows > train->size())
-    return make_troupe_error(troupe_errc::bad_data,
-                             "replica " + std::to_string(config.index) + " is to train on "
-                               + std::to_string(config.train_rows) + " rows of "
-                               + config.data_dir + ", which has "
-                               + std::to_string(train->size()));
-  if (config.train_rows > 0 && config.train_rows < train->size())
-    train = row_range(std::move(train), 0, config.train_rows);
-  if (auto fits = check_model_fits(*described, *train); !fits)
-    return to_caf_error(fits.error());
-  if (described->computes_on_host() && config.device != "cpu")
-    return make_troupe_error(troupe_errc::bad_config,
-                             "model " + described->text() + " computes on the host: replica "
-                               + std::to_string(config.index) + " cannot run on "
-                               + config.device + " (use --devices=cpu)");
-  store_group store;
-  store.parameter_count = described->parameter_count();
-  auto ranges = split_into_shards(store.parameter_count, shards.size());
-  if (!ranges)
-    return to_caf_error(ranges.error());
-  store.ranges = std::move(*ranges);
-  const bool handover = hands_over_on_device(config, shards, here);
-  store.shards = std::move(shards);
-  auto compute = make_backend(config.device);
-  if (!compute)
-    return to_caf_error(compute.error());
-  if (wrap)
-    *compute = wrap(config.index, std::move(*compute));
-  auto setup = std::make_shared<replica_setup>();
-  setup->config = config;
-  setup->store = std::move(store);
-  setup->train = std::move(train);
-  setup->compute = std::move(*compute);
-  setup->device_handover = handover;
-  setup->max_batch = (config.global_batch + config.replicas - 1) / config.replicas;
-  setup->inputs = described->inputs();
-  if (const model_spec* spec = described->builtin()) {
-    setup->net = std::make_unique<network>(*spec, *setup->compute, setup->max_batch);
-    return setup;
-  }
-  auto custom = described->instantiate();
-  if (!custom)
-    return to_caf_error(custom.error());
-  setup->custom = std::move(*custom);
-  return setup;
-}
 
 // A replica whose job this node cannot run: it stays up to answer with the
 // reason. Ending at once would lose it, as a monitor that reaches an actor

@@ -139,6 +139,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.trace = !c.trace_path.empty();
   r.membership = membership;
   r.train_rows = c.validation_split > 0 ? plan.train_rows : 0;
+  r.class_weights = c.class_weights;
   return r;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -87,6 +89,18 @@ public:
   fit_options& mode(const std::string& policy) { return set("mode", policy); }
   fit_options& replicas(uint32_t count) { return set("replicas", std::to_string(count)); }
   fit_options& seed(uint64_t value) { return set("seed", std::to_string(value)); }
+  /// Weighs each training sample's loss by its class's weight, as Keras's
+  /// class_weight (--class-weights): weights[c] is class c's, the classes
+  /// past the end weigh 1. The loss trained on is sum_i w_i x loss_i over
+  /// the batch divided by its samples; validation is not weighted.
+  fit_options& class_weights(const std::vector<float>& weights);
+  /// The same from class -> weight, as Keras takes it ({0: 1.0, 3: 5.5});
+  /// the classes not named weigh 1.
+  fit_options& class_weights(const std::map<int, float>& weights);
+  /// The same from a braced list: class_weights({{3, 5.5f}, {6, 2.0f}}).
+  fit_options& class_weights(std::initializer_list<std::pair<const int, float>> weights) {
+    return class_weights(std::map<int, float>(weights));
+  }
   /// Runs the replicas on nodes: "host:port,host:port".
   fit_options& nodes(const std::string& list) { return set("nodes", list); }
   /// Writes TensorBoard event files of each epoch's figures under `dir`

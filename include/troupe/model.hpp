@@ -16,13 +16,17 @@ namespace troupe {
 
 /// Views a batch of samples: `count` rows of `inputs` features each
 /// (row-major), and per row a class label (classification) or outputs()
-/// float targets (regression, where labels is null).
+/// float targets (regression, where labels is null). With class weights
+/// (--class-weights) a training batch carries each sample's weight: a model
+/// that honours them (model::honours_sample_weights) trains on
+/// sum_i weights_i x loss_i / count, Keras's weighted "sum_over_batch_size".
 struct batch {
   const float* features = nullptr; // (count, inputs)
   const int32_t* labels = nullptr; // (count), each in [0, outputs())
   size_t count = 0;
   int inputs = 0;
   const float* targets = nullptr;  // (count, outputs()) for regression, else null
+  const float* weights = nullptr;  // (count) per sample, >= 0; null: all 1
 
   /// Returns row `i`'s features.
   const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }
@@ -61,9 +65,16 @@ public:
 
   /// Writes the gradient of the batch's MEAN loss with respect to the
   /// parameters into `gradient` (parameter_count() floats) and returns the
-  /// batch's summed loss and correct predictions.
+  /// batch's summed loss and correct predictions. A model that honours
+  /// samples.weights returns the weighted sum of the losses and the gradient
+  /// of that sum divided by samples.count.
   virtual batch_result gradient(const float* parameters, const batch& samples,
                                 float* gradient) = 0;
+
+  /// Tells whether gradient() honours samples.weights. A run with class
+  /// weights refuses a model that says no (the default): its weights would
+  /// be silently ignored.
+  virtual bool honours_sample_weights() const { return false; }
 
   /// Returns the batch's summed loss and correct predictions, forward only.
   virtual batch_result evaluate(const float* parameters, const batch& samples) = 0;

@@ -54,6 +54,15 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--lr=0 --lr-schedule=step:every=10,factor=0.5", "--lr must be positive, got 0"},
     {"--optimizer=adamw --store-device=cuda:0", "--store-device=cuda:0 steps adam only"},
     {"--weight-decay=0.1 --store-device=cuda:0", "adam without weight decay only"},
+    // Class weights.
+    {"--class-weights=3:-1", "--class-weights: '3:-1' gives a negative weight"},
+    {"--class-weights=3:inf", "--class-weights: '3:inf' gives a weight that is not finite"},
+    {"--class-weights=3", "--class-weights: '3' is not CLASS:WEIGHT"},
+    {"--class-weights=10:2", "--class-weights: class 10 is out of range: the data has "
+                             "classes 0..9"},
+    {"--class-weights=0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0",
+     "--class-weights: every class weighs 0"},
+    {"--class-weights=3:2 --devices=cuda:0", "--class-weights weighs samples on cpu replicas only"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;
