@@ -24,5 +24,7 @@ using restore_atom = caf::atom_constant<caf::atom("restore")>;
 using await_atom = caf::atom_constant<caf::atom("await")>;
 using halt_atom = caf::atom_constant<caf::atom("halt")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using norm_atom = caf::atom_constant<caf::atom("norm")>;
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
 
 } // namespace troupe

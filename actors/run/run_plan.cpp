@@ -135,6 +135,8 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.slowdown = index == c.slow.index ? c.slow.factor : 1.0f;
   r.trace = !c.trace_path.empty();
   r.membership = membership;
+  // Without rounds each push is a step: its replica knows the whole gradient.
+  r.gradient_norm = c.optimizer.global_clipnorm > 0.0f && !plan.traits.steps_per_round;
   return r;
 }
 

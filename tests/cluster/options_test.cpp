@@ -54,6 +54,8 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--lr=0 --lr-schedule=step:every=10,factor=0.5", "--lr must be positive, got 0"},
     {"--optimizer=adamw --store-device=cuda:0", "--store-device=cuda:0 steps adam only"},
     {"--weight-decay=0.1 --store-device=cuda:0", "adam without weight decay only"},
+    {"--global-clipnorm=-1", "--global-clipnorm must be 0 (off) or more, got -1"},
+    {"--global-clipnorm=1 --store-device=cuda:0", "cannot clip by global norm"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;
