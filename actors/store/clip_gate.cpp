@@ -39,6 +39,14 @@ void clip_gate::step(uint64_t round, std::vector<float> gradient, const square_s
   drain();
 }
 
+uint64_t clip_gate::waiting_round() const {
+  for (const auto& e : queue_)
+    if (e.round)
+      return *e.round;
+  TROUPE_ASSERT(false && "no step waits");
+  return 0;
+}
+
 void clip_gate::in_order(std::function<void()> op) {
   if (!busy()) {
     op();

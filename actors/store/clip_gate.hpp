@@ -47,6 +47,9 @@ public:
   /// False when it is not a sibling's, or the second one of that shard.
   bool heard(uint64_t round, uint32_t shard, const square_sum& sum);
 
+  /// Returns the round of the first step that waits for its norm (busy() only).
+  uint64_t waiting_round() const;
+
   /// Returns the global norm of the last step that ran (for tests and stats).
   double last_norm() const { return last_norm_; }
 

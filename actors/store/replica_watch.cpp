@@ -37,8 +37,8 @@ void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& ms
 caf::result<uint64_t> watch_replica(store_pointer self, uint32_t index, replica_actor& replica,
                                     uint64_t membership) {
   auto& st = self->state;
-  if (st.waits_for_norm())
-    return caf::skip;
+  // Taken while a clipped step waits for its norm: a respawn watches its new
+  // actor before it orders it to push what that step waits for.
   // A handle to an actor that no longer exists arrives as null.
   if (!replica)
     return make_troupe_error(troupe_errc::unknown_replica,

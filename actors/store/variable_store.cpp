@@ -95,6 +95,15 @@ caf::result<T> in_turn(store_pointer self, Answer answer) {
   return answer();
 }
 
+// The parameters a shard answers the coordinator with while a clipped step
+// waits for its norm: of the round of that step, which is not applied yet
+// (a respawn orders its new replica from there, as every other shard does).
+caf::expected<params_msg> settled(store_pointer self, caf::expected<params_msg> params) {
+  if (params && self->state.waits_for_norm())
+    params->round = self->state.gate->waiting_round();
+  return params;
+}
+
 // Answers with `answer()`, or with the error of the last step on the store
 // device if it was refused.
 template <class T, class Answer>
@@ -120,20 +129,14 @@ store_actor::behavior_type variable_store(store_pointer self,
       return in_turn<params_msg>(self, [&] { return take_push(self, push); });
     },
     [self](params_atom, uint64_t version) {
-      return in_turn<params_msg>(self, [&] {
-        return checked<params_msg>(self, [&] { return self->state.answer_at(version); });
-      });
+      return checked<params_msg>(self, [&] { return settled(self, self->state.answer_at(version)); });
     },
     [self](params_atom) {
-      return in_turn<params_msg>(self, [&] {
-        return checked<params_msg>(self, [&] { return self->state.answer_value(0); });
-      });
+      return checked<params_msg>(self, [&] { return settled(self, self->state.answer_value(0)); });
     },
     [self](await_atom, uint64_t round) { return await_round(self, round); },
-    [self](halt_atom) { return in_turn<store_stats>(self, [&] { return halt_shard(self); }); },
-    [self](halt_atom, uint64_t until) {
-      return in_turn<checkpoint_part>(self, [&] { return halt_shard_at(self, until); });
-    },
+    [self](halt_atom) { return halt_shard(self); },
+    [self](halt_atom, uint64_t until) { return halt_shard_at(self, until); },
     [self](epoch_atom, uint64_t epoch, uint64_t first_round) -> caf::result<void> {
       if (self->state.waits_for_norm())
         return caf::skip;

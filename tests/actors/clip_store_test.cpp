@@ -58,7 +58,8 @@ constexpr size_t clip_parameters = 100;
 // `shards` sync shards of 100 parameters with sgd at lr 0.5 and `clipnorm`,
 // told their siblings, and 2 replicas watched by each, on the test scheduler.
 struct clip_shards {
-  clip_shards(uint32_t shards, float clipnorm)
+  clip_shards(uint32_t shards, float clipnorm,
+              replica_loss_action on_loss = replica_loss_action::continue_run)
     : sys(cfg), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())),
       self(sys), ranges(*split_into_shards(clip_parameters, shards)) {
     for (size_t i = 0; i < params.size(); ++i)
@@ -67,6 +68,7 @@ struct clip_shards {
     for (uint32_t k = 0; k < shards; ++k) {
       store_config options;
       options.policy.name = "sync";
+      options.on_replica_loss = on_loss;
       options.optimizer = optimizers::with_global_clipnorm(optimizers::sgd(0.5f), clipnorm);
       options.shard = k;
       options.shards = shards;
@@ -81,13 +83,21 @@ struct clip_shards {
       self->send(shard, peers_atom::value, handles);
     for (uint32_t i = 0; i < 2; ++i) {
       dummies.push_back(caf::actor_cast<caf::actor>(sys.spawn(dummy_replica)));
-      for (auto& shard : store)
-        self->send(shard, watch_atom::value, i, caf::actor_cast<replica_actor>(dummies[i]),
-                   uint64_t{0});
+      watch(i, dummies[i], 0);
     }
+  }
+
+  // Watches `actor` as replica i of membership epoch `membership` on every
+  // shard, and takes the answers.
+  void watch(uint32_t i, const caf::actor& actor, uint64_t membership) {
+    for (auto& shard : store)
+      self->send(shard, watch_atom::value, i, caf::actor_cast<replica_actor>(actor),
+                 membership);
     sched.run();
-    for (uint32_t watched = 0; watched < 2 * shards; ++watched)
-      self->receive([](uint64_t) {});
+    for (size_t watched = 0; watched < store.size(); ++watched)
+      self->receive([](uint64_t) {}, caf::after(std::chrono::seconds(0)) >> [] {
+        FAIL("a shard did not answer a watch");
+      });
   }
 
   ~clip_shards() {
@@ -103,8 +113,10 @@ struct clip_shards {
             whole.begin() + ranges[k].offset + ranges[k].count};
   }
 
-  // Sends replica i's gradient of `round` to shard k (batch sizes 8 and 16).
-  void push(uint32_t i, uint64_t round, uint32_t k) {
+  // Sends replica i's gradient of `round` to shard k (batch sizes 8 and 16),
+  // from `from` (the scoped actor when none).
+  void push(uint32_t i, uint64_t round, uint32_t k, caf::scoped_actor* from = nullptr,
+            uint64_t membership = 0) {
     std::vector<float> g(clip_parameters);
     for (size_t j = 0; j < g.size(); ++j)
       g[j] = std::cos(static_cast<float>(j * (i + 2) + round)) * (1.0f + round);
@@ -113,14 +125,15 @@ struct clip_shards {
     msg.round = round;
     msg.batch_size = 8 + 8 * i;
     msg.gradient = shared_floats{slice(g, k)};
-    self->send(store[k], push_atom::value, msg);
+    msg.membership = membership;
+    (from != nullptr ? *from : self)->send(store[k], push_atom::value, msg);
   }
 
   // Takes `count` answers into `params`; false when one is missing.
-  bool take_answers(uint32_t count) {
+  bool take_answers(uint32_t count, caf::scoped_actor* to = nullptr) {
     bool all = true;
     for (uint32_t answer = 0; answer < count && all; ++answer)
-      self->receive(
+      (to != nullptr ? *to : self)->receive(
         [&](params_msg& msg) {
           std::copy(msg.values.data(), msg.values.data() + msg.values.size(),
                     params.begin() + msg.offset);
@@ -206,4 +219,84 @@ TEST_CASE("a sync shard that waits for its siblings' sums answers nothing until 
   REQUIRE(reason);
   CHECK(reason->code() == static_cast<uint8_t>(troupe_errc::store_lost));
   CHECK(describe(*reason).find("sibling shard 1") != std::string::npos);
+}
+
+TEST_CASE("a sync shard that waits for its sibling's sum answers a respawn's watch and "
+          "parameter questions with the round it waits to step, and the new actor's push "
+          "completes the round with the bits of a run where nothing died",
+          "[store][sync][clipnorm][respawn]") {
+  const auto nothing_died = sync_rounds(2, 0.5f);
+  clip_shards run(2, 0.5f, replica_loss_action::respawn);
+  caf::scoped_actor r0{run.sys}, r1{run.sys}, r1_new{run.sys};
+  run.watch(0, caf::actor_cast<caf::actor>(r0), 0);
+  run.watch(1, caf::actor_cast<caf::actor>(r1), 0);
+  for (uint64_t round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    auto& second = round >= 1 ? r1_new : r1;
+    const uint64_t membership = round >= 1 ? 1 : 0;
+    if (round == 1) {
+      // Replica 1 reaches shard 0 only, then dies: shard 0 closes the round
+      // and waits for shard 1's sum, which waits for replica 1's slice.
+      run.push(0, 1, 0, &r0);
+      run.push(0, 1, 1, &r0);
+      run.push(1, 1, 0, &r1);
+      run.sched.run();
+      // The respawn: watch the new actor, ask every shard where it stands.
+      run.watch(1, caf::actor_cast<caf::actor>(r1_new), 1);
+      for (auto& shard : run.store)
+        run.self->send(shard, params_atom::value);
+      run.sched.run();
+      for (size_t k = 0; k < run.store.size(); ++k)
+        run.self->receive(
+          [&](params_msg& msg) {
+            CHECK(msg.version == 1);
+            CHECK(msg.round == 1);
+          },
+          caf::after(std::chrono::seconds(0)) >> [] { FAIL("a shard did not answer"); });
+    } else {
+      run.push(0, round, 0, &r0);
+      run.push(0, round, 1, &r0);
+    }
+    run.push(1, round, 0, &second, membership);
+    run.push(1, round, 1, &second, membership);
+    run.sched.run();
+    REQUIRE(run.take_answers(2, &r0));
+    REQUIRE(run.take_answers(2, &second));
+  }
+  CHECK(std::memcmp(run.params.data(), nothing_died.data(), nothing_died.size() * sizeof(float))
+        == 0);
+}
+
+TEST_CASE("a graceful stop halts a sync shard that waits for its sibling's sum, and every "
+          "shard's part comes once the waiting step has run",
+          "[store][sync][clipnorm][stop]") {
+  clip_shards run(2, 0.5f);
+  run.push(0, 0, 0);
+  run.push(1, 0, 0);
+  run.push(0, 0, 1);
+  run.sched.run(); // shard 0 waits for shard 1's sum; shard 1 for replica 1's slice
+  caf::scoped_actor coordinator{run.sys};
+  std::vector<uint64_t> next_rounds;
+  for (auto& shard : run.store)
+    coordinator->send(shard, halt_atom::value);
+  run.sched.run();
+  for (size_t k = 0; k < run.store.size(); ++k)
+    coordinator->receive([&](store_stats& s) { next_rounds.push_back(s.next_round); },
+                         caf::after(std::chrono::seconds(0)) >> [] { FAIL("no halt answer"); });
+  CHECK(next_rounds == std::vector<uint64_t>{1, 0});
+  run.push(1, 0, 1); // held: shard 1 halted at round 0
+  run.sched.run();
+  CHECK_FALSE(run.take_answers(1));
+  for (auto& shard : run.store)
+    coordinator->send(shard, halt_atom::value, uint64_t{1});
+  run.sched.run();
+  for (size_t k = 0; k < run.store.size(); ++k)
+    coordinator->receive(
+      [&](checkpoint_part& part) {
+        CHECK(part.round == 1);
+        CHECK(part.version == 1);
+      },
+      [](caf::error& err) { FAIL(to_string(err)); },
+      caf::after(std::chrono::seconds(0)) >> [] { FAIL("no part"); });
+  CHECK(run.take_answers(4));
 }
