@@ -47,6 +47,13 @@ uint64_t clip_gate::waiting_round() const {
   return 0;
 }
 
+std::vector<float> clip_gate::buffer(size_t count) {
+  std::vector<float> out = std::move(spare_);
+  spare_ = std::vector<float>{};
+  out.resize(count);
+  return out;
+}
+
 void clip_gate::in_order(std::function<void()> op) {
   if (!busy()) {
     op();
@@ -86,6 +93,7 @@ void clip_gate::drain() {
       scale_gradient(e.gradient.data(), e.gradient.size(),
                      global_clip_scale(last_norm_, clipnorm_));
       e.run(e.gradient.data());
+      spare_ = std::move(e.gradient);
     } else {
       e.op();
     }

@@ -40,6 +40,10 @@ public:
   /// the actor to send to the siblings.
   void step(uint64_t round, std::vector<float> gradient, const square_sum& own, step_fn run);
 
+  /// Returns a buffer of `count` floats for a round's gradient (the one the
+  /// last step used, when it is free: no allocation per round).
+  std::vector<float> buffer(size_t count);
+
   /// Runs `op` after the steps that wait, or now when none does.
   void in_order(std::function<void()> op);
 
@@ -75,6 +79,7 @@ private:
   float clipnorm_;
   std::map<uint64_t, round_sums> rounds_;
   std::deque<entry> queue_;
+  std::vector<float> spare_;
   bool draining_ = false;
   double last_norm_ = 0;
 };

@@ -1,6 +1,8 @@
 // One store shard's state: steps, answers and a push's checks.
 #include "actors/store/store_state.hpp"
 
+#include <algorithm>
+
 #include "messages/errors.hpp"
 #include "model/finite_check.hpp"
 
@@ -108,7 +110,9 @@ void store_state::apply_step(const float* gradient, float lr_scale) {
   const float clipnorm = settings.optimizer.global_clipnorm;
   // Without rounds a push the clip leaves as it is steps without a copy.
   if (clipnorm > 0.0f && (gate || global_clip_scale(push_norm, clipnorm) != 1.0f)) {
-    clipped_step(std::vector<float>(gradient, gradient + range.count), lr_scale);
+    std::vector<float> copy = gate ? gate->buffer(range.count) : std::vector<float>(range.count);
+    std::copy_n(gradient, range.count, copy.data());
+    clipped_step(std::move(copy), lr_scale);
     return;
   }
   step({weighted_gradient{1.0f, gradient}},
@@ -117,7 +121,7 @@ void store_state::apply_step(const float* gradient, float lr_scale) {
 
 void store_state::apply_weighted_step(const std::vector<weighted_gradient>& terms) {
   if (settings.optimizer.global_clipnorm > 0.0f) {
-    std::vector<float> mean(range.count);
+    std::vector<float> mean = gate ? gate->buffer(range.count) : std::vector<float>(range.count);
     weighted_gradient_sum(terms, 0, mean.size(), mean.data());
     clipped_step(std::move(mean), 1.0f);
     return;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "model/check.hpp"
 
@@ -15,12 +16,14 @@ void square_sum::add_block(double block_sum) {
   }
   if (block_sum == 0.0)
     return;
-  int exponent = 0;
-  const double fraction = std::frexp(block_sum, &exponent); // block_sum = fraction * 2^exponent
-  const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53)); // exact, < 2^53
-  // The mantissa's lowest bit is 2^(exponent - 53): at least 2^-350 for the
-  // square of the smallest subnormal float, so the position is never negative.
-  const int position = exponent - 53 - lowest_bit;
+  // block_sum = mantissa * 2^exponent, read from its bits: it is a normal
+  // double (at least 2^-298, the square of the smallest subnormal float).
+  uint64_t bits = 0;
+  std::memcpy(&bits, &block_sum, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  TROUPE_ASSERT(biased > 0);
+  const uint64_t mantissa = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  const int position = biased - 1075 - lowest_bit; // 2^(biased - 1075) is the mantissa's unit
   TROUPE_ASSERT(position >= 0);
   const auto limb = static_cast<size_t>(position / 32);
   TROUPE_ASSERT(limb + 2 < limb_count);
@@ -34,12 +37,22 @@ void square_sum::add_block(double block_sum) {
 }
 
 void square_sum::add_squares(const float* values, size_t count) {
+  // Within a block, four interleaved sums (element i goes to lane i % 4),
+  // then (lane 0 + lane 1) + (lane 2 + lane 3): a fixed order that does not
+  // wait on one long chain of additions.
   for (size_t begin = 0; begin < count; begin += norm_block) {
-    const size_t end = std::min(count, begin + norm_block);
-    double block = 0.0;
-    for (size_t i = begin; i < end; ++i)
-      block += static_cast<double>(values[i]) * static_cast<double>(values[i]); // exact square
-    add_block(block);
+    const size_t size = std::min(count - begin, norm_block);
+    const float* x = values + begin;
+    double lane[4] = {0.0, 0.0, 0.0, 0.0};
+    if (size == norm_block) { // the same order, unrolled
+      for (size_t i = 0; i < norm_block; i += 4)
+        for (size_t l = 0; l < 4; ++l)
+          lane[l] += static_cast<double>(x[i + l]) * static_cast<double>(x[i + l]);
+    } else {
+      for (size_t i = 0; i < size; ++i)
+        lane[i % 4] += static_cast<double>(x[i]) * static_cast<double>(x[i]); // exact square
+    }
+    add_block((lane[0] + lane[1]) + (lane[2] + lane[3]));
   }
 }
 

@@ -1,6 +1,7 @@
 // Clipping by global norm (Keras's global_clipnorm) with a sum of squares
 // whose bits do not depend on how the gradient is split: squares are summed
-// in double over blocks of norm_block floats aligned to absolute indices,
+// in double over blocks of norm_block floats aligned to absolute indices
+// (in a fixed order within a block),
 // and the blocks' sums are added exactly, in fixed point, so any split into
 // shards on block boundaries, added in any order, gives the same total.
 #pragma once
@@ -17,7 +18,7 @@ namespace troupe {
 /// (split_into_shards), so a shard's blocks are blocks of the whole buffer.
 constexpr size_t norm_block = shard_alignment;
 
-/// Sums squares exactly: each block's sum (in double, in index order) is
+/// Sums squares exactly: each block's sum (in double, in a fixed order) is
 /// added into 32-bit limbs of one fixed-point number, so adding two sums,
 /// in either order, gives the same bits as summing both ranges in one.
 class square_sum {
