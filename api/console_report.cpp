@@ -65,6 +65,10 @@ void print_banner(const std::string& program, const run_config& c, const source_
   else
     fmt::print("CPU numerics: {}, {} (model {} computes with its own code)\n", numerics.build,
                numerics.libm, c.model);
+  if (c.optimizer.global_clipnorm > 0.0f)
+    fmt::print("Clipping: each step's whole gradient g times {0} / max(||g||, {0}) "
+               "(--global-clipnorm)\n",
+               c.optimizer.global_clipnorm);
   if (c.policy.settings.backup_replicas > 0)
     fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
                "late ones are dropped, so runs are not bitwise reproducible\n",

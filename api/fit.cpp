@@ -53,6 +53,7 @@ void apply_compiled(run_config& c, const std::string& description,
   unless_given("rho", c.optimizer.rho, compiled.rho);
   unless_given("centered", c.optimizer.centered, compiled.centered);
   unless_given("weight-decay", c.optimizer.weight_decay, compiled.weight_decay);
+  unless_given("global-clipnorm", c.optimizer.global_clipnorm, compiled.global_clipnorm);
   unless_given("lr-schedule", c.optimizer.schedule, compiled.schedule);
 }
 

@@ -69,7 +69,8 @@ auto fields(optimizer_config& x, Visit&& visit) {
                field("beta2", x.beta2), field("epsilon", x.epsilon),
                field("momentum", x.momentum), field("nesterov", x.nesterov),
                field("rho", x.rho), field("centered", x.centered),
-               field("weight-decay", x.weight_decay), field("lr-schedule", x.schedule));
+               field("weight-decay", x.weight_decay),
+               field("global-clipnorm", x.global_clipnorm), field("lr-schedule", x.schedule));
 }
 
 template <class Inspector>

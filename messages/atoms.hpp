@@ -25,5 +25,7 @@ using await_atom = caf::atom_constant<caf::atom("await")>;
 using halt_atom = caf::atom_constant<caf::atom("halt")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using rate_atom = caf::atom_constant<caf::atom("rate")>;
+using norm_atom = caf::atom_constant<caf::atom("norm")>;
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
 
 } // namespace troupe

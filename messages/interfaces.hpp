@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -68,7 +69,13 @@ using store_actor = caf::typed_actor<
   // An epoch starts: (epoch, the store round of its first round), for checkpoints.
   caf::reacts_to<epoch_atom, uint64_t, uint64_t>,
   // Answers this shard's part of a checkpoint of the epoch just completed.
-  caf::replies_to<save_atom>::with<checkpoint_part>>;
+  caf::replies_to<save_atom>::with<checkpoint_part>,
+  // Every shard of the store, in shard order (this one included), which
+  // clipping by global norm exchanges its sums of squares with; sent after
+  // the shards are spawned, and again after a store heal.
+  caf::reacts_to<peers_atom, std::vector<caf::actor>>,
+  // A sibling shard's sum of squares of its slice of a round's gradient.
+  caf::reacts_to<norm_atom, norm_msg>>;
 
 /// A node's front door: the handshake that must pass before the coordinator
 /// spawns replicas there (through CAF's remote spawn, type "troupe.replica").

@@ -46,6 +46,10 @@ struct push_msg {
   bool device_answer = false; // answer with parameters in the store's device memory:
                               // the pusher is on that device, in the shard's process
   uint64_t membership = 0; // the run's membership epoch its actor was spawned in (fencing)
+  // Under a policy without rounds (async, ssp) with --global-clipnorm: the
+  // L2 norm of the pusher's whole gradient, every shard's slice (see
+  // model/optim/global_norm.hpp); -1 when not computed.
+  double gradient_norm = -1;
   // The pusher proved every float of the gradient finite (network::
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
@@ -152,6 +156,18 @@ struct replica_config {
   uint64_t membership = 0;  // the run's membership epoch this actor is spawned in
   uint64_t train_rows = 0;  // trains on the data's first rows only (a validation split); 0: all
   std::vector<float> class_weights; // per class (--class-weights); empty: every sample weighs 1
+  bool gradient_norm = false; // push the whole gradient's norm (push_msg::gradient_norm)
+};
+
+/// Carries one store shard's sum of squares of its slice of a round's
+/// gradient (--global-clipnorm under a policy with rounds) to each of its
+/// sibling shards: each adds every shard's sum, exactly, before it steps.
+struct norm_msg {
+  uint64_t round = 0;      // the store round whose step it is for
+  uint32_t shard = 0;      // the sender
+  uint64_t membership = 0; // the membership epoch the sender was spawned in
+  std::vector<uint64_t> limbs; // square_sum::limbs
+  bool non_finite = false;     // square_sum::non_finite
 };
 
 /// Describes one shard of a variable store: its part of the flat buffer, its
@@ -269,8 +285,14 @@ typename Inspector::result_type inspect(Inspector& f, trace_span& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
-           x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient,
-           x.device_gradient);
+           x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient_norm,
+           x.gradient, x.device_gradient);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, norm_msg& x) {
+  return f(caf::meta::type_name("norm_msg"), x.round, x.shard, x.membership, x.limbs,
+           x.non_finite);
 }
 
 template <class Inspector>
@@ -311,7 +333,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
            x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows,
-           x.class_weights);
+           x.class_weights, x.gradient_norm);
 }
 
 template <class Inspector>

@@ -14,6 +14,7 @@ void register_messages(caf::actor_system_config& config) {
   config.add_message_type<trace_span>("troupe::trace_span");
   config.add_message_type<push_msg>("troupe::push_msg");
   config.add_message_type<replica_loss>("troupe::replica_loss");
+  config.add_message_type<norm_msg>("troupe::norm_msg");
   config.add_message_type<params_msg>("troupe::params_msg");
   config.add_message_type<epoch_order>("troupe::epoch_order");
   config.add_message_type<replica_report>("troupe::replica_report");

@@ -107,6 +107,9 @@ caf::error check_store_device(const run_config& c) {
                       + "' is not a device (expected cpu or cuda:N)");
   if (device == "cpu" || steps_on_device(c.optimizer))
     return caf::none;
+  if (c.optimizer.global_clipnorm != 0.0f)
+    return bad_config("--store-device=" + device + " cannot clip by global norm (the shards "
+                      "clip on the host): use --global-clipnorm=0, or --store-device=cpu");
   if (find_optimizer_kind(c.optimizer.name)->steps_on_device)
     return bad_config("--store-device=" + device + " steps " + c.optimizer.name
                       + " without weight decay only (the decay is a pass on the host): use "

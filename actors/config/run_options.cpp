@@ -39,6 +39,10 @@ void bind_optimizer(cluster_config& cli, optimizer_config& o, std::string& weigh
   cli.bind(g, weight_decay, "weight-decay",
            "decoupled weight decay, any optimizer (Keras 3): w -= lr x X x w before each step",
            option_hint{"X"}.otherwise("0.004 for adamw, else 0"));
+  cli.bind(g, o.global_clipnorm, "global-clipnorm",
+           "clip the gradient by global norm, any optimizer (Keras 3's global_clipnorm): each "
+           "step's whole gradient g, every store shard's slice, times X / max(||g||, X); 0: off",
+           option_hint{"X"});
   cli.bind(g, o.beta1, "beta1", "adam, adamw: decay of the first moment");
   cli.bind(g, o.beta2, "beta2", "adam, adamw: decay of the second moment");
   cli.bind(g, o.epsilon, "epsilon",

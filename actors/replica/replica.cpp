@@ -18,6 +18,7 @@
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
+#include "model/optim/global_norm.hpp"
 #include "model/backend/device_buffers.hpp"
 #include "model/class_weights.hpp"
 #include "model/data/batch_plan.hpp"
@@ -351,6 +352,8 @@ void run_round(replica_pointer self) {
       st.promise.deliver(std::move(err));
       return;
     }
+  if (cfg.gradient_norm && push.gradient.size() > 0) // clipping without rounds
+    push.gradient_norm = sum_of_squares(push.gradient.data(), push.gradient.size()).norm();
   push.device_answer = st.setup->device_handover;
   // Let go of the parameters: the store can then step them in place.
   st.params.values = shared_floats{};

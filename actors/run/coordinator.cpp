@@ -103,6 +103,7 @@ bool spawn_store(coordinator_pointer self) {
   }
   if (st.writer)
     self->monitor(st.writer);
+  introduce_shards(self);
   return true;
 }
 
@@ -296,6 +297,19 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
 }
 
 } // namespace
+
+void introduce_shards(coordinator_pointer self) {
+  auto& st = self->state;
+  const auto& config = st.setup.plan.config;
+  if (st.store.shards.size() < 2 || config.optimizer.global_clipnorm <= 0.0f
+      || !st.setup.plan.traits.steps_per_round)
+    return;
+  std::vector<caf::actor> shards;
+  for (const auto& shard : st.store.shards)
+    shards.push_back(caf::actor_cast<caf::actor>(shard));
+  for (const auto& shard : st.store.shards)
+    self->send(shard, peers_atom::value, shards);
+}
 
 caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
                                source_pair data, fit_observer observer) {

@@ -148,6 +148,13 @@ void start_epoch(coordinator_pointer self);
 void gather_store_parts(coordinator_pointer self,
                         std::function<void(std::vector<checkpoint_part>&)> then);
 
+/// Tells every store shard the store's shards in shard order, which they
+/// exchange their gradients' sums of squares with to clip by global norm
+/// (--global-clipnorm under a policy with rounds, several shards); nothing
+/// otherwise. Called once the shards are spawned, before any replica is
+/// ordered to train: after the start and after a store heal.
+void introduce_shards(coordinator_pointer self);
+
 /// Goes on between epochs after a store heal: from the epoch's stats, or
 /// once its record is out from its checkpoint.
 void resume_after_heal(coordinator_pointer self);

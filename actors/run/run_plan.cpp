@@ -140,6 +140,8 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.membership = membership;
   r.train_rows = c.validation_split > 0 ? plan.train_rows : 0;
   r.class_weights = c.class_weights;
+  // Without rounds each push is a step: its replica knows the whole gradient.
+  r.gradient_norm = c.optimizer.global_clipnorm > 0.0f && !plan.traits.steps_per_round;
   return r;
 }
 

@@ -296,6 +296,7 @@ std::optional<std::string> respawn_store(coordinator_pointer self, const store_s
   st.setup.plan.start = store_start{};
   if (!placed)
     return std::nullopt;
+  introduce_shards(self);
   return moved;
 }
 

@@ -86,7 +86,7 @@ bool answer_repeat(store_state& st, const push_msg& push,
 // the halt has closed in it.
 void deliver_halted_part(store_pointer self) {
   auto& st = self->state;
-  if (!st.halted_part || !st.halt_at || st.policy->next_round() < *st.halt_at)
+  if (st.waits_for_norm() || !st.halted_part || !st.halt_at || st.policy->next_round() < *st.halt_at)
     return;
   auto promise = std::move(*st.halted_part);
   st.halted_part.reset();
@@ -113,6 +113,11 @@ void intake(store_pointer self, push_msg& push, caf::typed_response_promise<para
   auto err = st.check_device_verdict();
   if (!err)
     err = st.take_gradient(push);
+  if (!err && st.settings.optimizer.global_clipnorm > 0.0f && !st.gate && push.batch_size > 0
+      && !(push.gradient_norm >= 0.0))
+    err = make_troupe_error(troupe_errc::bad_gradient,
+                            "gradient from replica " + std::to_string(push.replica)
+                              + " carries no gradient norm, which --global-clipnorm needs");
   if (err) {
     ++st.stats.rejected;
     promise.deliver(std::move(err));
@@ -123,6 +128,7 @@ void intake(store_pointer self, push_msg& push, caf::typed_response_promise<para
   const uint64_t ticket = st.next_ticket++;
   const uint64_t staleness = st.version >= push.base_version ? st.version - push.base_version
                                                              : 0;
+  st.push_norm = push.gradient_norm;
   // Open before the policy sees the push: it may answer it at once.
   st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer,
                                                  push.batch_size, push.loss_sum});
@@ -175,22 +181,36 @@ caf::result<checkpoint_part> halt_shard_at(store_pointer self, uint64_t until) {
   auto promise = self->make_response_promise<checkpoint_part>();
   st.halt_at = until;
   st.halted_part = promise;
+  release_held(self);
+  deliver_halted_part(self);
+  return promise;
+}
+
+void release_held(store_pointer self) {
+  auto& st = self->state;
+  if (!st.halt_at)
+    return;
   auto waiting = std::move(st.held);
   st.held.clear();
   for (auto& held : waiting) {
-    if (held.push.round < until)
+    // Behind a clipped step that waits for its norm they wait on here.
+    if (held.push.round < *st.halt_at && !st.waits_for_norm())
       intake(self, held.push, held.promise, held.sender);
     else
       st.held.push_back(std::move(held));
   }
+}
+
+void after_clipped_steps(store_pointer self) {
+  release_held(self);
+  send_due_part(self);
   deliver_halted_part(self);
-  return promise;
 }
 
 // A checkpoint's part is kept as a snapshot too.
 void send_due_part(store_pointer self) {
   auto& st = self->state;
-  if (!st.checkpoint_due && !st.snapshot_due)
+  if (st.waits_for_norm() || (!st.checkpoint_due && !st.snapshot_due))
     return;
   const bool checkpoint = st.checkpoint_due;
   st.checkpoint_due = st.snapshot_due = false;

@@ -23,6 +23,14 @@ caf::result<params_msg> take_push(store_pointer self, push_msg& push);
 /// round closing in it made due; called after each call into the policy.
 void send_due_part(store_pointer self);
 
+/// Takes the pushes a graceful stop held of rounds before its halt, unless a
+/// clipped step waits for its norm (they wait on).
+void release_held(store_pointer self);
+
+/// Does what waited for the clipped steps that waited for their norms: the
+/// held pushes, a due checkpoint part or snapshot, a halted shard's part.
+void after_clipped_steps(store_pointer self);
+
 /// Halts the shard at the round it collects now: its pushes from that round
 /// on wait. Answers that round (next_round) and the shard's membership.
 store_stats halt_shard(store_pointer self);

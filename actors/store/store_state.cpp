@@ -1,6 +1,8 @@
 // One store shard's state: steps, answers and a push's checks.
 #include "actors/store/store_state.hpp"
 
+#include <algorithm>
+
 #include "messages/errors.hpp"
 #include "model/finite_check.hpp"
 
@@ -49,7 +51,18 @@ params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
   return msg;
 }
 
+void store_state::in_order(std::function<void()> op) {
+  if (gate)
+    gate->in_order(std::move(op));
+  else
+    op();
+}
+
 void store_state::round_closed() {
+  in_order([this] { round_closed_now(); });
+}
+
+void store_state::round_closed_now() {
   if (settings.checkpoint_every > 0 && ++rounds_since_checkpoint >= settings.checkpoint_every)
     checkpoint_due = true;
   if (settings.snapshot_every > 0 && ++rounds_since_snapshot >= settings.snapshot_every)
@@ -76,16 +89,52 @@ void store_state::step(const std::vector<weighted_gradient>& terms, Step run) {
   ++version;
 }
 
+void store_state::clipped_step(std::vector<float> gradient, float lr_scale) {
+  auto run = [this, lr_scale](float* clipped) {
+    step({weighted_gradient{1.0f, clipped}},
+         [&] { optim->apply_scaled(buffers->step_target(), clipped, lr_scale); });
+  };
+  if (!gate) { // no rounds: the push's own norm
+    scale_gradient(gradient.data(), gradient.size(),
+                   global_clip_scale(push_norm, settings.optimizer.global_clipnorm));
+    run(gradient.data());
+    return;
+  }
+  const uint64_t round = policy->next_round(); // the round closing now
+  const square_sum own = sum_of_squares(gradient.data(), gradient.size());
+  if (send_sum)
+    send_sum(round, own);
+  gate->step(round, std::move(gradient), own, run);
+}
+
 void store_state::apply_step(const float* gradient, float lr_scale) {
+  const float clipnorm = settings.optimizer.global_clipnorm;
+  // Without rounds a push the clip leaves as it is steps without a copy.
+  if (clipnorm > 0.0f && (gate || global_clip_scale(push_norm, clipnorm) != 1.0f)) {
+    std::vector<float> copy = gate ? gate->buffer(range.count) : std::vector<float>(range.count);
+    std::copy_n(gradient, range.count, copy.data());
+    clipped_step(std::move(copy), lr_scale);
+    return;
+  }
   step({weighted_gradient{1.0f, gradient}},
        [&] { optim->apply_scaled(buffers->step_target(), gradient, lr_scale); });
 }
 
 void store_state::apply_weighted_step(const std::vector<weighted_gradient>& terms) {
+  if (settings.optimizer.global_clipnorm > 0.0f) {
+    std::vector<float> mean = gate ? gate->buffer(range.count) : std::vector<float>(range.count);
+    weighted_gradient_sum(terms, 0, mean.size(), mean.data());
+    clipped_step(std::move(mean), 1.0f);
+    return;
+  }
   step(terms, [&] { optim->apply_weighted_sum(buffers->step_target(), terms); });
 }
 
 void store_state::answer_from(uint64_t ticket, uint64_t steps_back) {
+  in_order([this, ticket, steps_back] { answer_now(ticket, steps_back); });
+}
+
+void store_state::answer_now(uint64_t ticket, uint64_t steps_back) {
   auto push = open.find(ticket);
   if (push == open.end())
     return;
@@ -95,6 +144,10 @@ void store_state::answer_from(uint64_t ticket, uint64_t steps_back) {
 }
 
 void store_state::refuse_open(troupe_errc code, const std::string& reason) {
+  in_order([this, code, reason] { refuse_open_now(code, reason); });
+}
+
+void store_state::refuse_open_now(troupe_errc code, const std::string& reason) {
   const auto refusal = make_troupe_error(code, reason);
   for (auto& entry : open)
     entry.second.promise.deliver(refusal);
@@ -108,6 +161,10 @@ void store_state::take_back(const open_push& push) {
 }
 
 void store_state::refuse(uint64_t ticket, troupe_errc code, const std::string& reason) {
+  in_order([this, ticket, code, reason] { refuse_now(ticket, code, reason); });
+}
+
+void store_state::refuse_now(uint64_t ticket, troupe_errc code, const std::string& reason) {
   auto push = open.find(ticket);
   if (push == open.end())
     return;
@@ -117,11 +174,13 @@ void store_state::refuse(uint64_t ticket, troupe_errc code, const std::string& r
 }
 
 void store_state::answer_unused(uint64_t ticket) {
-  auto push = open.find(ticket);
-  if (push == open.end())
-    return;
-  take_back(push->second);
-  answer_from(ticket, 0);
+  in_order([this, ticket] {
+    auto push = open.find(ticket);
+    if (push == open.end())
+      return;
+    take_back(push->second);
+    answer_now(ticket, 0);
+  });
 }
 
 caf::expected<params_msg> store_state::answer_at(uint64_t wanted) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -13,11 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
 #include <caf/error.hpp>
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/policy/policy_registry.hpp"
+#include "actors/store/clip_gate.hpp"
 #include "actors/store/device_verdicts.hpp"
 #include "actors/store/shard_buffers.hpp"
 #include "messages/interfaces.hpp"
@@ -78,6 +82,26 @@ struct store_state : store_port {
   std::optional<uint64_t> halt_at;
   std::vector<held_push> held;
   std::optional<caf::typed_response_promise<checkpoint_part>> halted_part;
+  // Clipping by global norm (--global-clipnorm). Under a policy with rounds
+  // the gate holds each step until every shard's sum of squares is in, and
+  // the store's calls after it; `send_sum` hands the shard's own sum of a
+  // round to the actor, which sends it to the siblings. Without rounds each
+  // push carries its gradient's norm, `push_norm` while the policy takes it.
+  std::unique_ptr<clip_gate> gate;
+  std::function<void(uint64_t round, const square_sum& own)> send_sum;
+  double push_norm = -1;
+  // The store's shards, this one's siblings among them (peers_atom), those
+  // seen down, and this shard's sums of rounds closed before they were known.
+  struct sibling_shards {
+    std::vector<caf::actor> shards; // by shard index; empty until the coordinator tells
+    std::vector<bool> down;
+    std::map<uint64_t, square_sum> unsent;
+  };
+  sibling_shards siblings;
+
+  // Whether a clipped step waits for its norm: the actor takes no message
+  // but the sums, and the store's calls wait behind it.
+  bool waits_for_norm() const { return gate && gate->busy(); }
 
   // Whether next_push_round is kept: with respawns that go on from there.
   bool tracks_next_pushes() const {
@@ -129,6 +153,20 @@ struct store_state : store_port {
   void round_closed() override;
 
 private:
+  // The calls of store_port as they run once no clipped step waits.
+  void answer_now(uint64_t ticket, uint64_t steps_back);
+  void refuse_open_now(troupe_errc code, const std::string& reason);
+  void refuse_now(uint64_t ticket, troupe_errc code, const std::string& reason);
+  void round_closed_now();
+
+  // Runs `op` now, or behind the clipped steps that wait (clip_gate).
+  void in_order(std::function<void()> op);
+
+  // A clipped step with `gradient` (owned: the round's mean, or a push's
+  // gradient), at the learning rate times `lr_scale`: through the gate
+  // under a policy with rounds, else scaled by the push's norm at once.
+  void clipped_step(std::vector<float> gradient, float lr_scale);
+
   // Takes a push's samples and loss back out of the stats.
   void take_back(const open_push& push);
 

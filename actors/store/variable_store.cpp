@@ -18,7 +18,9 @@
 #include "actors/runtime/node_fault.hpp"
 #include "actors/runtime/spawn_arguments.hpp"
 #include "actors/runtime/trace_clock.hpp"
+#include "actors/store/norm_exchange.hpp"
 #include "actors/store/push_intake.hpp"
+#include "actors/store/replica_watch.hpp"
 #include "actors/store/store_state.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
@@ -84,56 +86,61 @@ void start_shard(store_pointer self, store_setup& setup) {
   st.epoch_first_round = setup.options.initial_round;
 }
 
-// A replica's death goes to the policy (which closes rounds without it, or
-// stops); the coordinator's ends the shard: nobody is left to ask for its work.
-void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& msg) {
-  auto& st = self->state;
-  if (owner && msg.source == owner) {
-    self->quit(make_troupe_error(troupe_errc::store_lost,
-                                 "its coordinator is gone: " + describe(msg.reason)));
-    return;
-  }
-  auto replica = st.replicas.find(msg.source);
-  if (replica == st.replicas.end())
-    return;
-  const auto index = replica->second;
-  st.replicas.erase(replica);
-  if (st.settings.on_replica_loss == replica_loss_action::respawn)
-    return; // the round waits for the replica spawned in its place
-  st.policy->on_replica_lost(index, st);
-  send_due_part(self);
+// Answers with `answer()` unless a clipped step waits for its norm: then the
+// message stays in the mailbox, in order, until the step has run
+// (clip_gate.hpp).
+template <class T, class Answer>
+caf::result<T> in_turn(store_pointer self, Answer answer) {
+  if (self->state.waits_for_norm())
+    return caf::skip;
+  return answer();
+}
+
+// The parameters a shard answers the coordinator with while a clipped step
+// waits for its norm: of the round of that step, which is not applied yet
+// (a respawn orders its new replica from there, as every other shard does).
+caf::expected<params_msg> settled(store_pointer self, caf::expected<params_msg> params) {
+  if (params && self->state.waits_for_norm())
+    params->round = self->state.gate->waiting_round();
+  return params;
+}
+
+// Answers with `answer()`, or with the error of the last step on the store
+// device if it was refused.
+template <class T, class Answer>
+caf::result<T> checked(store_pointer self, Answer answer) {
+  if (auto err = self->state.check_device_verdict())
+    return err;
+  caf::expected<T> value = answer();
+  if (!value)
+    return value.error();
+  return std::move(*value);
 }
 
 store_actor::behavior_type variable_store(store_pointer self,
                                           std::shared_ptr<store_setup> setup) {
   start_shard(self, *setup);
+  start_norm_exchange(self);
   const auto owner = setup->owner.address();
   if (setup->owner)
     self->monitor(setup->owner);
   self->set_down_handler([self, owner](caf::down_msg& msg) { on_down(self, owner, msg); });
   return {
-    [self](push_atom, push_msg& push) { return take_push(self, push); },
-    [self](params_atom, uint64_t version) -> caf::result<params_msg> {
-      if (auto err = self->state.check_device_verdict())
-        return err;
-      return self->state.answer_at(version);
+    [self](push_atom, push_msg& push) {
+      return in_turn<params_msg>(self, [&] { return take_push(self, push); });
     },
-    [self](params_atom) -> caf::result<params_msg> {
-      if (auto err = self->state.check_device_verdict())
-        return err;
-      return self->state.answer_value(0);
+    [self](params_atom, uint64_t version) {
+      return checked<params_msg>(self, [&] { return settled(self, self->state.answer_at(version)); });
     },
-    [self](await_atom, uint64_t round) -> caf::result<uint64_t> {
-      auto& st = self->state;
-      if (round < st.policy->next_round())
-        return st.policy->next_round();
-      auto promise = self->make_response_promise<uint64_t>();
-      st.awaited.emplace_back(round, promise);
-      return promise;
+    [self](params_atom) {
+      return checked<params_msg>(self, [&] { return settled(self, self->state.answer_value(0)); });
     },
+    [self](await_atom, uint64_t round) { return await_round(self, round); },
     [self](halt_atom) { return halt_shard(self); },
     [self](halt_atom, uint64_t until) { return halt_shard_at(self, until); },
     [self](rate_atom, float factor) -> caf::result<bool> {
+      if (self->state.waits_for_norm())
+        return caf::skip;
       if (!(std::isfinite(factor) && factor > 0.0f))
         return make_troupe_error(troupe_errc::bad_config,
                                  "a learning-rate factor of " + std::to_string(factor)
@@ -142,40 +149,29 @@ store_actor::behavior_type variable_store(store_pointer self,
       self->state.optim->set_learning_rate_factor(factor);
       return true;
     },
-    [self](epoch_atom, uint64_t epoch, uint64_t first_round) {
+    [self](epoch_atom, uint64_t epoch, uint64_t first_round) -> caf::result<void> {
+      if (self->state.waits_for_norm())
+        return caf::skip;
       self->state.epoch = epoch;
       self->state.epoch_first_round = first_round;
+      return caf::unit;
     },
-    [self](save_atom) -> caf::result<checkpoint_part> {
-      if (auto err = self->state.check_device_verdict())
-        return err;
-      self->state.rounds_since_checkpoint = 0; // the periodic count starts over
-      return self->state.part(true);          // asked for at an epoch's end
+    [self](save_atom) {
+      return in_turn<checkpoint_part>(self, [&] {
+        return checked<checkpoint_part>(self, [&] {
+          self->state.rounds_since_checkpoint = 0; // the periodic count starts over
+          return self->state.part(true);          // asked for at an epoch's end
+        });
+      });
     },
-    [self](stats_atom) { return current_stats(self->state); },
-    [self](watch_atom, uint32_t index, replica_actor& replica,
-           uint64_t membership) -> caf::result<uint64_t> {
-      auto& st = self->state;
-      // A handle to an actor that no longer exists arrives as null.
-      if (!replica)
-        return make_troupe_error(troupe_errc::unknown_replica,
-                                 "asked to watch replica " + std::to_string(index)
-                                   + ", an actor that no longer exists");
-      self->monitor(replica);
-      st.replica_membership[index] = membership;
-      // Only the newest actor of a replica pushes as it (fence_replaced).
-      for (auto it = st.replicas.begin(); it != st.replicas.end();)
-        it = it->second == index ? st.replicas.erase(it) : std::next(it);
-      st.replicas.emplace(replica.address(), index);
-      if (st.watched.insert(index).second) {
-        st.policy->on_replica_joined(index);
-      } else { // a replica respawned in the place of one that died
-        st.replaced.insert(index);
-        st.policy->on_replica_replaced(index, st);
-      }
-      const auto next = st.next_push_round.find(index);
-      return next == st.next_push_round.end() ? 0 : next->second;
+    [self](stats_atom) {
+      return in_turn<store_stats>(self, [&] { return current_stats(self->state); });
     },
+    [self](watch_atom, uint32_t index, replica_actor& replica, uint64_t membership) {
+      return watch_replica(self, index, replica, membership);
+    },
+    [self](peers_atom, std::vector<caf::actor>& shards) { take_siblings(self, shards); },
+    [self](norm_atom, const norm_msg& sum) { take_sibling_sum(self, sum); },
   };
 }
 
@@ -267,6 +263,8 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](rate_atom, float) mutable -> caf::result<bool> { return tell(); },
     [](epoch_atom, uint64_t, uint64_t) {},
     [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
+    [](peers_atom, std::vector<caf::actor>&) {},
+    [](norm_atom, const norm_msg&) {},
   };
 }
 

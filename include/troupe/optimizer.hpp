@@ -37,6 +37,10 @@ struct optimizer_config {
   float rho = 0.9f;          // rmsprop: decay of the mean square
   bool centered = false;     // rmsprop: divide by the gradient's variance
   float weight_decay = 0.0f; // every optimizer: w -= lr * weight_decay * w before each step
+  // Every optimizer (Keras's global_clipnorm): the step's whole gradient g,
+  // all store shards' slices together, is scaled by
+  // global_clipnorm / max(||g||, global_clipnorm) before the step; 0: off.
+  float global_clipnorm = 0.0f;
   lr_schedule schedule;
 };
 
@@ -134,6 +138,13 @@ inline optimizer_config rmsprop(float learning_rate = 1e-3f, float rho = 0.9f,
   c.centered = centered;
   c.weight_decay = weight_decay;
   return c;
+}
+
+/// Returns `optimizer` with its gradient clipped by global norm (Keras's
+/// global_clipnorm): scaled by clipnorm / max(||g||, clipnorm) before each step.
+inline optimizer_config with_global_clipnorm(optimizer_config optimizer, float clipnorm) {
+  optimizer.global_clipnorm = clipnorm;
+  return optimizer;
 }
 
 /// Returns `optimizer` with its learning rate following `schedule`.

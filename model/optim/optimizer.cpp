@@ -67,6 +67,8 @@ std::string refuse_optimizer_config(const optimizer_config& c) {
            + (lr == 0.0f ? " (0 only where a cosine schedule warms up from it)" : "");
   if (!(c.weight_decay >= 0.0f && std::isfinite(c.weight_decay)))
     return "--weight-decay must be 0 or more, got " + to_setting_text(c.weight_decay);
+  if (!(c.global_clipnorm >= 0.0f && std::isfinite(c.global_clipnorm)))
+    return "--global-clipnorm must be 0 (off) or more, got " + to_setting_text(c.global_clipnorm);
   if (c.name == "rmsprop")
     if (auto why = refuse_rmsprop(c); !why.empty())
       return why;
@@ -75,7 +77,8 @@ std::string refuse_optimizer_config(const optimizer_config& c) {
 
 bool steps_on_device(const optimizer_config& config) {
   const optimizer_kind* kind = find_optimizer_kind(config.name);
-  return kind != nullptr && kind->steps_on_device && config.weight_decay == 0.0f;
+  return kind != nullptr && kind->steps_on_device && config.weight_decay == 0.0f
+         && config.global_clipnorm == 0.0f;
 }
 
 expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config, size_t size,
@@ -85,6 +88,7 @@ expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& conf
   if (device != nullptr && !steps_on_device(config))
     return fail(model_errc::invalid_argument,
                 config.name + (config.weight_decay != 0.0f ? " with weight decay" : "")
+                  + (config.global_clipnorm != 0.0f ? " with --global-clipnorm" : "")
                   + " steps on the host only, not on " + device->name());
   if (config.name == "adam" || config.name == "adamw")
     return device != nullptr ? std::unique_ptr<optimizer>{new adam(config, size, *device)}

@@ -80,12 +80,14 @@ std::string optimizer_names();
 
 /// Says what is wrong with `config` in a sentence naming the option (an
 /// unknown optimizer or schedule, a learning rate that is not positive,
-/// negative weight decay, rho outside [0, 1), a bad schedule parameter), or
+/// negative weight decay or global_clipnorm, rho outside [0, 1), a bad
+/// schedule parameter), or
 /// returns an empty string when nothing is.
 std::string refuse_optimizer_config(const optimizer_config& config);
 
 /// Tells whether an optimizer of `config` can keep its state and step on a
-/// device backend: a kind that can, without weight decay (a host pass).
+/// device backend: a kind that can, without weight decay (a host pass) and
+/// without clipping by global norm (the store clips on the host).
 bool steps_on_device(const optimizer_config& config);
 
 /// Creates the optimizer that `config` names, for `size` parameters: on the

@@ -21,10 +21,11 @@ device_trainer::make(const model_spec& spec, backend& compute, const dataset& tr
   if (optimizer.name != "adam")
     return fail(model_errc::invalid_argument,
                 "the device-resident trainer runs Adam only, not '" + optimizer.name + "'");
-  if (optimizer.weight_decay != 0.0f || optimizer.schedule.kind != "constant")
+  if (optimizer.weight_decay != 0.0f || optimizer.schedule.kind != "constant"
+      || optimizer.global_clipnorm != 0.0f)
     return fail(model_errc::invalid_argument,
                 "the device-resident trainer runs Adam at a constant learning rate without "
-                "weight decay (it counts the steps on the device)");
+                "weight decay or --global-clipnorm (it counts the steps on the device)");
   if (batch_size == 0)
     return fail(model_errc::invalid_argument, "batch size must be at least 1");
   if (train.count == 0)

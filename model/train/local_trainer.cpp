@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "model/data/batch_plan.hpp"
+#include "model/optim/global_norm.hpp"
 
 namespace troupe {
 
@@ -15,14 +16,16 @@ expected<local_trainer> local_trainer::make(const model_spec& spec, backend& com
   auto optim = make_optimizer(config, parameter_layout(spec).size());
   if (!optim)
     return optim.error();
-  return local_trainer(spec, compute, std::move(*optim), seed, batch_size);
+  return local_trainer(spec, compute, std::move(*optim), config.global_clipnorm, seed,
+                       batch_size);
 }
 
 local_trainer::local_trainer(const model_spec& spec, backend& compute,
-                             std::unique_ptr<optimizer> optim, uint64_t seed,
-                             size_t batch_size)
+                             std::unique_ptr<optimizer> optim, float global_clipnorm,
+                             uint64_t seed, size_t batch_size)
   : net_(std::make_unique<network>(spec, compute, batch_size)),
     optimizer_(std::move(optim)),
+    global_clipnorm_(global_clipnorm),
     seed_(seed),
     batch_size_(batch_size),
     params_(glorot_uniform_parameters(net_->layout(), seed)),
@@ -47,6 +50,8 @@ epoch_report local_trainer::run_epoch(const dataset& train, uint64_t epoch) {
     net_->use_parameters(params_.data());
     report.train += net_->compute_gradient(batch_images_.data(), batch_labels_.data(),
                                            slice.size, gradient_.data());
+    if (global_clipnorm_ > 0.0f)
+      clip_by_global_norm(gradient_.data(), gradient_.size(), global_clipnorm_);
     optimizer_->apply(params_.data(), gradient_.data());
     ++report.steps;
   }

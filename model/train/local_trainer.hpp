@@ -39,10 +39,12 @@ public:
 
 private:
   local_trainer(const model_spec& spec, backend& compute,
-                std::unique_ptr<optimizer> optim, uint64_t seed, size_t batch_size);
+                std::unique_ptr<optimizer> optim, float global_clipnorm, uint64_t seed,
+                size_t batch_size);
 
   std::unique_ptr<network> net_;
   std::unique_ptr<optimizer> optimizer_;
+  float global_clipnorm_; // 0: no clipping
   uint64_t seed_;
   size_t batch_size_;
   std::vector<float> params_;

@@ -206,3 +206,40 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   CHECK(records[0].epoch == 3);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("a sync run with global_clipnorm on 2 shards, interrupted mid-epoch and resumed, "
+          "equals the uninterrupted run; another clipnorm is refused",
+          "[checkpoint][fit][clipnorm]") {
+  resume_config cfg;
+  caf::actor_system sys{cfg};
+  const auto path = temp_path("clip.ckpt");
+  auto clipped = [](run_config o) {
+    o.store_shards = 2;
+    o.optimizer.global_clipnorm = 0.5f;
+    return o;
+  };
+  auto uninterrupted = fit(sys, clipped(small_run("")), shared_test_slice());
+  REQUIRE(uninterrupted);
+  // The clip is active in this run.
+  auto unclipped = small_run("");
+  unclipped.store_shards = 2;
+  auto plain = fit(sys, unclipped, shared_test_slice());
+  REQUIRE(plain);
+  CHECK(plain->params_fnv1a64 != uninterrupted->params_fnv1a64);
+  // Periodic checkpoints come after each round's clipped step.
+  REQUIRE_FALSE(fit(sys, clipped(interrupted_run(path)), shared_test_slice()));
+  auto saved = read_checkpoint(path);
+  REQUIRE(saved);
+  CHECK(saved->round == 165);
+  auto other_clip = clipped(small_run(path));
+  other_clip.optimizer.global_clipnorm = 1.0f;
+  other_clip.resume_path = path;
+  auto refused = fit(sys, other_clip, shared_test_slice());
+  REQUIRE_FALSE(refused);
+  CHECK(describe(refused.error()).find("(--global-clipnorm=0.5 there, 1 here)")
+        != std::string::npos);
+  auto resumed_options = clipped(small_run(path));
+  resumed_options.checkpoint_every = 40;
+  testing::check_resumes_to(sys, resumed_options, path, *uninterrupted);
+  std::filesystem::remove(path);
+}

@@ -102,6 +102,7 @@ push_msg sample_push() {
   x.gradient = tricky_floats();
   x.device_answer = true;
   x.membership = 0x0102030405060708ull;
+  x.gradient_norm = 12.25;
   return x;
 }
 
@@ -124,6 +125,7 @@ void check_equal(const push_msg& a, const push_msg& b) {
   CHECK(a.batch_size == b.batch_size);
   CHECK(a.loss_sum == b.loss_sum);
   CHECK(a.membership == b.membership);
+  CHECK(a.gradient_norm == b.gradient_norm);
   CHECK(same_bytes(a.gradient, b.gradient));
 }
 
@@ -514,6 +516,7 @@ TEST_CASE("register_messages registers every message type and interface by name"
   CHECK(registered_name<handshake>(sys) == "troupe::handshake");
   CHECK(registered_name<store_config>(sys) == "troupe::store_config");
   CHECK(registered_name<node_actor>(sys) == "troupe::node_actor");
+  CHECK(registered_name<norm_msg>(sys) == "troupe::norm_msg");
 
   // Without register_messages the names are unknown: the check above can fail.
   caf::actor_system_config bare_cfg;
@@ -539,7 +542,16 @@ TEST_CASE("every message type travels inside a caf::message through the registry
   CHECK(roundtrip_in_message(sys, store_stats{5, 6, 96, 0, 0, 0, 0, 1, 6, 1, 3, false, 0, {}, {}, {}}).live_replicas == 3);
   replica_config config;
   config.data_dir = "/data";
+  config.gradient_norm = true;
   CHECK(roundtrip_in_message(sys, config).data_dir == "/data");
+  CHECK(roundtrip_in_message(sys, config).gradient_norm);
+  norm_msg sum{41, 2, 7, std::vector<uint64_t>(22, 0xfedcba9876543210ull), true};
+  const auto sum_back = roundtrip_in_message(sys, sum);
+  CHECK(sum_back.round == 41);
+  CHECK(sum_back.shard == 2);
+  CHECK(sum_back.membership == 7);
+  CHECK(sum_back.limbs == sum.limbs);
+  CHECK(sum_back.non_finite);
   fit_summary summary;
   summary.mode = "sync";
   summary.params = floats({1.0f, 2.0f});

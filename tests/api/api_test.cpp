@@ -155,6 +155,29 @@ TEST_CASE("a compiled adamw under a cosine warm-up trains with its decay and sch
   CHECK(fitted(quiet_run().set("lr", "0.003").set("lr-schedule", "constant")) != compiled);
 }
 
+TEST_CASE("a compiled global_clipnorm reaches the run: it clips, the same bits for any shard "
+          "count, unless an option says otherwise",
+          "[api][fit][optimizer][clipnorm]") {
+  auto fitted = [](const troupe::fit_options& options) {
+    auto model = small_mlp();
+    model.compile(troupe::optimizers::with_global_clipnorm(troupe::optimizers::sgd(0.05f, 0.9f),
+                                                           0.5f),
+                  "sparse_categorical_crossentropy", {"accuracy"});
+    auto history = model.fit(slice().train, slice().test, options);
+    REQUIRE(history);
+    return history->params_fnv1a64;
+  };
+  const auto compiled = fitted(quiet_run().set("store-shards", "1"));
+  CHECK(fitted(quiet_run().set("store-shards", "3")) == compiled);
+  CHECK(fitted(quiet_run().set("global-clipnorm", "0")) != compiled);
+  // Delayed closes rounds as sync does, and may queue one step behind another.
+  const auto delayed = [&fitted](const char* shards) {
+    return fitted(
+      quiet_run().mode("delayed").set("staleness", "2").set("store-shards", shards));
+  };
+  CHECK(delayed("3") == delayed("1"));
+}
+
 TEST_CASE("check_gradient passes every built-in layer and catches a wrong gradient",
           "[api][gradient]") {
   // A dense layer with relu, one without (linear), and the softmax output.

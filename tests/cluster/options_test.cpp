@@ -63,6 +63,8 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
     {"--class-weights=0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0",
      "--class-weights: every class weighs 0"},
     {"--class-weights=3:2 --devices=cuda:0", "--class-weights weighs samples on cpu replicas only"},
+    {"--global-clipnorm=-1", "--global-clipnorm must be 0 (off) or more, got -1"},
+    {"--global-clipnorm=1 --store-device=cuda:0", "cannot clip by global norm"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;

@@ -180,3 +180,24 @@ TEST_CASE("a healed shard too large for the frames a store node reads is not sen
   CLUSTER_CHECK(count_of(err, sizes) == 1, coordinator.get());
   CHECK(status.seconds < 10); // far below the step timeout a closed connection would cost
 }
+
+TEST_CASE("a store with global_clipnorm whose node is killed mid-run heals, its new shards "
+          "exchange their sums again, and the sync run ends with the bits of one process",
+          "[cluster][failure][kill][heal][clipnorm]") {
+  const auto start = clock_type::now();
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto c = start_node(dir, "node-c");
+  const std::string clip = "--global-clipnorm=0.5";
+  auto coordinator = start_run(dir, store_on(3, {&a, &b, &c}, 1, {clip}), true);
+  c.proc->send(SIGKILL);
+  const auto heals = healed_run(dir, *coordinator);
+  INFO(coordinator->describe());
+  REQUIRE(heals.size() == 1);
+  auto local = run_mnist(dir, "local", run_args(3, {"--replicas=3", clip}), run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  expect_local_run(read_metrics(dir.file("coordinator.jsonl")), local.metrics);
+  CHECK(seconds_since(start) < 120);
+}
