@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+#include <vector>
+
 #include <troupe/troupe.hpp>
 
 namespace api_fixture {
@@ -27,6 +30,22 @@ inline troupe::sequential small_mlp() {
                                  troupe::layers::dense(10, "softmax")});
   model.compile(troupe::optimizers::adam(), "sparse_categorical_crossentropy", {"accuracy"});
   return model;
+}
+
+/// Returns `count` samples of y = x0 - 2 x1 + x2 x3, x uniform in [-1, 1]^4:
+/// a regression a hidden layer can learn.
+inline troupe::dataset regression_set(int count, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> draw(-1.0f, 1.0f);
+  std::vector<float> x, y;
+  for (int n = 0; n < count; ++n) {
+    float row[4];
+    for (float& v : row)
+      v = draw(random);
+    x.insert(x.end(), row, row + 4);
+    y.push_back(row[0] - 2 * row[1] + row[2] * row[3]);
+  }
+  return *troupe::make_regression_dataset(std::move(x), std::move(y), 4, 1);
 }
 
 inline troupe::fit_options quiet_run() {

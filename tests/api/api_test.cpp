@@ -17,6 +17,7 @@
 namespace {
 
 using api_fixture::quiet_run;
+using api_fixture::regression_set;
 using api_fixture::slice;
 using api_fixture::small_mlp;
 
@@ -214,25 +215,6 @@ TEST_CASE("make_dataset checks arrays from memory", "[api][data]") {
   REQUIRE_FALSE(out_of_range);
   CHECK_THAT(out_of_range.error().message, Catch::Contains("outside [0, 2)"));
 }
-
-namespace {
-
-// y = x0 - 2 x1 + x2 x3: a regression a hidden layer can learn.
-troupe::dataset regression_set(int count, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> draw(-1.0f, 1.0f);
-  std::vector<float> x, y;
-  for (int n = 0; n < count; ++n) {
-    float row[4];
-    for (float& v : row)
-      v = draw(random);
-    x.insert(x.end(), row, row + 4);
-    y.push_back(row[0] - 2 * row[1] + row[2] * row[3]);
-  }
-  return *troupe::make_regression_dataset(std::move(x), std::move(y), 4, 1);
-}
-
-} // namespace
 
 TEST_CASE("a sequential model with a linear output trains on float targets with mse, "
           "to the same bits whatever the shard count",

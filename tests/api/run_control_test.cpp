@@ -16,6 +16,7 @@
 namespace {
 
 using api_fixture::quiet_run;
+using api_fixture::regression_set;
 using api_fixture::slice;
 using api_fixture::small_mlp;
 
@@ -27,20 +28,6 @@ troupe::epoch_result epoch_with(uint32_t number, double val_loss, double learnin
   return e;
 }
 
-// y = x0 - 2 x1 + x2 x3: a regression a hidden layer can learn.
-troupe::dataset regression_set(int count, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> draw(-1.0f, 1.0f);
-  std::vector<float> x, y;
-  for (int n = 0; n < count; ++n) {
-    float row[4];
-    for (float& v : row)
-      v = draw(random);
-    x.insert(x.end(), row, row + 4);
-    y.push_back(row[0] - 2 * row[1] + row[2] * row[3]);
-  }
-  return *troupe::make_regression_dataset(std::move(x), std::move(y), 4, 1);
-}
 
 // Whether a value is in a list of names.
 bool names(const std::vector<std::pair<std::string, double>>& metrics, const std::string& name) {

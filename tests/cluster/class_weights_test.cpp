@@ -5,22 +5,6 @@
 
 using namespace troupe::cluster_test;
 
-namespace {
-
-// Runs mnist with `args`, requires a clean exit and returns its checksum.
-std::string final_checksum(const temp_dir& dir, const std::string& name,
-                           const std::vector<std::string>& args) {
-  auto run = run_mnist(dir, name, args, run_timeout);
-  INFO(run.description);
-  REQUIRE(run.status.exited);
-  REQUIRE(run.status.code == 0);
-  const auto final_record = records_of(run.metrics, "final");
-  REQUIRE(final_record.size() == 1);
-  return final_record[0]["params_fnv1a64"].get<std::string>();
-}
-
-} // namespace
-
 TEST_CASE("a sync run with class weights has the same bits here and on two nodes, and every "
           "weight 1 has the bits of none",
           "[cluster][sync][class-weights][bits]") {
@@ -32,16 +16,16 @@ TEST_CASE("a sync run with class weights has the same bits here and on two nodes
     more.insert(more.begin(), common.begin(), common.end());
     return more;
   };
-  const auto plain = final_checksum(dir, "plain", with({"--replicas=2"}));
+  const auto plain = checksum_of_run(dir, "plain", with({"--replicas=2"}));
   const auto ones =
-    final_checksum(dir, "ones", with({"--replicas=2", "--class-weights=0:1,9:1"}));
+    checksum_of_run(dir, "ones", with({"--replicas=2", "--class-weights=0:1,9:1"}));
   CHECK(ones == plain);
   const std::string weights = "--class-weights=3:8,6:2.5,8:0";
-  const auto here = final_checksum(dir, "here", with({"--replicas=2", weights}));
+  const auto here = checksum_of_run(dir, "here", with({"--replicas=2", weights}));
   CHECK(here != plain);
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  const auto on_nodes = final_checksum(
+  const auto on_nodes = checksum_of_run(
     dir, "on-nodes",
     with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1", weights}));
   CHECK(on_nodes == here);

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <string>
+#include <vector>
 
 #include "tests/cluster/process.hpp"
 
@@ -26,6 +27,19 @@ constexpr milliseconds run_timeout{60000};    // a whole small training run
 constexpr milliseconds line_timeout{30000};   // an epoch line to appear
 constexpr milliseconds exit_timeout{10000};   // a process to end after its cause
 constexpr milliseconds notice_timeout{5000};  // a log line after its cause
+
+/// Runs mnist with `args` (run_mnist), requires a clean exit and returns
+/// the final record's params_fnv1a64.
+inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
+                                   const std::vector<std::string>& args) {
+  auto run = run_mnist(dir, name, args, run_timeout);
+  INFO(run.description);
+  REQUIRE(run.status.exited);
+  REQUIRE(run.status.code == 0);
+  const auto final_record = records_of(run.metrics, "final");
+  REQUIRE(final_record.size() == 1);
+  return final_record[0]["params_fnv1a64"].get<std::string>();
+}
 
 } // namespace troupe::cluster_test
 

@@ -7,22 +7,6 @@
 
 using namespace troupe::cluster_test;
 
-namespace {
-
-// Runs mnist with `args`, requires a clean exit and returns its checksum.
-std::string final_checksum(const temp_dir& dir, const std::string& name,
-                           const std::vector<std::string>& args) {
-  auto run = run_mnist(dir, name, args, run_timeout);
-  INFO(run.description);
-  REQUIRE(run.status.exited);
-  REQUIRE(run.status.code == 0);
-  const auto final_record = records_of(run.metrics, "final");
-  REQUIRE(final_record.size() == 1);
-  return final_record[0]["params_fnv1a64"].get<std::string>();
-}
-
-} // namespace
-
 TEST_CASE("a sync run of adamw with weight decay and a cosine warm-up has the same bits for 1 "
           "and 3 store shards and on two nodes",
           "[cluster][sync][optimizer][lr-schedule][bits]") {
@@ -38,12 +22,12 @@ TEST_CASE("a sync run of adamw with weight decay and a cosine warm-up has the sa
     return more;
   };
   const auto one_shard =
-    final_checksum(dir, "one-shard", with({"--replicas=2", "--store-shards=1"}));
+    checksum_of_run(dir, "one-shard", with({"--replicas=2", "--store-shards=1"}));
   const auto three_shards =
-    final_checksum(dir, "three-shards", with({"--replicas=2", "--store-shards=3"}));
+    checksum_of_run(dir, "three-shards", with({"--replicas=2", "--store-shards=3"}));
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  const auto on_nodes = final_checksum(
+  const auto on_nodes = checksum_of_run(
     dir, "on-nodes", with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
   CHECK(three_shards == one_shard);
   CHECK(on_nodes == one_shard);
@@ -54,7 +38,7 @@ TEST_CASE("a sync run of adamw with weight decay and a cosine warm-up has the sa
   // The decay is part of the step: without it the bits differ.
   auto no_decay = with({"--replicas=2", "--store-shards=1"});
   no_decay.push_back("--weight-decay=0");
-  CHECK(final_checksum(dir, "no-decay", no_decay) != one_shard);
+  CHECK(checksum_of_run(dir, "no-decay", no_decay) != one_shard);
   CHECK(seconds_since(start) < 120);
 }
 
@@ -81,11 +65,11 @@ TEST_CASE("sync runs of sgd and rmsprop with weight decay under step and exponen
     };
     const std::string name = optimizer.front().substr(12); // after "--optimizer="
     const auto one_shard =
-      final_checksum(dir, name + "-one-shard", with({"--replicas=2", "--store-shards=1"}));
+      checksum_of_run(dir, name + "-one-shard", with({"--replicas=2", "--store-shards=1"}));
     const auto three_shards =
-      final_checksum(dir, name + "-three-shards", with({"--replicas=2", "--store-shards=3"}));
+      checksum_of_run(dir, name + "-three-shards", with({"--replicas=2", "--store-shards=3"}));
     const auto on_nodes =
-      final_checksum(dir, name + "-on-nodes",
+      checksum_of_run(dir, name + "-on-nodes",
                      with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
     CHECK(three_shards == one_shard);
     CHECK(on_nodes == one_shard);
