@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/layers/layer_spec.hpp"
 #include "model/model_spec.hpp"
 
 namespace troupe {
@@ -11,9 +12,35 @@ namespace troupe {
 namespace {
 
 model_error bad_layer(size_t index, const layer& l, const std::string& why) {
-  return fail(model_errc::invalid_argument, "layer " + std::to_string(index) + " (dense "
-                                              + std::to_string(l.units) + ", '" + l.activation
-                                              + "'): " + why);
+  return fail(model_errc::invalid_argument, "layer " + std::to_string(index) + " (" + l.kind
+                                              + " " + std::to_string(l.units) + ", '"
+                                              + l.activation + "'): " + why);
+}
+
+// A layer's token in a layered model's text (model/layers/layer_spec.hpp).
+expected<std::string> layered_token(size_t i, const layer& l, bool last) {
+  const bool relu = l.activation == "relu";
+  if (l.kind != "dense" && l.kind != "conv2d" && l.activation != "linear")
+    return bad_layer(i, l, "takes no activation");
+  if (l.kind == "conv2d") {
+    if (!relu && l.activation != "linear")
+      return bad_layer(i, l, "unknown activation (relu or linear)");
+    return "conv" + std::to_string(l.units) + "k" + std::to_string(l.size)
+           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "") + (relu ? "relu" : "");
+  }
+  if (l.kind == "max_pool2d")
+    return "maxpool" + std::to_string(l.size);
+  if (l.kind == "flatten")
+    return std::string("flatten");
+  if (l.kind == "dropout")
+    return "dropout" + std::to_string(l.rate);
+  if (l.kind != "dense")
+    return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, flatten, dropout)");
+  if (last && l.activation != "softmax" && l.activation != "linear")
+    return bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
+  if (!last && !relu && l.activation != "linear")
+    return bad_layer(i, l, "unknown activation (relu, linear, or softmax on the output)");
+  return std::to_string(l.units) + (relu ? "relu" : "");
 }
 
 } // namespace
@@ -21,9 +48,42 @@ model_error bad_layer(size_t index, const layer& l, const std::string& why) {
 sequential::sequential(int inputs, std::vector<layer> layers)
   : inputs_(inputs), layers_(std::move(layers)) {}
 
+sequential::sequential(std::vector<int> input_shape, std::vector<layer> layers)
+  : inputs_(0), input_shape_(std::move(input_shape)), layers_(std::move(layers)) {}
+
+bool sequential::layered() const {
+  return !input_shape_.empty()
+         || std::any_of(layers_.begin(), layers_.end(),
+                        [](const layer& l) { return l.kind != "dense"; });
+}
+
+expected<std::string> sequential::layered_description() const {
+  if (input_shape_.size() != 3)
+    return fail(model_errc::invalid_argument,
+                "a stack with conv2d, max_pool2d, flatten or dropout takes an input shape "
+                "(height, width, channels)");
+  if (squared_error())
+    return fail(model_errc::invalid_argument,
+                "a convolutional stack trains with sparse_categorical_crossentropy");
+  std::string text = std::to_string(input_shape_[0]) + "x" + std::to_string(input_shape_[1])
+                     + "x" + std::to_string(input_shape_[2]);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    auto token = layered_token(i, layers_[i], i + 1 == layers_.size());
+    if (!token)
+      return token.error();
+    text += "-" + *token;
+  }
+  auto spec = parse_stack_spec(text);
+  if (!spec)
+    return spec.error();
+  return to_string(*spec);
+}
+
 expected<std::string> sequential::description() const {
   if (layers_.empty())
     return fail(model_errc::invalid_argument, "a sequential model needs at least one layer");
+  if (layered())
+    return layered_description();
   std::string text = std::to_string(inputs_);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const layer& l = layers_[i];

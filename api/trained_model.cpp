@@ -7,6 +7,7 @@
 #include "model/builtin_model.hpp"
 #include "model/export/onnx_export.hpp"
 #include "model/export/saved_model.hpp"
+#include "model/layers/layer_spec.hpp"
 #include "model/model_description.hpp"
 #include "model/predict.hpp"
 #include "model/source_chunks.hpp"
@@ -41,6 +42,11 @@ expected<model_spec> builtin_spec_for(const trained_model& m, const std::string&
   auto described = described_for(m);
   if (!described)
     return described.error();
+  if (names_layered_model(described->text()))
+    return fail(model_errc::invalid_argument,
+                "model " + described->text()
+                  + " has convolutional layers: logits and ONNX export cover dense stacks "
+                    "only (predict gives its probabilities, save and load keep it)");
   if (!described->builtin())
     return fail(model_errc::invalid_argument,
                 "model " + described->text()

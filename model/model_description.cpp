@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "model/builtin_model.hpp"
+#include "model/layers/layered_model.hpp"
 #include "model/model_registry.hpp"
 #include "model/parameter_layout.hpp"
 
@@ -38,6 +39,19 @@ bool names_builtin_model(const std::string& text) {
 
 expected<model_description> model_description::resolve(const std::string& text) {
   model_description d;
+  if (names_layered_model(text)) {
+    auto spec = parse_stack_spec(text);
+    if (!spec)
+      return spec.error();
+    d.layered_ = true;
+    d.text_ = to_string(*spec);
+    auto instance = d.instantiate();
+    d.parameter_count_ = (*instance)->parameter_count();
+    d.inputs_ = (*instance)->inputs();
+    d.classes_ = (*instance)->outputs();
+    d.fingerprint_ = registered_fingerprint(d.text_, **instance);
+    return d;
+  }
   if (names_builtin_model(text)) {
     auto spec = parse_model_spec(text);
     if (!spec)
@@ -76,6 +90,8 @@ expected<model_description> model_description::resolve(const std::string& text) 
 expected<std::unique_ptr<model>> model_description::instantiate() const {
   if (spec_)
     return std::unique_ptr<model>(std::make_unique<builtin_model>(*spec_));
+  if (layered_)
+    return make_layered_model(text_);
   auto factory = find_model_factory(name_);
   if (!factory)
     return fail(model_errc::invalid_argument,

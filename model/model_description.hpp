@@ -22,7 +22,9 @@ namespace troupe {
 /// Holds a resolved model description and answers for its model.
 class model_description {
 public:
-  /// Resolves "784-128relu-10" (built-in) or "name[:settings]" (registered).
+  /// Resolves "784-128relu-10" (built-in), a layered model's text
+  /// ("28x28x1-conv32k3relu-maxpool2-flatten-10", on the host) or
+  /// "name[:settings]" (registered).
   static expected<model_description> resolve(const std::string& text);
 
   /// Returns the built-in model's spec, or null for a registered model.
@@ -66,6 +68,7 @@ private:
   int classes_ = 0;
   uint64_t fingerprint_ = 0;
   bool honours_sample_weights_ = false;
+  bool layered_ = false; // a layered model's text (model/layers/layer_spec.hpp)
 };
 
 /// Tells whether `text` describes the built-in model (it starts with its

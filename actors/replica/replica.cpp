@@ -126,8 +126,11 @@ batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& p
       std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
   auto buffer = st.host_gradients->take();
   if (setup.custom) {
-    const batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
-                        setup.inputs, targets_of(st), weights_of(st)};
+    batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
+                  setup.inputs, targets_of(st), weights_of(st)};
+    samples.indices = st.batch_indices.data();
+    samples.step = st.first_round + st.next_round;
+    samples.seed = setup.config.seed;
     const batch_result result = setup.custom->gradient(st.params.values.data(), samples,
                                                        buffer.get());
     push.gradient = shared_floats{std::move(buffer), 0, count};

@@ -27,6 +27,13 @@ struct batch {
   int inputs = 0;
   const float* targets = nullptr;  // (count, outputs()) for regression, else null
   const float* weights = nullptr;  // (count) per sample, >= 0; null: all 1
+  // Where the samples came from, so that a model's randomness (dropout) can
+  // be keyed by them and give each sample the same draw wherever it is
+  // computed: each sample's index in the training set (null outside
+  // training), the store round the batch is computed for, the run's seed.
+  const uint32_t* indices = nullptr;
+  uint64_t step = 0;
+  uint64_t seed = 0;
 
   /// Returns row `i`'s features.
   const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }

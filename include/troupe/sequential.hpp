@@ -1,7 +1,9 @@
 // A Keras-like sequential model over Troupe's built-in layers: dense layers
 // with relu or linear activations, and a softmax output trained with sparse
 // categorical cross-entropy (the backends' kernels, on every device) or a
-// linear output trained with the mean squared error (on the CPU).
+// linear output trained with the mean squared error (on the CPU); and
+// convolutional networks (conv2d, max_pool2d, flatten, dropout, dense) on an
+// image input, on the CPU.
 #pragma once
 
 #include <string>
@@ -14,11 +16,16 @@
 
 namespace troupe {
 
-/// Describes one dense layer: units and activation ("relu", "linear", or
-/// "softmax" for the output layer).
+/// Describes one layer: its kind ("dense", "conv2d", "max_pool2d",
+/// "flatten" or "dropout") and what that kind takes. Activations: "relu" or
+/// "linear", and "softmax" for the output layer.
 struct layer {
-  int units = 0;
+  int units = 0; // dense: outputs; conv2d: filters
   std::string activation = "linear";
+  std::string kind = "dense";
+  int size = 0;    // conv2d: the kernel's side K (K x K); max_pool2d: the pool's side
+  int strides = 1; // conv2d
+  float rate = 0;  // dropout
 };
 
 namespace layers {
@@ -26,6 +33,33 @@ namespace layers {
 /// Returns a dense layer, as keras.layers.Dense(units, activation).
 inline layer dense(int units, std::string activation = "linear") {
   return layer{units, std::move(activation)};
+}
+
+/// Returns a 2-D convolution of `filters` kernels of kernel_size x
+/// kernel_size, valid padding, as keras.layers.Conv2D(filters, kernel_size,
+/// strides, activation=...): Glorot-uniform kernels, zero biases.
+inline layer conv2d(int filters, int kernel_size, std::string activation = "linear",
+                    int strides = 1) {
+  return layer{filters, std::move(activation), "conv2d", kernel_size, strides, 0};
+}
+
+/// Returns a max pool of pool_size x pool_size with stride pool_size, as
+/// keras.layers.MaxPooling2D(pool_size).
+inline layer max_pool2d(int pool_size = 2) {
+  return layer{0, "linear", "max_pool2d", pool_size, pool_size, 0};
+}
+
+/// Returns keras.layers.Flatten().
+inline layer flatten() {
+  return layer{0, "linear", "flatten", 0, 1, 0};
+}
+
+/// Returns keras.layers.Dropout(rate): in training each value is dropped with
+/// probability `rate` (the others scaled by 1 / (1 - rate)), drawn from the
+/// run's seed, the step and the sample's index, so a sync run keeps its bits
+/// wherever each sample is computed.
+inline layer dropout(float rate) {
+  return layer{0, "linear", "dropout", 0, 1, rate};
 }
 
 } // namespace layers
@@ -36,6 +70,11 @@ class sequential {
 public:
   /// Builds the stack: keras.Sequential([Input((inputs,)), *layers]).
   sequential(int inputs, std::vector<layer> layers);
+
+  /// Builds the stack on an image input (height, width, channels), channels
+  /// last as Keras's: keras.Sequential([Input(shape), *layers]). A stack
+  /// with convolutions, pooling or dropout trains on the CPU.
+  sequential(std::vector<int> input_shape, std::vector<layer> layers);
 
   /// Returns the stack in Troupe's description text ("784-128relu-10"), or
   /// why it is not one Troupe runs: a softmax only on the output layer, an
@@ -77,8 +116,11 @@ private:
   status check_trained(const std::string& what) const;
   bool squared_error() const;
   std::string extra_metrics() const;
+  bool layered() const;
+  expected<std::string> layered_description() const;
 
   int inputs_;
+  std::vector<int> input_shape_; // (height, width, channels), or empty: a flat input
   std::vector<layer> layers_;
   optimizer_config optimizer_;
   std::string loss_ = "sparse_categorical_crossentropy";

@@ -1,0 +1,42 @@
+// The built-in layers of a layered model, each a layer_op: a 2-D
+// convolution (valid padding) through im2col on Troupe's GEMM, max pooling,
+// flatten, dropout keyed by sample, and dense layers. Each computes in one
+// fixed order, so the same inputs give the same bits on every CPU of a GEMM
+// kernel family.
+#pragma once
+
+#include <memory>
+
+#include "model/layers/layer.hpp"
+
+namespace troupe {
+
+/// Returns a conv2d of `filters` K x K kernels with stride `stride` over
+/// `in` (valid padding), ReLU after it when `relu`; Glorot-uniform kernels,
+/// zero biases, as Keras's Conv2D. Parameters: kernel (K, K, in channels,
+/// filters), then bias (filters).
+std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, int stride,
+                                      bool relu);
+
+/// Returns a P x P max pool with stride P (the remainder rows and columns
+/// dropped, as Keras's valid padding); a tie goes to the first in row order.
+std::unique_ptr<layer_op> make_max_pool2d(tensor_shape in, int pool);
+
+/// Returns the flatten of `in`: the values as they are, as one vector.
+std::unique_ptr<layer_op> make_flatten(tensor_shape in);
+
+/// Returns dropout of `rate`: in training each value is zeroed with
+/// probability `rate` and the others scaled by 1 / (1 - rate), its draw
+/// keyed by the run's seed, the step, the sample's index and the value's
+/// place; the identity otherwise.
+std::unique_ptr<layer_op> make_dropout(tensor_shape in, float rate);
+
+/// Returns a dense layer of `units` over the flat `in`, ReLU after it when
+/// `relu`. Parameters: kernel (inputs, units), then bias (units).
+std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, bool relu);
+
+/// Writes `count` Glorot-uniform values (limit sqrt(6 / (fan_in + fan_out)))
+/// drawn from `seed`.
+void glorot_uniform(uint64_t seed, size_t fan_in, size_t fan_out, float* out, size_t count);
+
+} // namespace troupe

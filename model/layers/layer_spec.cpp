@@ -1,0 +1,231 @@
+// Reading and writing a layered model's text, with its shapes checked.
+#include "model/layers/layer_spec.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+#include "model/layers/layer_ops.hpp"
+
+namespace troupe {
+
+namespace {
+
+// Reads a positive integer at `pos`, moving past it.
+std::optional<int> read_count(const std::string& token, size_t& pos) {
+  size_t end = pos;
+  while (end < token.size() && std::isdigit(static_cast<unsigned char>(token[end])) != 0)
+    ++end;
+  if (end == pos || end - pos > 7)
+    return std::nullopt;
+  const int value = std::atoi(token.substr(pos, end - pos).c_str());
+  pos = end;
+  return value > 0 ? std::optional<int>(value) : std::nullopt;
+}
+
+bool read_literal(const std::string& token, size_t& pos, const char* literal) {
+  const std::string text = literal;
+  if (token.compare(pos, text.size(), text) != 0)
+    return false;
+  pos += text.size();
+  return true;
+}
+
+std::optional<tensor_shape> parse_shape(const std::string& token) {
+  size_t pos = 0;
+  auto h = read_count(token, pos);
+  if (!h || !read_literal(token, pos, "x"))
+    return std::nullopt;
+  auto w = read_count(token, pos);
+  if (!w || !read_literal(token, pos, "x"))
+    return std::nullopt;
+  auto c = read_count(token, pos);
+  if (!c || pos != token.size())
+    return std::nullopt;
+  return tensor_shape{*h, *w, *c};
+}
+
+// One layer's token, its syntax alone.
+std::optional<layer_spec> parse_layer(const std::string& token) {
+  layer_spec l;
+  size_t pos = 0;
+  if (token == "flatten") {
+    l.kind = layer_kind::flatten;
+    return l;
+  }
+  if (read_literal(token, pos, "dropout")) {
+    char* end = nullptr;
+    l.kind = layer_kind::dropout;
+    l.rate = std::strtof(token.c_str() + pos, &end);
+    if (end == token.c_str() + pos || *end != '\0')
+      return std::nullopt;
+    return l;
+  }
+  if (read_literal(token, pos, "maxpool")) {
+    l.kind = layer_kind::max_pool2d;
+    auto pool = read_count(token, pos);
+    if (!pool || pos != token.size())
+      return std::nullopt;
+    l.kernel = *pool;
+    return l;
+  }
+  const bool conv = read_literal(token, pos, "conv");
+  auto units = read_count(token, pos);
+  if (!units)
+    return std::nullopt;
+  l.units = *units;
+  if (conv) {
+    l.kind = layer_kind::conv2d;
+    auto kernel = read_literal(token, pos, "k") ? read_count(token, pos) : std::nullopt;
+    if (!kernel)
+      return std::nullopt;
+    l.kernel = *kernel;
+    if (read_literal(token, pos, "s")) {
+      auto stride = read_count(token, pos);
+      if (!stride)
+        return std::nullopt;
+      l.stride = *stride;
+    }
+  }
+  l.relu = read_literal(token, pos, "relu");
+  if (pos != token.size())
+    return std::nullopt;
+  return l;
+}
+
+std::string layer_text(const layer_spec& l) {
+  switch (l.kind) {
+  case layer_kind::conv2d:
+    return "conv" + std::to_string(l.units) + "k" + std::to_string(l.kernel) +
+           (l.stride != 1 ? "s" + std::to_string(l.stride) : "") + (l.relu ? "relu" : "");
+  case layer_kind::max_pool2d:
+    return "maxpool" + std::to_string(l.kernel);
+  case layer_kind::flatten:
+    return "flatten";
+  case layer_kind::dropout: {
+    std::string rate = std::to_string(l.rate);
+    while (rate.size() > 1 && rate.back() == '0')
+      rate.pop_back();
+    return "dropout" + rate;
+  }
+  case layer_kind::dense:
+    break;
+  }
+  return std::to_string(l.units) + (l.relu ? "relu" : "");
+}
+
+// The shape after `l` over `in`, or why it does not fit.
+expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
+  const auto refuse = [&](const std::string& why) -> expected<tensor_shape> {
+    return fail(model_errc::invalid_argument, why + " (input " + in.text() + ")");
+  };
+  switch (l.kind) {
+  case layer_kind::conv2d:
+    if (l.kernel > in.height || l.kernel > in.width)
+      return refuse("the kernel " + std::to_string(l.kernel) + "x" + std::to_string(l.kernel) +
+                    " is larger than its input" +
+                    (in.flat() ? ": a conv2d needs a spatial input, not a flat one" : ""));
+    return tensor_shape{(in.height - l.kernel) / l.stride + 1,
+                        (in.width - l.kernel) / l.stride + 1, l.units};
+  case layer_kind::max_pool2d:
+    if (l.kernel > in.height || l.kernel > in.width)
+      return refuse("the pool " + std::to_string(l.kernel) + "x" + std::to_string(l.kernel) +
+                    " is larger than its input");
+    return tensor_shape{in.height / l.kernel, in.width / l.kernel, in.channels};
+  case layer_kind::flatten:
+    return tensor_shape{1, 1, static_cast<int>(in.size())};
+  case layer_kind::dropout:
+    if (!(l.rate >= 0.0f && l.rate < 1.0f))
+      return refuse("the dropout rate " + std::to_string(l.rate) + " is outside [0, 1)");
+    return in;
+  case layer_kind::dense:
+    if (!in.flat())
+      return refuse("a dense layer needs a flat input: put a flatten before it");
+    return tensor_shape{1, 1, l.units};
+  }
+  return in;
+}
+
+} // namespace
+
+std::string tensor_shape::text() const {
+  return std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
+}
+
+bool names_layered_model(const std::string& text) {
+  const auto dash = text.find('-');
+  const std::string first = text.substr(0, dash);
+  return !first.empty() && std::isdigit(static_cast<unsigned char>(first[0])) != 0 &&
+         first.find('x') != std::string::npos;
+}
+
+expected<stack_spec> parse_stack_spec(const std::string& text) {
+  std::vector<std::string> tokens;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t dash = std::min(text.find('-', start), text.size());
+    tokens.push_back(text.substr(start, dash - start));
+    start = dash + 1;
+  }
+  stack_spec spec;
+  auto input = parse_shape(tokens.front());
+  if (!input)
+    return fail(model_errc::invalid_argument, "model " + text + ": the input '" +
+                                                tokens.front() + "' is not HxWxC");
+  spec.input = *input;
+  tensor_shape shape = spec.input;
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    const std::string where =
+      "model " + text + ": layer " + std::to_string(i - 1) + " ('" + tokens[i] + "')";
+    auto l = parse_layer(tokens[i]);
+    if (!l)
+      return fail(model_errc::invalid_argument,
+                  where + " is not convFkK[sS][relu], maxpoolP, flatten, dropoutR or "
+                          "UNITS[relu]");
+    auto next = shape_after(*l, shape);
+    if (!next)
+      return fail(next.error().code, where + ": " + next.error().message);
+    spec.layers.push_back(*l);
+    shape = *next;
+  }
+  if (spec.layers.empty() || spec.layers.back().kind != layer_kind::dense ||
+      spec.layers.back().relu)
+    return fail(model_errc::invalid_argument,
+                "model " + text + ": the last layer must be a dense layer without relu "
+                                  "(its outputs are the logits of a softmax)");
+  return spec;
+}
+
+std::string to_string(const stack_spec& spec) {
+  std::string text = spec.input.text();
+  for (const auto& l : spec.layers)
+    text += "-" + layer_text(l);
+  return text;
+}
+
+std::vector<std::unique_ptr<layer_op>> make_layer_ops(const stack_spec& spec) {
+  std::vector<std::unique_ptr<layer_op>> ops;
+  tensor_shape shape = spec.input;
+  for (const auto& l : spec.layers) {
+    switch (l.kind) {
+    case layer_kind::conv2d:
+      ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.relu));
+      break;
+    case layer_kind::max_pool2d:
+      ops.push_back(make_max_pool2d(shape, l.kernel));
+      break;
+    case layer_kind::flatten:
+      ops.push_back(make_flatten(shape));
+      break;
+    case layer_kind::dropout:
+      ops.push_back(make_dropout(shape, l.rate));
+      break;
+    case layer_kind::dense:
+      ops.push_back(make_dense(shape, l.units, l.relu));
+      break;
+    }
+    shape = ops.back()->output_shape();
+  }
+  return ops;
+}
+
+} // namespace troupe

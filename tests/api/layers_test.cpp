@@ -1,0 +1,48 @@
+// Every layer of a convolutional stack against finite differences, through
+// the public model seam (make_model and check_gradient); dropout, which the
+// loss of an evaluation does not see, is checked in tests/model/layers_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <troupe/troupe.hpp>
+
+#include "api_fixture.hpp"
+
+namespace {
+
+void check_layers(const std::string& text, size_t count) {
+  INFO(text);
+  auto model = troupe::make_model(text);
+  REQUIRE(model);
+  const auto& train = api_fixture::slice().train;
+  // With noise: in an image's flat regions (zero patches under zero biases,
+  // near-equal values in a pool's window) ReLU and max pooling sit on their
+  // kinks, where finite differences see another slope than the gradient.
+  std::vector<float> images(train.images.begin(), train.images.begin() + count * 784);
+  std::mt19937 random(5);
+  std::uniform_real_distribution<float> noise(0.0f, 0.5f);
+  for (float& v : images)
+    v += noise(random);
+  troupe::batch samples{images.data(), train.labels.data(), count, 784};
+  auto report = troupe::check_gradient(**model, samples);
+  REQUIRE(report);
+  INFO("worst excess " << report->worst_excess << " at parameter " << report->worst_index
+       << ": analytic " << report->worst_analytic << ", numeric " << report->worst_numeric);
+  CHECK(report->passed);
+}
+
+} // namespace
+
+TEST_CASE("every layer's gradient matches finite differences: conv2d with strides and "
+          "relu, max pooling, flatten, dense",
+          "[api][layers][gradient]") {
+  // Small stacks: a float sum over thousands of terms rounds differently for
+  // every perturbed parameter, noise that finite differences would divide
+  // by the step.
+  check_layers("28x28x1-conv2k3s3relu-maxpool2-flatten-10", 6);
+  check_layers("28x28x1-conv2k5s3-conv3k3s2relu-flatten-8relu-10", 6);
+  check_layers("28x28x1-maxpool4-conv2k3-maxpool2-flatten-10", 6);
+}
