@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/layers/activations.hpp"
 #include "model/layers/layer_spec.hpp"
 #include "model/model_spec.hpp"
 
@@ -17,30 +18,46 @@ model_error bad_layer(size_t index, const layer& l, const std::string& why) {
                                               + l.activation + "'): " + why);
 }
 
+const char* const known_activations =
+  "relu, tanh, sigmoid, leaky_relu, elu, gelu, linear, or softmax on the output";
+
+// The activation's token suffix, or why it has none.
+expected<std::string> activation_token(size_t i, const layer& l) {
+  auto act = find_activation(l.activation);
+  if (!act)
+    return bad_layer(i, l, std::string("unknown activation (") + known_activations + ")");
+  return std::string(activation_name(*act));
+}
+
 // A layer's token in a layered model's text (model/layers/layer_spec.hpp).
 expected<std::string> layered_token(size_t i, const layer& l, bool last) {
-  const bool relu = l.activation == "relu";
-  if (l.kind != "dense" && l.kind != "conv2d" && l.activation != "linear")
+  if (l.kind != "dense" && l.kind != "conv2d" && l.kind != "activation"
+      && l.activation != "linear")
     return bad_layer(i, l, "takes no activation");
-  if (l.kind == "conv2d") {
-    if (!relu && l.activation != "linear")
-      return bad_layer(i, l, "unknown activation (relu or linear)");
+  if (last && l.kind == "dense")
+    return l.activation == "softmax" || l.activation == "linear"
+             ? expected<std::string>(std::to_string(l.units))
+             : bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
+  auto act = activation_token(i, l);
+  if (!act)
+    return act;
+  if (l.kind == "conv2d")
     return "conv" + std::to_string(l.units) + "k" + std::to_string(l.size)
-           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "") + (relu ? "relu" : "");
-  }
-  if (l.kind == "max_pool2d")
-    return "maxpool" + std::to_string(l.size);
+           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "") + *act;
+  if (l.kind == "activation")
+    return act->empty() ? bad_layer(i, l, "an activation layer needs an activation") : act;
+  if (l.kind == "max_pool2d" || l.kind == "average_pool2d")
+    return (l.kind == "max_pool2d" ? "maxpool" : "avgpool") + std::to_string(l.size);
+  if (l.kind == "global_average_pool2d")
+    return std::string("globalavgpool");
   if (l.kind == "flatten")
     return std::string("flatten");
   if (l.kind == "dropout")
     return "dropout" + std::to_string(l.rate);
   if (l.kind != "dense")
-    return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, flatten, dropout)");
-  if (last && l.activation != "softmax" && l.activation != "linear")
-    return bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
-  if (!last && !relu && l.activation != "linear")
-    return bad_layer(i, l, "unknown activation (relu, linear, or softmax on the output)");
-  return std::to_string(l.units) + (relu ? "relu" : "");
+    return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, average_pool2d, "
+                           "global_average_pool2d, flatten, dropout, activation)");
+  return std::to_string(l.units) + *act;
 }
 
 } // namespace
@@ -51,22 +68,33 @@ sequential::sequential(int inputs, std::vector<layer> layers)
 sequential::sequential(std::vector<int> input_shape, std::vector<layer> layers)
   : inputs_(0), input_shape_(std::move(input_shape)), layers_(std::move(layers)) {}
 
+// A stack beyond the MLP's dense layers with relu: an image input, another
+// kind of layer or another activation.
 bool sequential::layered() const {
   return !input_shape_.empty()
-         || std::any_of(layers_.begin(), layers_.end(),
-                        [](const layer& l) { return l.kind != "dense"; });
+         || std::any_of(layers_.begin(), layers_.end(), [](const layer& l) {
+              return l.kind != "dense"
+                     || (l.activation != "relu" && l.activation != "linear"
+                         && l.activation != "softmax");
+            });
 }
 
 expected<std::string> sequential::layered_description() const {
-  if (input_shape_.size() != 3)
+  const bool spatial = std::any_of(layers_.begin(), layers_.end(), [](const layer& l) {
+    return l.kind != "dense" && l.kind != "dropout" && l.kind != "activation";
+  });
+  if (input_shape_.size() != 3 && (spatial || !input_shape_.empty()))
     return fail(model_errc::invalid_argument,
-                "a stack with conv2d, max_pool2d, flatten or dropout takes an input shape "
+                "a stack with conv2d, pooling or flatten takes an input shape "
                 "(height, width, channels)");
+  const std::vector<int> shape = input_shape_.empty() ? std::vector<int>{1, 1, inputs_}
+                                                      : input_shape_;
   if (squared_error())
     return fail(model_errc::invalid_argument,
-                "a convolutional stack trains with sparse_categorical_crossentropy");
-  std::string text = std::to_string(input_shape_[0]) + "x" + std::to_string(input_shape_[1])
-                     + "x" + std::to_string(input_shape_[2]);
+                "a stack beyond dense layers with relu trains with "
+                "sparse_categorical_crossentropy");
+  std::string text = std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x"
+                     + std::to_string(shape[2]);
   for (size_t i = 0; i < layers_.size(); ++i) {
     auto token = layered_token(i, layers_[i], i + 1 == layers_.size());
     if (!token)

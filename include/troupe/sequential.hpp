@@ -17,8 +17,12 @@
 namespace troupe {
 
 /// Describes one layer: its kind ("dense", "conv2d", "max_pool2d",
-/// "flatten" or "dropout") and what that kind takes. Activations: "relu" or
-/// "linear", and "softmax" for the output layer.
+/// "average_pool2d", "global_average_pool2d", "flatten", "dropout" or
+/// "activation") and what that kind takes. Activations, as Keras names
+/// them: "relu", "tanh", "sigmoid", "leaky_relu" (negative slope 0.2),
+/// "elu", "gelu" (exact) and "linear"; "softmax" on the output layer. A dense
+/// stack with relu alone runs the backends' kernels on any device; any other
+/// stack computes on the CPU.
 struct layer {
   int units = 0; // dense: outputs; conv2d: filters
   std::string activation = "linear";
@@ -47,6 +51,23 @@ inline layer conv2d(int filters, int kernel_size, std::string activation = "line
 /// keras.layers.MaxPooling2D(pool_size).
 inline layer max_pool2d(int pool_size = 2) {
   return layer{0, "linear", "max_pool2d", pool_size, pool_size, 0};
+}
+
+/// Returns an average pool of pool_size x pool_size with stride pool_size, as
+/// keras.layers.AveragePooling2D(pool_size).
+inline layer average_pool2d(int pool_size = 2) {
+  return layer{0, "linear", "average_pool2d", pool_size, pool_size, 0};
+}
+
+/// Returns keras.layers.GlobalAveragePooling2D(): each channel's mean.
+inline layer global_average_pool2d() {
+  return layer{0, "linear", "global_average_pool2d", 0, 1, 0};
+}
+
+/// Returns keras.layers.Activation(name): relu, tanh, sigmoid, leaky_relu,
+/// elu or gelu as a layer of its own.
+inline layer activation(std::string name) {
+  return layer{0, std::move(name), "activation", 0, 1, 0};
 }
 
 /// Returns keras.layers.Flatten().

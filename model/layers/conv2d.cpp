@@ -12,8 +12,8 @@ namespace {
 
 class conv2d_op final : public layer_op {
 public:
-  conv2d_op(tensor_shape in, int filters, int kernel, int stride, bool relu)
-    : in_(in), filters_(filters), kernel_(kernel), stride_(stride), relu_(relu),
+  conv2d_op(tensor_shape in, int filters, int kernel, int stride, activation_kind act)
+    : in_(in), filters_(filters), kernel_(kernel), stride_(stride), act_(act),
       out_{(in.height - kernel) / stride + 1, (in.width - kernel) / stride + 1, filters},
       patch_(static_cast<size_t>(kernel) * kernel * in.channels) {}
 
@@ -35,10 +35,12 @@ public:
     const float* bias = parameters + patch_ * filters_;
     for (int r = 0; r < rows; ++r) {
       float* row = y + static_cast<size_t>(r) * filters_;
-      for (int f = 0; f < filters_; ++f) {
-        const float v = row[f] + bias[f];
-        row[f] = relu_ && v < 0.0f ? 0.0f : v;
-      }
+      for (int f = 0; f < filters_; ++f)
+        row[f] += bias[f];
+    }
+    if (act_ != activation_kind::none) {
+      pre_.assign(y, y + static_cast<size_t>(rows) * filters_);
+      activate(act_, pre_.data(), y, pre_.size());
     }
   }
 
@@ -46,9 +48,8 @@ public:
                 float* dx, float* dparameters, size_t count, const pass_keys&) override {
     const size_t rows = count * positions();
     dz_.assign(dy, dy + rows * filters_);
-    if (relu_)
-      for (size_t i = 0; i < dz_.size(); ++i)
-        dz_[i] = y[i] > 0.0f ? dz_[i] : 0.0f;
+    if (act_ != activation_kind::none)
+      activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
     gemm(true, false, static_cast<int>(patch_), filters_, static_cast<int>(rows), 1.0f,
          columns_.data(), dz_.data(), 0.0f, dparameters);
     float* dbias = dparameters + patch_ * filters_;
@@ -108,10 +109,11 @@ private:
   int filters_;
   int kernel_;
   int stride_;
-  bool relu_;
+  activation_kind act_;
   tensor_shape out_;
   size_t patch_;
   std::vector<float> columns_;  // of the last forward pass
+  std::vector<float> pre_;      // its values before the activation
   std::vector<float> dz_;
   std::vector<float> dcolumns_;
 };
@@ -119,8 +121,8 @@ private:
 } // namespace
 
 std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, int stride,
-                                      bool relu) {
-  return std::make_unique<conv2d_op>(in, filters, kernel, stride, relu);
+                                      activation_kind act) {
+  return std::make_unique<conv2d_op>(in, filters, kernel, stride, act);
 }
 
 } // namespace troupe

@@ -129,8 +129,8 @@ private:
 
 class dense_op final : public layer_op {
 public:
-  dense_op(tensor_shape in, int units, bool relu)
-    : inputs_(static_cast<int>(in.size())), units_(units), relu_(relu) {}
+  dense_op(tensor_shape in, int units, activation_kind act)
+    : inputs_(static_cast<int>(in.size())), units_(units), act_(act) {}
 
   tensor_shape output_shape() const override { return tensor_shape{1, 1, units_}; }
   size_t parameter_count() const override {
@@ -148,20 +148,19 @@ public:
     gemm(false, false, static_cast<int>(count), units_, inputs_, 1.0f, x, parameters, 0.0f, y);
     const float* bias = parameters + static_cast<size_t>(inputs_) * units_;
     for (size_t n = 0; n < count; ++n)
-      for (int u = 0; u < units_; ++u) {
-        float& v = y[n * units_ + u];
-        v += bias[u];
-        if (relu_ && v < 0.0f)
-          v = 0.0f;
-      }
+      for (int u = 0; u < units_; ++u)
+        y[n * units_ + u] += bias[u];
+    if (act_ != activation_kind::none) {
+      pre_.assign(y, y + count * units_);
+      activate(act_, pre_.data(), y, pre_.size());
+    }
   }
 
   void backward(const float* parameters, const float* x, const float* y, const float* dy,
                 float* dx, float* dparameters, size_t count, const pass_keys&) override {
     dz_.assign(dy, dy + count * units_);
-    if (relu_)
-      for (size_t i = 0; i < dz_.size(); ++i)
-        dz_[i] = y[i] > 0.0f ? dz_[i] : 0.0f;
+    if (act_ != activation_kind::none)
+      activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
     gemm(true, false, inputs_, units_, static_cast<int>(count), 1.0f, x, dz_.data(), 0.0f,
          dparameters);
     float* dbias = dparameters + static_cast<size_t>(inputs_) * units_;
@@ -177,8 +176,85 @@ public:
 private:
   int inputs_;
   int units_;
-  bool relu_;
+  activation_kind act_;
+  std::vector<float> pre_; // the last forward pass's values before the activation
   std::vector<float> dz_;
+};
+
+// Averages each channel over windows: P x P with stride P, or the whole
+// height and width (global).
+class average_pool_op final : public layer_op {
+public:
+  average_pool_op(tensor_shape in, int pool_height, int pool_width)
+    : in_(in), pool_height_(pool_height), pool_width_(pool_width),
+      out_{in.height / pool_height, in.width / pool_width, in.channels},
+      share_(1.0f / static_cast<float>(pool_height * pool_width)) {}
+
+  tensor_shape output_shape() const override { return out_; }
+
+  void forward(const float*, const float* x, float* y, size_t count,
+               const pass_keys&) override {
+    size_t o = 0;
+    for (size_t n = 0; n < count; ++n)
+      for (int oy = 0; oy < out_.height; ++oy)
+        for (int ox = 0; ox < out_.width; ++ox)
+          for (int c = 0; c < in_.channels; ++c, ++o) {
+            float sum = 0.0f;
+            for (int ky = 0; ky < pool_height_; ++ky)
+              for (int kx = 0; kx < pool_width_; ++kx)
+                sum += x[at(n, oy * pool_height_ + ky, ox * pool_width_ + kx, c)];
+            y[o] = sum * share_;
+          }
+  }
+
+  void backward(const float*, const float*, const float*, const float* dy, float* dx, float*,
+                size_t count, const pass_keys&) override {
+    if (dx == nullptr)
+      return;
+    std::fill_n(dx, count * in_.size(), 0.0f);
+    size_t o = 0;
+    for (size_t n = 0; n < count; ++n)
+      for (int oy = 0; oy < out_.height; ++oy)
+        for (int ox = 0; ox < out_.width; ++ox)
+          for (int c = 0; c < in_.channels; ++c, ++o)
+            for (int ky = 0; ky < pool_height_; ++ky)
+              for (int kx = 0; kx < pool_width_; ++kx)
+                dx[at(n, oy * pool_height_ + ky, ox * pool_width_ + kx, c)] = dy[o] * share_;
+  }
+
+private:
+  size_t at(size_t n, int row, int column, int channel) const {
+    return n * in_.size() + (static_cast<size_t>(row) * in_.width + column) * in_.channels +
+           channel;
+  }
+
+  tensor_shape in_;
+  int pool_height_;
+  int pool_width_;
+  tensor_shape out_;
+  float share_;
+};
+
+class activation_op final : public layer_op {
+public:
+  activation_op(tensor_shape in, activation_kind act) : shape_(in), act_(act) {}
+
+  tensor_shape output_shape() const override { return shape_; }
+
+  void forward(const float*, const float* x, float* y, size_t count,
+               const pass_keys&) override {
+    activate(act_, x, y, count * shape_.size());
+  }
+
+  void backward(const float*, const float* x, const float* y, const float* dy, float* dx,
+                float*, size_t count, const pass_keys&) override {
+    if (dx != nullptr)
+      activation_backward(act_, x, y, dy, dx, count * shape_.size());
+  }
+
+private:
+  tensor_shape shape_;
+  activation_kind act_;
 };
 
 } // namespace
@@ -194,6 +270,18 @@ std::unique_ptr<layer_op> make_max_pool2d(tensor_shape in, int pool) {
   return std::make_unique<max_pool2d_op>(in, pool);
 }
 
+std::unique_ptr<layer_op> make_average_pool2d(tensor_shape in, int pool) {
+  return std::make_unique<average_pool_op>(in, pool, pool);
+}
+
+std::unique_ptr<layer_op> make_global_average_pool2d(tensor_shape in) {
+  return std::make_unique<average_pool_op>(in, in.height, in.width);
+}
+
+std::unique_ptr<layer_op> make_activation(tensor_shape in, activation_kind act) {
+  return std::make_unique<activation_op>(in, act);
+}
+
 std::unique_ptr<layer_op> make_flatten(tensor_shape in) {
   return std::make_unique<flatten_op>(in);
 }
@@ -202,8 +290,8 @@ std::unique_ptr<layer_op> make_dropout(tensor_shape in, float rate) {
   return std::make_unique<dropout_op>(in, rate);
 }
 
-std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, bool relu) {
-  return std::make_unique<dense_op>(in, units, relu);
+std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, activation_kind act) {
+  return std::make_unique<dense_op>(in, units, act);
 }
 
 } // namespace troupe

@@ -7,20 +7,30 @@
 
 #include <memory>
 
+#include "model/layers/activations.hpp"
 #include "model/layers/layer.hpp"
 
 namespace troupe {
 
 /// Returns a conv2d of `filters` K x K kernels with stride `stride` over
-/// `in` (valid padding), ReLU after it when `relu`; Glorot-uniform kernels,
+/// `in` (valid padding), `act` after it; Glorot-uniform kernels,
 /// zero biases, as Keras's Conv2D. Parameters: kernel (K, K, in channels,
 /// filters), then bias (filters).
 std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, int stride,
-                                      bool relu);
+                                      activation_kind act);
 
 /// Returns a P x P max pool with stride P (the remainder rows and columns
 /// dropped, as Keras's valid padding); a tie goes to the first in row order.
 std::unique_ptr<layer_op> make_max_pool2d(tensor_shape in, int pool);
+
+/// Returns a P x P average pool with stride P, valid padding.
+std::unique_ptr<layer_op> make_average_pool2d(tensor_shape in, int pool);
+
+/// Returns the mean of each channel over the whole height and width.
+std::unique_ptr<layer_op> make_global_average_pool2d(tensor_shape in);
+
+/// Returns `act` as a layer of its own (Keras's Activation).
+std::unique_ptr<layer_op> make_activation(tensor_shape in, activation_kind act);
 
 /// Returns the flatten of `in`: the values as they are, as one vector.
 std::unique_ptr<layer_op> make_flatten(tensor_shape in);
@@ -31,9 +41,9 @@ std::unique_ptr<layer_op> make_flatten(tensor_shape in);
 /// place; the identity otherwise.
 std::unique_ptr<layer_op> make_dropout(tensor_shape in, float rate);
 
-/// Returns a dense layer of `units` over the flat `in`, ReLU after it when
-/// `relu`. Parameters: kernel (inputs, units), then bias (units).
-std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, bool relu);
+/// Returns a dense layer of `units` over the flat `in`, `act` after it.
+/// Parameters: kernel (inputs, units), then bias (units).
+std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, activation_kind act);
 
 /// Writes `count` Glorot-uniform values (limit sqrt(6 / (fan_in + fan_out)))
 /// drawn from `seed`.

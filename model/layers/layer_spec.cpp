@@ -49,8 +49,13 @@ std::optional<tensor_shape> parse_shape(const std::string& token) {
 std::optional<layer_spec> parse_layer(const std::string& token) {
   layer_spec l;
   size_t pos = 0;
-  if (token == "flatten") {
-    l.kind = layer_kind::flatten;
+  if (token == "flatten" || token == "globalavgpool") {
+    l.kind = token == "flatten" ? layer_kind::flatten : layer_kind::global_average_pool2d;
+    return l;
+  }
+  if (auto act = find_activation(token); act && !token.empty() && token != "linear") {
+    l.kind = layer_kind::activation;
+    l.act = *act;
     return l;
   }
   if (read_literal(token, pos, "dropout")) {
@@ -61,8 +66,9 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
       return std::nullopt;
     return l;
   }
-  if (read_literal(token, pos, "maxpool")) {
-    l.kind = layer_kind::max_pool2d;
+  const bool average = read_literal(token, pos, "avgpool");
+  if (average || read_literal(token, pos, "maxpool")) {
+    l.kind = average ? layer_kind::average_pool2d : layer_kind::max_pool2d;
     auto pool = read_count(token, pos);
     if (!pool || pos != token.size())
       return std::nullopt;
@@ -80,16 +86,20 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
     if (!kernel)
       return std::nullopt;
     l.kernel = *kernel;
-    if (read_literal(token, pos, "s")) {
+    const bool strided = pos + 1 < token.size() && token[pos] == 's' &&
+                         std::isdigit(static_cast<unsigned char>(token[pos + 1])) != 0;
+    if (strided && read_literal(token, pos, "s")) { // not the s of "sigmoid"
       auto stride = read_count(token, pos);
       if (!stride)
         return std::nullopt;
       l.stride = *stride;
     }
   }
-  l.relu = read_literal(token, pos, "relu");
-  if (pos != token.size())
+  const std::string rest = token.substr(pos);
+  auto act = find_activation(rest);
+  if (!act || rest == "linear")
     return std::nullopt;
+  l.act = *act;
   return l;
 }
 
@@ -97,11 +107,17 @@ std::string layer_text(const layer_spec& l) {
   switch (l.kind) {
   case layer_kind::conv2d:
     return "conv" + std::to_string(l.units) + "k" + std::to_string(l.kernel) +
-           (l.stride != 1 ? "s" + std::to_string(l.stride) : "") + (l.relu ? "relu" : "");
+           (l.stride != 1 ? "s" + std::to_string(l.stride) : "") + activation_name(l.act);
   case layer_kind::max_pool2d:
     return "maxpool" + std::to_string(l.kernel);
+  case layer_kind::average_pool2d:
+    return "avgpool" + std::to_string(l.kernel);
+  case layer_kind::global_average_pool2d:
+    return "globalavgpool";
   case layer_kind::flatten:
     return "flatten";
+  case layer_kind::activation:
+    return activation_name(l.act);
   case layer_kind::dropout: {
     std::string rate = std::to_string(l.rate);
     while (rate.size() > 1 && rate.back() == '0')
@@ -111,7 +127,7 @@ std::string layer_text(const layer_spec& l) {
   case layer_kind::dense:
     break;
   }
-  return std::to_string(l.units) + (l.relu ? "relu" : "");
+  return std::to_string(l.units) + activation_name(l.act);
 }
 
 // The shape after `l` over `in`, or why it does not fit.
@@ -127,7 +143,12 @@ expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
                     (in.flat() ? ": a conv2d needs a spatial input, not a flat one" : ""));
     return tensor_shape{(in.height - l.kernel) / l.stride + 1,
                         (in.width - l.kernel) / l.stride + 1, l.units};
+  case layer_kind::global_average_pool2d:
+    return tensor_shape{1, 1, in.channels};
+  case layer_kind::activation:
+    return in;
   case layer_kind::max_pool2d:
+  case layer_kind::average_pool2d:
     if (l.kernel > in.height || l.kernel > in.width)
       return refuse("the pool " + std::to_string(l.kernel) + "x" + std::to_string(l.kernel) +
                     " is larger than its input");
@@ -179,8 +200,9 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
     auto l = parse_layer(tokens[i]);
     if (!l)
       return fail(model_errc::invalid_argument,
-                  where + " is not convFkK[sS][relu], maxpoolP, flatten, dropoutR or "
-                          "UNITS[relu]");
+                  where + " is not convFkK[sS][ACT], maxpoolP, avgpoolP, globalavgpool, "
+                          "flatten, dropoutR, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
+                          "leaky_relu, elu, gelu)");
     auto next = shape_after(*l, shape);
     if (!next)
       return fail(next.error().code, where + ": " + next.error().message);
@@ -188,10 +210,10 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
     shape = *next;
   }
   if (spec.layers.empty() || spec.layers.back().kind != layer_kind::dense ||
-      spec.layers.back().relu)
+      spec.layers.back().act != activation_kind::none)
     return fail(model_errc::invalid_argument,
-                "model " + text + ": the last layer must be a dense layer without relu "
-                                  "(its outputs are the logits of a softmax)");
+                "model " + text + ": the last layer must be a dense layer without an "
+                                  "activation (its outputs are the logits of a softmax)");
   return spec;
 }
 
@@ -208,10 +230,19 @@ std::vector<std::unique_ptr<layer_op>> make_layer_ops(const stack_spec& spec) {
   for (const auto& l : spec.layers) {
     switch (l.kind) {
     case layer_kind::conv2d:
-      ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.relu));
+      ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.act));
       break;
     case layer_kind::max_pool2d:
       ops.push_back(make_max_pool2d(shape, l.kernel));
+      break;
+    case layer_kind::average_pool2d:
+      ops.push_back(make_average_pool2d(shape, l.kernel));
+      break;
+    case layer_kind::global_average_pool2d:
+      ops.push_back(make_global_average_pool2d(shape));
+      break;
+    case layer_kind::activation:
+      ops.push_back(make_activation(shape, l.act));
       break;
     case layer_kind::flatten:
       ops.push_back(make_flatten(shape));
@@ -220,7 +251,7 @@ std::vector<std::unique_ptr<layer_op>> make_layer_ops(const stack_spec& spec) {
       ops.push_back(make_dropout(shape, l.rate));
       break;
     case layer_kind::dense:
-      ops.push_back(make_dense(shape, l.units, l.relu));
+      ops.push_back(make_dense(shape, l.units, l.act));
       break;
     }
     shape = ops.back()->output_shape();

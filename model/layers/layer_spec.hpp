@@ -1,11 +1,13 @@
 // The text that describes a layered model (a convolutional network), the
 // model's identity on the wire and in checkpoints:
 //   28x28x1-conv32k3relu-maxpool2-conv64k3relu-maxpool2-flatten-dropout0.5-10
-// The input shape HxWxC, then one token per layer: convFkK[sS][relu] (F
-// filters of K x K, stride S, valid padding), maxpoolP (P x P, stride P),
-// flatten, dropoutR (rate R in [0, 1)), and dense layers as in the MLP's
-// text, UNITS[relu]; the last is a dense layer without an activation, whose
-// outputs are the logits of a softmax cross-entropy.
+// The input shape HxWxC, then one token per layer: convFkK[sS][ACT] (F
+// filters of K x K, stride S, valid padding), maxpoolP and avgpoolP (P x P,
+// stride P), globalavgpool, flatten, dropoutR (rate R in [0, 1)), an
+// activation alone (ACT: relu, tanh, sigmoid, leaky_relu, elu, gelu), and
+// dense layers as in the MLP's text, UNITS[ACT]; the last is a dense layer
+// without an activation, whose outputs are the logits of a softmax
+// cross-entropy.
 #pragma once
 
 #include <memory>
@@ -13,20 +15,30 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "model/layers/activations.hpp"
 #include "model/layers/layer.hpp"
 
 namespace troupe {
 
 /// Names a layer's kind.
-enum class layer_kind { conv2d, max_pool2d, flatten, dropout, dense };
+enum class layer_kind {
+  conv2d,
+  max_pool2d,
+  average_pool2d,
+  global_average_pool2d,
+  flatten,
+  dropout,
+  activation,
+  dense
+};
 
 /// Describes one layer of the stack.
 struct layer_spec {
   layer_kind kind = layer_kind::dense;
   int units = 0;      // dense: outputs; conv2d: filters
-  int kernel = 0;     // conv2d: K; max_pool2d: P
+  int kernel = 0;     // conv2d: K; max_pool2d, average_pool2d: P
   int stride = 1;     // conv2d
-  bool relu = false;  // conv2d, dense
+  activation_kind act = activation_kind::none; // conv2d, dense, activation
   float rate = 0.0f;  // dropout
 };
 

@@ -79,9 +79,24 @@ TEST_CASE("a convolutional stack that does not fit is refused naming the layer",
   auto flat = flat_input.description();
   REQUIRE_FALSE(flat);
   CHECK_THAT(flat.error().message, Catch::Contains("input shape (height, width, channels)"));
-  troupe::sequential tanh({28, 28, 1}, {layers::conv2d(4, 3, "tanh"), layers::flatten(),
-                                        layers::dense(10)});
-  auto unknown = tanh.description();
+  troupe::sequential swish({28, 28, 1}, {layers::conv2d(4, 3, "swish"), layers::flatten(),
+                                         layers::dense(10)});
+  auto unknown = swish.description();
   REQUIRE_FALSE(unknown);
-  CHECK_THAT(unknown.error().message, Catch::Contains("layer 0 (conv2d 4, 'tanh')"));
+  CHECK_THAT(unknown.error().message, Catch::Contains("layer 0 (conv2d 4, 'swish')")
+                                        && Catch::Contains("unknown activation"));
+}
+
+TEST_CASE("a dense stack with activations beyond relu trains on the CPU as a layered model",
+          "[api][convnet]") {
+  namespace layers = troupe::layers;
+  troupe::sequential model(784, {layers::dense(32, "tanh"), layers::dropout(0.1f),
+                                 layers::dense(16, "gelu"), layers::dense(10, "softmax")});
+  model.compile();
+  auto text = model.description();
+  REQUIRE(text);
+  CHECK(*text == "1x1x784-32tanh-dropout0.1-16gelu-10");
+  auto history = model.fit(slice().train, slice().test, quiet_run().epochs(2));
+  REQUIRE(history);
+  CHECK(history->val_accuracy > 0.6);
 }

@@ -46,3 +46,12 @@ TEST_CASE("every layer's gradient matches finite differences: conv2d with stride
   check_layers("28x28x1-conv2k5s3-conv3k3s2relu-flatten-8relu-10", 6);
   check_layers("28x28x1-maxpool4-conv2k3-maxpool2-flatten-10", 6);
 }
+
+TEST_CASE("average pooling, global average pooling and every activation match finite "
+          "differences, on layers and as layers of their own",
+          "[api][layers][gradient]") {
+  check_layers("28x28x1-avgpool4-conv3k3tanh-globalavgpool-10", 6);
+  check_layers("28x28x1-avgpool4-conv2k3sigmoid-avgpool2-flatten-8elu-10", 6);
+  check_layers("28x28x1-maxpool4-flatten-12gelu-8leaky_relu-10", 6);
+  check_layers("28x28x1-avgpool7-flatten-gelu-8-tanh-sigmoid-10", 6);
+}

@@ -25,6 +25,13 @@ TEST_CASE("the keras convnet has its 34,826 parameters and one spelling",
   CHECK(model.parameter_count() == 34826);
   CHECK(model.inputs() == 784);
   CHECK(model.outputs() == 10);
+  for (const std::string text : {"28x28x1-conv2k3s2sigmoid-avgpool2-gelu-globalavgpool-10",
+                                 "28x28x1-conv4k5tanh-maxpool2-flatten-16leaky_relu-elu-10",
+                                 "1x1x64-32gelu-dropout0.25-10"}) {
+    auto each = parse_stack_spec(text);
+    REQUIRE(each);
+    CHECK(to_string(*each) == text);
+  }
   CHECK(names_layered_model("28x28x1-10"));
   CHECK_FALSE(names_layered_model("784-128relu-10"));
 }
@@ -38,7 +45,7 @@ TEST_CASE("a stack that does not fit is refused naming the layer and the shapes"
     {"28x28x1-maxpool0-flatten-10", "layer 0 ('maxpool0') is not"},
     {"28x28x1-flatten-dropout1-10", "the dropout rate 1.000000 is outside [0, 1)"},
     {"28x28x1-flatten-pool2-10", "layer 1 ('pool2') is not"},
-    {"28x28x1-flatten-10relu", "the last layer must be a dense layer without relu"},
+    {"28x28x1-flatten-10relu", "the last layer must be a dense layer without an activation"},
     {"28x28-flatten-10", "the input '28x28' is not HxWxC"},
   };
   for (const auto& [text, why] : refused) {
