@@ -1,7 +1,10 @@
 // A convolutional network with dropout trains in sync mode with the same bits
-// for 1 and 3 store shards and on two node processes: dropout's draws follow
-// the sample and the step, not the replica or process that computes it.
+// for 1 and 3 store shards, on two node processes and after a node killed
+// mid-run: dropout's draws follow the sample and the step, not the replica
+// or process that computes it.
 #include "tests/cluster/cluster_test.hpp"
+
+#include "tests/cluster/respawn_runs.hpp"
 
 using namespace troupe::cluster_test;
 
@@ -30,4 +33,26 @@ TEST_CASE("a sync convnet with dropout has the same bits for 1 and 3 store shard
   // Dropout is part of the step: at rate 0 the bits differ.
   CHECK(checksum_of_run(dir, "no-dropout",
                         with({"--replicas=2", "--store-shards=1"}, "dropout0")) != one_shard);
+}
+
+TEST_CASE("a sync convnet with dropout whose node is killed mid-run respawns the replica and "
+          "ends with the bits of one process",
+          "[cluster][convnet][kill][respawn]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  const std::string model =
+    "--model=28x28x1-conv2k3relu-maxpool2-conv4k3relu-maxpool2-flatten-dropout0.5-10";
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {model}), b);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(metrics, "respawn").size() == 1);
+  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2", model}), run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  expect_local_run(metrics, local.metrics);
 }
