@@ -30,6 +30,8 @@ struct layer {
   int size = 0;    // conv2d: the kernel's side K (K x K); max_pool2d: the pool's side
   int strides = 1; // conv2d
   float rate = 0;  // dropout
+  std::string name = {};     // custom: a layer registered with register_layer (<troupe/layer.hpp>)
+  std::string settings = {}; // custom: its settings text
 };
 
 namespace layers {
@@ -68,6 +70,12 @@ inline layer global_average_pool2d() {
 /// elu or gelu as a layer of its own.
 inline layer activation(std::string name) {
   return layer{0, std::move(name), "activation", 0, 1, 0};
+}
+
+/// Returns the layer registered as `name` (register_layer), built with
+/// `settings` over the shape the layers before it leave.
+inline layer custom(std::string name, std::string settings = "") {
+  return layer{0, "linear", "custom", 0, 1, 0, std::move(name), std::move(settings)};
 }
 
 /// Returns keras.layers.Flatten().

@@ -9,6 +9,7 @@
 #include <troupe/dataset.hpp>
 #include <troupe/expected.hpp>
 #include <troupe/fit.hpp>
+#include <troupe/layer.hpp>
 #include <troupe/model.hpp>
 #include <troupe/node.hpp>
 #include <troupe/optimizer.hpp>

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <algorithm>
 #include <optional>
 
 #include "model/layers/layer_ops.hpp"
@@ -46,7 +47,26 @@ std::optional<tensor_shape> parse_shape(const std::string& token) {
 }
 
 // One layer's token, its syntax alone.
+// "@name" or "@name(settings)": a registered layer's token.
+std::optional<layer_spec> parse_custom(const std::string& token) {
+  layer_spec l;
+  l.kind = layer_kind::custom;
+  const size_t open = token.find('(');
+  l.name = token.substr(1, open == std::string::npos ? std::string::npos : open - 1);
+  if (open != std::string::npos) {
+    if (token.back() != ')')
+      return std::nullopt;
+    l.settings = token.substr(open + 1, token.size() - open - 2);
+  }
+  const bool named = !l.name.empty() && std::all_of(l.name.begin(), l.name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+  return named ? std::optional<layer_spec>(l) : std::nullopt;
+}
+
 std::optional<layer_spec> parse_layer(const std::string& token) {
+  if (!token.empty() && token[0] == '@')
+    return parse_custom(token);
   layer_spec l;
   size_t pos = 0;
   if (token == "flatten" || token == "globalavgpool") {
@@ -124,10 +144,27 @@ std::string layer_text(const layer_spec& l) {
       rate.pop_back();
     return "dropout" + rate;
   }
+  case layer_kind::custom:
+    return "@" + l.name + (l.settings.empty() ? "" : "(" + l.settings + ")");
   case layer_kind::dense:
     break;
   }
   return std::to_string(l.units) + activation_name(l.act);
+}
+
+// A registered layer over `in`, or why there is none.
+expected<std::unique_ptr<layer_op>> make_custom_layer(const layer_spec& l, tensor_shape in) {
+  auto factory = find_layer_factory(l.name);
+  if (!factory)
+    return fail(model_errc::invalid_argument,
+                "no layer is registered as '" + l.name + "' (register_layer)");
+  auto op = (*factory)(l.settings, in);
+  if (!op)
+    return fail(op.error().code, "layer " + l.name + ": " + op.error().message);
+  if (!*op || (*op)->output_shape().size() == 0)
+    return fail(model_errc::invalid_argument,
+                "layer " + l.name + ": its factory returned no layer, or one with no outputs");
+  return std::move(*op);
 }
 
 // The shape after `l` over `in`, or why it does not fit.
@@ -163,15 +200,31 @@ expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
     if (!in.flat())
       return refuse("a dense layer needs a flat input: put a flatten before it");
     return tensor_shape{1, 1, l.units};
+  case layer_kind::custom: {
+    auto op = make_custom_layer(l, in);
+    if (!op)
+      return op.error();
+    return (*op)->output_shape();
+  }
   }
   return in;
 }
 
-} // namespace
-
-std::string tensor_shape::text() const {
-  return std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
+// Splits at each '-' outside parentheses.
+std::vector<std::string> split_tokens(const std::string& text) {
+  std::vector<std::string> tokens{""};
+  int depth = 0;
+  for (char c : text) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == '-' && depth == 0)
+      tokens.emplace_back();
+    else
+      tokens.back() += c;
+  }
+  return tokens;
 }
+
+} // namespace
 
 bool names_layered_model(const std::string& text) {
   const auto dash = text.find('-');
@@ -181,12 +234,7 @@ bool names_layered_model(const std::string& text) {
 }
 
 expected<stack_spec> parse_stack_spec(const std::string& text) {
-  std::vector<std::string> tokens;
-  for (size_t start = 0; start <= text.size();) {
-    const size_t dash = std::min(text.find('-', start), text.size());
-    tokens.push_back(text.substr(start, dash - start));
-    start = dash + 1;
-  }
+  const std::vector<std::string> tokens = split_tokens(text);
   stack_spec spec;
   auto input = parse_shape(tokens.front());
   if (!input)
@@ -224,11 +272,18 @@ std::string to_string(const stack_spec& spec) {
   return text;
 }
 
-std::vector<std::unique_ptr<layer_op>> make_layer_ops(const stack_spec& spec) {
+expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec& spec) {
   std::vector<std::unique_ptr<layer_op>> ops;
   tensor_shape shape = spec.input;
   for (const auto& l : spec.layers) {
     switch (l.kind) {
+    case layer_kind::custom: {
+      auto op = make_custom_layer(l, shape);
+      if (!op)
+        return op.error();
+      ops.push_back(std::move(*op));
+      break;
+    }
     case layer_kind::conv2d:
       ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.act));
       break;

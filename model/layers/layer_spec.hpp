@@ -7,7 +7,8 @@
 // activation alone (ACT: relu, tanh, sigmoid, leaky_relu, elu, gelu), and
 // dense layers as in the MLP's text, UNITS[ACT]; the last is a dense layer
 // without an activation, whose outputs are the logits of a softmax
-// cross-entropy.
+// cross-entropy. A registered layer of one's own is @NAME or
+// @NAME(SETTINGS); a '-' inside the parentheses does not end the token.
 #pragma once
 
 #include <memory>
@@ -29,7 +30,8 @@ enum class layer_kind {
   flatten,
   dropout,
   activation,
-  dense
+  dense,
+  custom // a registered layer of one's own
 };
 
 /// Describes one layer of the stack.
@@ -40,6 +42,8 @@ struct layer_spec {
   int stride = 1;     // conv2d
   activation_kind act = activation_kind::none; // conv2d, dense, activation
   float rate = 0.0f;  // dropout
+  std::string name;     // custom: the registered name
+  std::string settings; // custom: the text in its parentheses
 };
 
 /// Describes a layered model: the input shape and the layers.
@@ -59,7 +63,8 @@ expected<stack_spec> parse_stack_spec(const std::string& text);
 /// Formats a spec in the text parse_stack_spec reads (its one spelling).
 std::string to_string(const stack_spec& spec);
 
-/// Builds each layer's op, in order; the shapes were checked by the parse.
-std::vector<std::unique_ptr<layer_op>> make_layer_ops(const stack_spec& spec);
+/// Builds each layer's op, in order; the shapes were checked by the parse,
+/// and a registered layer's factory may still fail.
+expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec& spec);
 
 } // namespace troupe

@@ -39,8 +39,8 @@ pass_keys keys_of(const batch& samples, bool training) {
 
 } // namespace
 
-layered_model::layered_model(stack_spec spec)
-  : spec_(std::move(spec)), ops_(make_layer_ops(spec_)) {
+layered_model::layered_model(stack_spec spec, std::vector<std::unique_ptr<layer_op>> ops)
+  : spec_(std::move(spec)), ops_(std::move(ops)) {
   offsets_.push_back(0);
   for (const auto& op : ops_)
     offsets_.push_back(offsets_.back() + op->parameter_count());
@@ -111,7 +111,11 @@ expected<std::unique_ptr<model>> make_layered_model(const std::string& text) {
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();
-  return std::unique_ptr<model>(std::make_unique<layered_model>(std::move(*spec)));
+  auto ops = make_layer_ops(*spec);
+  if (!ops)
+    return ops.error();
+  return std::unique_ptr<model>(std::make_unique<layered_model>(std::move(*spec),
+                                                                std::move(*ops)));
 }
 
 } // namespace troupe

@@ -17,7 +17,7 @@ namespace troupe {
 /// Runs a stack of layer_ops over flat parameters.
 class layered_model final : public model {
 public:
-  explicit layered_model(stack_spec spec);
+  layered_model(stack_spec spec, std::vector<std::unique_ptr<layer_op>> ops);
 
   int inputs() const override { return static_cast<int>(spec_.input.size()); }
   int outputs() const override { return spec_.layers.back().units; }

@@ -21,10 +21,11 @@ TEST_CASE("the keras convnet has its 34,826 parameters and one spelling",
   REQUIRE(spec);
   CHECK(to_string(*spec) ==
         "28x28x1-conv32k3relu-maxpool2-conv64k3relu-maxpool2-flatten-dropout0.5-10");
-  layered_model model(*spec);
-  CHECK(model.parameter_count() == 34826);
-  CHECK(model.inputs() == 784);
-  CHECK(model.outputs() == 10);
+  auto model = make_layered_model(to_string(*spec));
+  REQUIRE(model);
+  CHECK((*model)->parameter_count() == 34826);
+  CHECK((*model)->inputs() == 784);
+  CHECK((*model)->outputs() == 10);
   for (const std::string text : {"28x28x1-conv2k3s2sigmoid-avgpool2-gelu-globalavgpool-10",
                                  "28x28x1-conv4k5tanh-maxpool2-flatten-16leaky_relu-elu-10",
                                  "1x1x64-32gelu-dropout0.25-10"}) {
