@@ -52,13 +52,16 @@ expected<std::string> layered_token(size_t i, const layer& l, bool last) {
     return std::string("globalavgpool");
   if (l.kind == "flatten")
     return std::string("flatten");
+  if (l.kind == "layer_normalization")
+    return std::string("layernorm");
   if (l.kind == "custom")
     return "@" + l.name + (l.settings.empty() ? "" : "(" + l.settings + ")");
   if (l.kind == "dropout")
     return "dropout" + std::to_string(l.rate);
   if (l.kind != "dense")
     return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, average_pool2d, "
-                           "global_average_pool2d, flatten, dropout, activation, custom)");
+                           "global_average_pool2d, flatten, dropout, activation, "
+                           "layer_normalization, custom)");
   return std::to_string(l.units) + *act;
 }
 
@@ -84,7 +87,7 @@ bool sequential::layered() const {
 expected<std::string> sequential::layered_description() const {
   const bool spatial = std::any_of(layers_.begin(), layers_.end(), [](const layer& l) {
     return l.kind != "dense" && l.kind != "dropout" && l.kind != "activation"
-           && l.kind != "custom";
+           && l.kind != "custom" && l.kind != "layer_normalization";
   });
   if (input_shape_.size() != 3 && (spatial || !input_shape_.empty()))
     return fail(model_errc::invalid_argument,

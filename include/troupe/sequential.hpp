@@ -78,6 +78,13 @@ inline layer custom(std::string name, std::string settings = "") {
   return layer{0, "linear", "custom", 0, 1, 0, std::move(name), std::move(settings)};
 }
 
+/// Returns keras.layers.LayerNormalization(): each position's channels (a
+/// flat vector's values) to mean 0 and variance 1 (epsilon 1e-3), then
+/// times gamma plus beta, per channel.
+inline layer layer_normalization() {
+  return layer{0, "linear", "layer_normalization", 0, 1, 0};
+}
+
 /// Returns keras.layers.Flatten().
 inline layer flatten() {
   return layer{0, "linear", "flatten", 0, 1, 0};

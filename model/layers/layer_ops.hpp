@@ -32,6 +32,11 @@ std::unique_ptr<layer_op> make_global_average_pool2d(tensor_shape in);
 /// Returns `act` as a layer of its own (Keras's Activation).
 std::unique_ptr<layer_op> make_activation(tensor_shape in, activation_kind act);
 
+/// Returns layer normalization over the last axis (each position's channels),
+/// epsilon 1e-3, with a scale gamma (ones) and an offset beta (zeros) per
+/// channel, as Keras's LayerNormalization. Parameters: gamma, then beta.
+std::unique_ptr<layer_op> make_layer_normalization(tensor_shape in);
+
 /// Returns the flatten of `in`: the values as they are, as one vector.
 std::unique_ptr<layer_op> make_flatten(tensor_shape in);
 

@@ -69,8 +69,10 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
     return parse_custom(token);
   layer_spec l;
   size_t pos = 0;
-  if (token == "flatten" || token == "globalavgpool") {
-    l.kind = token == "flatten" ? layer_kind::flatten : layer_kind::global_average_pool2d;
+  if (token == "flatten" || token == "globalavgpool" || token == "layernorm") {
+    l.kind = token == "flatten"         ? layer_kind::flatten
+             : token == "globalavgpool" ? layer_kind::global_average_pool2d
+                                        : layer_kind::layer_normalization;
     return l;
   }
   if (auto act = find_activation(token); act && !token.empty() && token != "linear") {
@@ -138,6 +140,8 @@ std::string layer_text(const layer_spec& l) {
     return "flatten";
   case layer_kind::activation:
     return activation_name(l.act);
+  case layer_kind::layer_normalization:
+    return "layernorm";
   case layer_kind::dropout: {
     std::string rate = std::to_string(l.rate);
     while (rate.size() > 1 && rate.back() == '0')
@@ -183,6 +187,7 @@ expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
   case layer_kind::global_average_pool2d:
     return tensor_shape{1, 1, in.channels};
   case layer_kind::activation:
+  case layer_kind::layer_normalization:
     return in;
   case layer_kind::max_pool2d:
   case layer_kind::average_pool2d:
@@ -249,7 +254,7 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
     if (!l)
       return fail(model_errc::invalid_argument,
                   where + " is not convFkK[sS][ACT], maxpoolP, avgpoolP, globalavgpool, "
-                          "flatten, dropoutR, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
+                          "flatten, dropoutR, layernorm, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
                           "leaky_relu, elu, gelu)");
     auto next = shape_after(*l, shape);
     if (!next)
@@ -298,6 +303,9 @@ expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec
       break;
     case layer_kind::activation:
       ops.push_back(make_activation(shape, l.act));
+      break;
+    case layer_kind::layer_normalization:
+      ops.push_back(make_layer_normalization(shape));
       break;
     case layer_kind::flatten:
       ops.push_back(make_flatten(shape));

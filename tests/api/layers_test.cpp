@@ -55,3 +55,10 @@ TEST_CASE("average pooling, global average pooling and every activation match fi
   check_layers("28x28x1-maxpool4-flatten-12gelu-8leaky_relu-10", 6);
   check_layers("28x28x1-avgpool7-flatten-gelu-8-tanh-sigmoid-10", 6);
 }
+
+TEST_CASE("layer normalization, over channels and over a flat vector, matches finite "
+          "differences",
+          "[api][layers][gradient]") {
+  check_layers("28x28x1-avgpool4-conv3k3-layernorm-flatten-10", 6);
+  check_layers("28x28x1-avgpool4-flatten-16relu-layernorm-10", 6);
+}

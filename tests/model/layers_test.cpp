@@ -28,7 +28,7 @@ TEST_CASE("the keras convnet has its 34,826 parameters and one spelling",
   CHECK((*model)->outputs() == 10);
   for (const std::string text : {"28x28x1-conv2k3s2sigmoid-avgpool2-gelu-globalavgpool-10",
                                  "28x28x1-conv4k5tanh-maxpool2-flatten-16leaky_relu-elu-10",
-                                 "1x1x64-32gelu-dropout0.25-10"}) {
+                                 "1x1x64-32gelu-dropout0.25-layernorm-10"}) {
     auto each = parse_stack_spec(text);
     REQUIRE(each);
     CHECK(to_string(*each) == text);
