@@ -75,9 +75,15 @@ TEST_CASE("a sequential stack becomes the built-in description, or says what is 
   REQUIRE_FALSE(hidden_softmax.description());
   CHECK_THAT(hidden_softmax.description().error().message,
              Catch::Contains("softmax is built in for the output layer only"));
-  auto unknown = troupe::sequential(4, {troupe::layers::dense(2, "tanh")});
+  auto unknown = troupe::sequential(4, {troupe::layers::dense(3, "swish"),
+                                        troupe::layers::dense(2, "softmax")});
   REQUIRE_FALSE(unknown.description());
-  CHECK_THAT(unknown.description().error().message, Catch::Contains("unknown activation"));
+  CHECK_THAT(unknown.description().error().message,
+             Catch::Contains("layer 0 (dense 3, 'swish'): unknown activation"));
+  auto tanh_output = troupe::sequential(4, {troupe::layers::dense(2, "tanh")});
+  REQUIRE_FALSE(tanh_output.description());
+  CHECK_THAT(tanh_output.description().error().message,
+             Catch::Contains("the output layer takes softmax"));
   auto mse = small_mlp();
   mse.compile(troupe::optimizers::adam(), "mse");
   auto refused = mse.fit(slice().train, slice().test, quiet_run());
