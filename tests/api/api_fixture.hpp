@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <troupe/troupe.hpp>
@@ -46,6 +48,23 @@ inline troupe::dataset regression_set(int count, unsigned seed) {
     y.push_back(row[0] - 2 * row[1] + row[2] * row[3]);
   }
   return *troupe::make_regression_dataset(std::move(x), std::move(y), 4, 1);
+}
+
+/// Saves `model` to `path`, loads it back, checks that it predicts `data`
+/// exactly as `model` does, and returns the loaded model.
+inline troupe::trained_model saved_and_loaded(const troupe::trained_model& model,
+                                              const std::string& path,
+                                              const troupe::dataset& data) {
+  REQUIRE(model.save(path));
+  auto loaded = troupe::load_model(path);
+  std::remove(path.c_str());
+  REQUIRE(loaded);
+  auto before = model.predict(data);
+  auto after = loaded->predict(data);
+  REQUIRE(before);
+  REQUIRE(after);
+  CHECK(*before == *after);
+  return *loaded;
 }
 
 inline troupe::fit_options quiet_run() {

@@ -39,20 +39,12 @@ TEST_CASE("a sequential convnet trains, learns, and saves and loads to the same 
   REQUIRE(history);
   CHECK(history->epochs.back().loss < history->epochs.front().loss);
   CHECK(history->val_accuracy > 0.6); // chance is 0.1
-  const std::string path = "convnet_test.troupe";
-  REQUIRE(history->model.save(path));
-  auto loaded = troupe::load_model(path);
-  std::remove(path.c_str());
-  REQUIRE(loaded);
-  auto before = history->model.predict(slice().test);
-  auto after = loaded->predict(slice().test);
-  REQUIRE(before);
-  REQUIRE(after);
-  CHECK(*before == *after);
-  auto scored = loaded->evaluate(slice().test);
+  const auto loaded =
+    api_fixture::saved_and_loaded(history->model, "convnet_test.troupe", slice().test);
+  auto scored = loaded.evaluate(slice().test);
   REQUIRE(scored);
   CHECK(scored->accuracy == history->val_accuracy);
-  auto onnx = loaded->export_onnx("convnet_test.onnx");
+  auto onnx = loaded.export_onnx("convnet_test.onnx");
   REQUIRE_FALSE(onnx);
   CHECK_THAT(onnx.error().message, Catch::Contains("convolutional layers"));
   // The same run again: the same bits.

@@ -106,16 +106,7 @@ TEST_CASE("a registered layer stacks between built-in ones: gradient, training, 
   auto history = model.fit(slice().train, slice().test, quiet_run().epochs(2).batch_size(64));
   REQUIRE(history);
   CHECK(history->val_accuracy > 0.5);
-  const std::string path = "custom_layer_test.troupe";
-  REQUIRE(history->model.save(path));
-  auto loaded = troupe::load_model(path);
-  std::remove(path.c_str());
-  REQUIRE(loaded);
-  auto before = history->model.predict(slice().test);
-  auto after = loaded->predict(slice().test);
-  REQUIRE(before);
-  REQUIRE(after);
-  CHECK(*before == *after);
+  api_fixture::saved_and_loaded(history->model, "custom_layer_test.troupe", slice().test);
 
   auto unknown = troupe::make_model("28x28x1-@nobody-flatten-10");
   REQUIRE_FALSE(unknown);
