@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "model/atomic_write.hpp"
+#include "model/layers/layer_spec.hpp"
 #include "model/model_spec.hpp"
 #include "model/parameter_layout.hpp"
 
@@ -34,7 +35,9 @@ namespace {
 // The lengths in the header fix the file's size before any field is read.
 constexpr char magic[] = "troupe-model\n";
 constexpr size_t magic_size = sizeof(magic) - 1;
-constexpr uint32_t format_version = 1;
+// Version 2 has version 1's layout; it marks a layered model's description
+// (model/layers/layer_spec.hpp), which a reader of version 1 cannot build.
+constexpr uint32_t format_version = 2;
 constexpr size_t header_size = 49;
 constexpr size_t checksum_size = 8;
 
@@ -62,7 +65,7 @@ std::string encode(const saved_model& m) {
   out.reserve(header_size + m.model.size() + m.loss.size() + 4 * m.parameters.size()
               + checksum_size);
   out.append(magic, magic_size);
-  put_u32(out, format_version);
+  put_u32(out, names_layered_model(m.model) ? format_version : 1);
   put_u32(out, static_cast<uint32_t>(m.inputs));
   put_u32(out, static_cast<uint32_t>(m.outputs));
   put_u64(out, m.model.size());

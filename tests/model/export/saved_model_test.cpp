@@ -86,6 +86,29 @@ TEST_CASE("a saved model reads back bit for bit", "[export][saved_model]") {
   CHECK(read_bytes(path).substr(0, 13) == "troupe-model\n");
 }
 
+TEST_CASE("a layered model is saved as format version 2, any other as version 1",
+          "[export][saved_model]") {
+  temp_dir dir;
+  auto version_of = [&](const std::string& description) {
+    saved_model m;
+    m.model = description;
+    m.inputs = 784;
+    m.outputs = 10;
+    m.loss = "sparse_categorical_crossentropy";
+    m.parameters = {0.5f, -1.0f};
+    const std::string path = dir.file("versioned.troupe");
+    REQUIRE(save_model(path, m));
+    auto loaded = load_saved_model(path);
+    REQUIRE(loaded);
+    CHECK(loaded->model == description);
+    const std::string bytes = read_bytes(path);
+    return static_cast<unsigned char>(bytes[13]);
+  };
+  CHECK(version_of("28x28x1-conv8k3relu-maxpool2-flatten-10") == 2);
+  CHECK(version_of("784-128relu-10") == 1);
+  CHECK(version_of("fm:inputs=8,factors=4") == 1);
+}
+
 TEST_CASE("a model registered by name is stored opaque, with any parameter count",
           "[export][saved_model]") {
   temp_dir dir;
@@ -172,8 +195,8 @@ TEST_CASE("every kind of damaged saved model gets its own clear error",
              Contains("not a Troupe saved model"));
   CHECK_THAT(message_of([](std::string& b) { b = "PK\x03\x04 a zip file"; }),
              Contains("not a Troupe saved model"));
-  CHECK_THAT(message_of([](std::string& b) { put_le(b, 13, 2, 4); }),
-             Contains("format version 2 is newer than this build reads"));
+  CHECK_THAT(message_of([](std::string& b) { put_le(b, 13, 3, 4); }),
+             Contains("format version 3 is newer than this build reads"));
   CHECK_THAT(message_of([](std::string& b) { b.resize(30); }),
              Contains("shorter than the 49-byte header"));
   CHECK_THAT(message_of([](std::string& b) { b.resize(b.size() - 100); }),
