@@ -89,24 +89,24 @@ TEST_CASE("a saved model reads back bit for bit", "[export][saved_model]") {
 TEST_CASE("a layered model is saved as format version 2, any other as version 1",
           "[export][saved_model]") {
   temp_dir dir;
-  auto version_of = [&](const std::string& description) {
-    saved_model m;
-    m.model = description;
-    m.inputs = 784;
-    m.outputs = 10;
-    m.loss = "sparse_categorical_crossentropy";
-    m.parameters = {0.5f, -1.0f};
+  auto version_of = [&](const saved_model& m) {
     const std::string path = dir.file("versioned.troupe");
     REQUIRE(save_model(path, m));
     auto loaded = load_saved_model(path);
     REQUIRE(loaded);
-    CHECK(loaded->model == description);
-    const std::string bytes = read_bytes(path);
-    return static_cast<unsigned char>(bytes[13]);
+    CHECK(loaded->model == m.model);
+    return static_cast<unsigned char>(read_bytes(path)[13]);
   };
-  CHECK(version_of("28x28x1-conv8k3relu-maxpool2-flatten-10") == 2);
-  CHECK(version_of("784-128relu-10") == 1);
-  CHECK(version_of("fm:inputs=8,factors=4") == 1);
+  saved_model layered;
+  layered.model = "28x28x1-conv8k3relu-maxpool2-flatten-10";
+  layered.inputs = 784;
+  layered.outputs = 10;
+  layered.loss = "sparse_categorical_crossentropy";
+  layered.parameters = {0.5f, -1.0f};
+  CHECK(version_of(layered) == 2);
+  CHECK(version_of(example_model()) == 1);
+  layered.model = "fm:inputs=8,factors=4";
+  CHECK(version_of(layered) == 1);
 }
 
 TEST_CASE("a model registered by name is stored opaque, with any parameter count",
