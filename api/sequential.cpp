@@ -41,9 +41,12 @@ expected<std::string> layered_token(size_t i, const layer& l, bool last) {
   auto act = activation_token(i, l);
   if (!act)
     return act;
+  if (l.kind == "conv2d" && l.padding != "valid" && l.padding != "same")
+    return bad_layer(i, l, "padding '" + l.padding + "' is not valid or same");
   if (l.kind == "conv2d")
     return "conv" + std::to_string(l.units) + "k" + std::to_string(l.size)
-           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "") + *act;
+           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "")
+           + (l.padding == "same" ? "same" : "") + *act;
   if (l.kind == "activation")
     return act->empty() ? bad_layer(i, l, "an activation layer needs an activation") : act;
   if (l.kind == "max_pool2d" || l.kind == "average_pool2d")

@@ -32,6 +32,7 @@ struct layer {
   float rate = 0;  // dropout
   std::string name = {};     // custom: a layer registered with register_layer (<troupe/layer.hpp>)
   std::string settings = {}; // custom: its settings text
+  std::string padding = "valid"; // conv2d: "valid" or "same"
 };
 
 namespace layers {
@@ -42,11 +43,13 @@ inline layer dense(int units, std::string activation = "linear") {
 }
 
 /// Returns a 2-D convolution of `filters` kernels of kernel_size x
-/// kernel_size, valid padding, as keras.layers.Conv2D(filters, kernel_size,
-/// strides, activation=...): Glorot-uniform kernels, zero biases.
+/// kernel_size, as keras.layers.Conv2D(filters, kernel_size, strides,
+/// padding, activation=...): padding "valid" or "same" (zeros, the output
+/// ceil(input / strides) wide), Glorot-uniform kernels, zero biases.
 inline layer conv2d(int filters, int kernel_size, std::string activation = "linear",
-                    int strides = 1) {
-  return layer{filters, std::move(activation), "conv2d", kernel_size, strides, 0};
+                    int strides = 1, std::string padding = "valid") {
+  return layer{filters, std::move(activation), "conv2d", kernel_size, strides, 0, {}, {},
+               std::move(padding)};
 }
 
 /// Returns a max pool of pool_size x pool_size with stride pool_size, as

@@ -1,6 +1,7 @@
 // The 2-D convolution: im2col, then one GEMM for the batch; backward as two
 // GEMMs and col2im, every sum in a fixed order.
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "model/backend/cpu/gemm/gemm.hpp"
@@ -12,9 +13,12 @@ namespace {
 
 class conv2d_op final : public layer_op {
 public:
-  conv2d_op(tensor_shape in, int filters, int kernel, int stride, activation_kind act)
+  conv2d_op(tensor_shape in, int filters, int kernel, int stride, bool same, activation_kind act)
     : in_(in), filters_(filters), kernel_(kernel), stride_(stride), act_(act),
-      out_{(in.height - kernel) / stride + 1, (in.width - kernel) / stride + 1, filters},
+      out_{conv2d_output_side(in.height, kernel, stride, same),
+           conv2d_output_side(in.width, kernel, stride, same), filters},
+      pad_top_(same ? padding_before(in.height, out_.height) : 0),
+      pad_left_(same ? padding_before(in.width, out_.width) : 0),
       patch_(static_cast<size_t>(kernel) * kernel * in.channels) {}
 
   tensor_shape output_shape() const override { return out_; }
@@ -68,10 +72,19 @@ public:
 private:
   size_t positions() const { return static_cast<size_t>(out_.height) * out_.width; }
 
-  // The input value under kernel tap (ky, kx) of output (oy, ox), channel 0.
-  size_t input_at(int oy, int ox, int ky, int kx) const {
-    return (static_cast<size_t>(oy * stride_ + ky) * in_.width + (ox * stride_ + kx)) *
-           in_.channels;
+  // TensorFlow's "same": the padding split with the smaller half first.
+  int padding_before(int in, int out) const {
+    return std::max((out - 1) * stride_ + kernel_ - in, 0) / 2;
+  }
+
+  // The input value under kernel tap (ky, kx) of output (oy, ox), channel 0;
+  // -1 in the padding.
+  std::ptrdiff_t input_at(int oy, int ox, int ky, int kx) const {
+    const int y = oy * stride_ + ky - pad_top_;
+    const int x = ox * stride_ + kx - pad_left_;
+    if (y < 0 || y >= in_.height || x < 0 || x >= in_.width)
+      return -1;
+    return (static_cast<std::ptrdiff_t>(y) * in_.width + x) * in_.channels;
   }
 
   // columns: (count x positions, K x K x channels), each row one output's patch.
@@ -83,8 +96,13 @@ private:
       for (int oy = 0; oy < out_.height; ++oy)
         for (int ox = 0; ox < out_.width; ++ox)
           for (int ky = 0; ky < kernel_; ++ky)
-            for (int kx = 0; kx < kernel_; ++kx, row += in_.channels)
-              std::copy_n(sample + input_at(oy, ox, ky, kx), in_.channels, row);
+            for (int kx = 0; kx < kernel_; ++kx, row += in_.channels) {
+              const auto at = input_at(oy, ox, ky, kx);
+              if (at < 0)
+                std::fill_n(row, in_.channels, 0.0f);
+              else
+                std::copy_n(sample + at, in_.channels, row);
+            }
     }
   }
 
@@ -98,9 +116,9 @@ private:
         for (int ox = 0; ox < out_.width; ++ox)
           for (int ky = 0; ky < kernel_; ++ky)
             for (int kx = 0; kx < kernel_; ++kx, row += in_.channels) {
-              float* at = sample + input_at(oy, ox, ky, kx);
-              for (int c = 0; c < in_.channels; ++c)
-                at[c] += row[c];
+              const auto at = input_at(oy, ox, ky, kx);
+              for (int c = 0; at >= 0 && c < in_.channels; ++c)
+                sample[at + c] += row[c];
             }
     }
   }
@@ -111,6 +129,8 @@ private:
   int stride_;
   activation_kind act_;
   tensor_shape out_;
+  int pad_top_;
+  int pad_left_;
   size_t patch_;
   std::vector<float> columns_;  // of the last forward pass
   std::vector<float> pre_;      // its values before the activation
@@ -120,9 +140,13 @@ private:
 
 } // namespace
 
+int conv2d_output_side(int in, int kernel, int stride, bool same) {
+  return same ? (in + stride - 1) / stride : (in - kernel) / stride + 1;
+}
+
 std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, int stride,
-                                      activation_kind act) {
-  return std::make_unique<conv2d_op>(in, filters, kernel, stride, act);
+                                      bool same, activation_kind act) {
+  return std::make_unique<conv2d_op>(in, filters, kernel, stride, same, act);
 }
 
 } // namespace troupe

@@ -13,11 +13,16 @@
 namespace troupe {
 
 /// Returns a conv2d of `filters` K x K kernels with stride `stride` over
-/// `in` (valid padding), `act` after it; Glorot-uniform kernels,
+/// `in`, valid padding or, with `same`, TensorFlow's same padding (zeros,
+/// the smaller half before), `act` after it; Glorot-uniform kernels,
 /// zero biases, as Keras's Conv2D. Parameters: kernel (K, K, in channels,
 /// filters), then bias (filters).
 std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, int stride,
-                                      activation_kind act);
+                                      bool same, activation_kind act);
+
+/// Returns the height (or width) a conv2d leaves of `in`: (in - K) / S + 1
+/// with valid padding, ceil(in / S) with same.
+int conv2d_output_side(int in, int kernel, int stride, bool same);
 
 /// Returns a P x P max pool with stride P (the remainder rows and columns
 /// dropped, as Keras's valid padding); a tie goes to the first in row order.

@@ -116,6 +116,7 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
         return std::nullopt;
       l.stride = *stride;
     }
+    l.same = read_literal(token, pos, "same");
   }
   const std::string rest = token.substr(pos);
   auto act = find_activation(rest);
@@ -129,7 +130,8 @@ std::string layer_text(const layer_spec& l) {
   switch (l.kind) {
   case layer_kind::conv2d:
     return "conv" + std::to_string(l.units) + "k" + std::to_string(l.kernel) +
-           (l.stride != 1 ? "s" + std::to_string(l.stride) : "") + activation_name(l.act);
+           (l.stride != 1 ? "s" + std::to_string(l.stride) : "") + (l.same ? "same" : "") +
+           activation_name(l.act);
   case layer_kind::max_pool2d:
     return "maxpool" + std::to_string(l.kernel);
   case layer_kind::average_pool2d:
@@ -178,12 +180,12 @@ expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
   };
   switch (l.kind) {
   case layer_kind::conv2d:
-    if (l.kernel > in.height || l.kernel > in.width)
+    if (!l.same && (l.kernel > in.height || l.kernel > in.width))
       return refuse("the kernel " + std::to_string(l.kernel) + "x" + std::to_string(l.kernel) +
                     " is larger than its input" +
                     (in.flat() ? ": a conv2d needs a spatial input, not a flat one" : ""));
-    return tensor_shape{(in.height - l.kernel) / l.stride + 1,
-                        (in.width - l.kernel) / l.stride + 1, l.units};
+    return tensor_shape{conv2d_output_side(in.height, l.kernel, l.stride, l.same),
+                        conv2d_output_side(in.width, l.kernel, l.stride, l.same), l.units};
   case layer_kind::global_average_pool2d:
     return tensor_shape{1, 1, in.channels};
   case layer_kind::activation:
@@ -290,7 +292,7 @@ expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec
       break;
     }
     case layer_kind::conv2d:
-      ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.act));
+      ops.push_back(make_conv2d(shape, l.units, l.kernel, l.stride, l.same, l.act));
       break;
     case layer_kind::max_pool2d:
       ops.push_back(make_max_pool2d(shape, l.kernel));

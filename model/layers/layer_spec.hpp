@@ -1,8 +1,8 @@
 // The text that describes a layered model (a convolutional network), the
 // model's identity on the wire and in checkpoints:
 //   28x28x1-conv32k3relu-maxpool2-conv64k3relu-maxpool2-flatten-dropout0.5-10
-// The input shape HxWxC, then one token per layer: convFkK[sS][ACT] (F
-// filters of K x K, stride S, valid padding), maxpoolP and avgpoolP (P x P,
+// The input shape HxWxC, then one token per layer: convFkK[sS][same][ACT]
+// (F filters of K x K, stride S, valid padding unless same), maxpoolP and avgpoolP (P x P,
 // stride P), globalavgpool, flatten, dropoutR (rate R in [0, 1)), layernorm, an
 // activation alone (ACT: relu, tanh, sigmoid, leaky_relu, elu, gelu), and
 // dense layers as in the MLP's text, UNITS[ACT]; the last is a dense layer
@@ -41,6 +41,7 @@ struct layer_spec {
   int units = 0;      // dense: outputs; conv2d: filters
   int kernel = 0;     // conv2d: K; max_pool2d, average_pool2d: P
   int stride = 1;     // conv2d
+  bool same = false;  // conv2d: same padding rather than valid
   activation_kind act = activation_kind::none; // conv2d, dense, activation
   float rate = 0.0f;  // dropout
   std::string name;     // custom: the registered name

@@ -45,6 +45,8 @@ TEST_CASE("every layer's gradient matches finite differences: conv2d with stride
   check_layers("28x28x1-conv2k3s3relu-maxpool2-flatten-10", 6);
   check_layers("28x28x1-conv2k5s3-conv3k3s2relu-flatten-8relu-10", 6);
   check_layers("28x28x1-maxpool4-conv2k3-maxpool2-flatten-10", 6);
+  // Same padding, with a stride, and odd and even amounts of it.
+  check_layers("28x28x1-avgpool4-conv2k3same-conv2k4s2sametanh-flatten-10", 6);
 }
 
 TEST_CASE("average pooling, global average pooling and every activation match finite "

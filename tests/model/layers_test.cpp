@@ -28,11 +28,17 @@ TEST_CASE("the keras convnet has its 34,826 parameters and one spelling",
   CHECK((*model)->outputs() == 10);
   for (const std::string text : {"28x28x1-conv2k3s2sigmoid-avgpool2-gelu-globalavgpool-10",
                                  "28x28x1-conv4k5tanh-maxpool2-flatten-16leaky_relu-elu-10",
-                                 "1x1x64-32gelu-dropout0.25-layernorm-10"}) {
+                                 "1x1x64-32gelu-dropout0.25-layernorm-10",
+                                 "28x28x1-conv2k3s2samerelu-conv4k5same-flatten-10"}) {
     auto each = parse_stack_spec(text);
     REQUIRE(each);
     CHECK(to_string(*each) == text);
   }
+  auto same = parse_stack_spec("28x28x1-conv2k3s2samerelu-conv4k30same-flatten-10");
+  REQUIRE(same); // a kernel larger than its input is fine with same padding
+  auto same_model = make_layered_model(to_string(*same));
+  REQUIRE(same_model);
+  CHECK((*same_model)->parameter_count() == (9 * 2 + 2) + (900 * 2 * 4 + 4) + (14 * 14 * 4 * 10 + 10));
   CHECK(names_layered_model("28x28x1-10"));
   CHECK_FALSE(names_layered_model("784-128relu-10"));
 }
