@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -116,6 +117,15 @@ TEST_CASE("a registered layer stacks between built-in ones: gradient, training, 
   REQUIRE(before);
   REQUIRE(after);
   CHECK(*before == *after);
+  auto logits = loaded->logits(slice().test);
+  REQUIRE(logits);
+  CHECK(logits->size() == before->size());
+  const std::string onnx_path = "custom_layer_test.onnx";
+  auto onnx = loaded->export_onnx(onnx_path);
+  REQUIRE_FALSE(onnx);
+  CHECK_THAT(onnx.error().message, Catch::Contains("layer 1 ('@channel_affine')")
+                                     && Catch::Contains("no ONNX form"));
+  CHECK_FALSE(std::ifstream(onnx_path).good());
 
   auto unknown = troupe::make_model("28x28x1-@nobody-flatten-10");
   REQUIRE_FALSE(unknown);
