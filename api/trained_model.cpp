@@ -8,6 +8,7 @@
 #include "model/export/onnx_export.hpp"
 #include "model/export/saved_model.hpp"
 #include "model/layers/layer_spec.hpp"
+#include "model/layers/layered_model.hpp"
 #include "model/model_description.hpp"
 #include "model/predict.hpp"
 #include "model/source_chunks.hpp"
@@ -37,21 +38,15 @@ expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
   return described->instantiate();
 }
 
-// The built-in model's spec; `what` says what only a built-in model can do.
-expected<model_spec> builtin_spec_for(const trained_model& m, const std::string& what) {
-  auto described = described_for(m);
-  if (!described)
-    return described.error();
-  if (names_layered_model(described->text()))
+// The built-in model's spec; `what` says what only a built-in or layered
+// model can do.
+expected<model_spec> builtin_spec_for(const model_description& described,
+                                      const std::string& what) {
+  if (!described.builtin())
     return fail(model_errc::invalid_argument,
-                "model " + described->text()
-                  + " has convolutional layers: logits and ONNX export cover dense stacks "
-                    "only (predict gives its probabilities, save and load keep it)");
-  if (!described->builtin())
-    return fail(model_errc::invalid_argument,
-                "model " + described->text()
-                  + " is not a built-in sequential model: only those " + what);
-  return *described->builtin();
+                "model " + described.text()
+                  + " is not a built-in sequential or layered model: only those " + what);
+  return *described.builtin();
 }
 
 status check_features(int inputs, const data_source& data) {
@@ -137,7 +132,21 @@ expected<std::vector<float>> trained_model::predict(const dataset& data) const {
 }
 
 expected<std::vector<float>> trained_model::logits(const data_source& data) const {
-  auto spec = builtin_spec_for(*this, "give logits; predict gives its outputs");
+  auto described = described_for(*this);
+  if (!described)
+    return described.error();
+  if (names_layered_model(described->text())) {
+    auto stack = make_layered_stack(described->text());
+    if (!stack)
+      return stack.error();
+    layered_model& m = **stack;
+    if (auto fits = check_features(m.inputs(), data); !fits)
+      return fits.error();
+    return outputs_for(data, m.outputs(), [&](const batch& chunk, float* out) {
+      m.logits(parameters_.data(), chunk.features, chunk.count, out);
+    });
+  }
+  auto spec = builtin_spec_for(*described, "give logits; predict gives its outputs");
   if (!spec)
     return spec.error();
   if (auto fits = check_features(spec->inputs, data); !fits)
@@ -176,7 +185,16 @@ status trained_model::save(const std::string& path) const {
 }
 
 status trained_model::export_onnx(const std::string& path) const {
-  auto spec = builtin_spec_for(*this, "export to ONNX");
+  auto described = described_for(*this);
+  if (!described)
+    return described.error();
+  if (names_layered_model(described->text())) {
+    auto stack = parse_stack_spec(described->text());
+    if (!stack)
+      return stack.error();
+    return troupe::export_onnx(path, *stack, parameters_.data());
+  }
+  auto spec = builtin_spec_for(*described, "export to ONNX");
   if (!spec)
     return spec.error();
   return troupe::export_onnx(path, *spec, parameters_.data());

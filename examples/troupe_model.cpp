@@ -32,12 +32,13 @@ Evaluates, predicts with and exports a model that a Troupe program saved
       directory (its t10k-* files), "X.npy,y.npy" or "file.csv[:label=COL]".
   troupe-model predict MODEL_FILE INPUT OUTPUT [--logits]
       Writes the class probabilities (with --logits, the logits of a
-      built-in sequential model) of every sample of INPUT (X.npy, or a CSV
-      file of features whose "label" column, if any, is dropped) to OUTPUT:
-      a float32 .npy file (samples, classes), or a CSV file when it ends in
-      .csv.
+      built-in sequential or layered model) of every sample of INPUT
+      (X.npy, or a CSV file of features whose "label" column, if any, is
+      dropped) to OUTPUT: a float32 .npy file (samples, classes), or a CSV
+      file when it ends in .csv.
   troupe-model export-onnx MODEL_FILE OUT.onnx
-      Writes a built-in sequential model as a standard ONNX model.
+      Writes a built-in sequential or layered model (a convolutional
+      network) as a standard ONNX model.
   troupe-model --help
       Prints this.
 

@@ -207,9 +207,10 @@ public:
   expected<std::vector<float>> predict(const data_source& data) const;
 
   /// Returns the logits (the outputs before the softmax) of every sample of
-  /// `data` for a built-in sequential model: (samples, outputs) row-major.
-  /// A model registered by name is invalid_argument: only its predict is
-  /// known.
+  /// `data` for a built-in sequential model or a layered one (a
+  /// convolutional network: its last dense layer's outputs): (samples,
+  /// outputs) row-major. A model registered by name is invalid_argument:
+  /// only its predict is known.
   expected<std::vector<float>> logits(const dataset& data) const;
   expected<std::vector<float>> logits(const data_source& data) const;
 
@@ -220,8 +221,10 @@ public:
   /// saved-model format (docs/saved_model.md); load_model reads it back.
   status save(const std::string& path) const;
 
-  /// Writes a standard ONNX model of a built-in sequential model to `path`:
-  /// input "input" (N, inputs), outputs "logits" and "probabilities".
+  /// Writes a standard ONNX model of a built-in sequential model or a
+  /// layered one to `path`: input "input" (N, inputs), outputs "logits" and
+  /// "probabilities". A layered model with a layer of one's own, or a model
+  /// registered by name, is invalid_argument.
   status export_onnx(const std::string& path) const;
 
 private:

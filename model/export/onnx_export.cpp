@@ -1,66 +1,19 @@
-// Builds the ONNX graph of a dense network with the protobuf classes of
-// Debian's libonnx, and writes it serialized.
+// Builds the ONNX graph of a dense network (model/export/onnx_graph.hpp)
+// and writes it serialized.
 #include "model/export/onnx_export.hpp"
 
-#include <climits>
-#include <initializer_list>
 #include <string>
 
 #include <onnx/onnx_pb.h>
 
-#include "model/atomic_write.hpp"
+#include "model/export/onnx_graph.hpp"
 #include "model/parameter_layout.hpp"
 
 namespace troupe {
 
 namespace {
 
-// IR version 8 is what ONNX 1.12 (Debian 12's) writes and checks; opset 13 needs 7 or later.
-constexpr int64_t ir_version = 8;
-
-// Declares a float tensor value of shape (batch, width) with a symbolic batch.
-void declare_rows(onnx::ValueInfoProto* value, const std::string& name, int width) {
-  value->set_name(name);
-  auto* tensor = value->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::FLOAT);
-  auto* shape = tensor->mutable_shape();
-  shape->add_dim()->set_dim_param("batch");
-  shape->add_dim()->set_dim_value(width);
-}
-
-// Adds a float initializer of shape `dims` holding the floats at `values`.
-void add_initializer(onnx::GraphProto& graph, const std::string& name,
-                     std::initializer_list<int64_t> dims, const float* values) {
-  auto* tensor = graph.add_initializer();
-  tensor->set_name(name);
-  tensor->set_data_type(onnx::TensorProto::FLOAT);
-  int64_t count = 1;
-  for (int64_t dim : dims) {
-    tensor->add_dims(dim);
-    count *= dim;
-  }
-  tensor->mutable_float_data()->Add(values, values + count);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto& graph, const std::string& op,
-                          const std::string& name,
-                          std::initializer_list<std::string> inputs,
-                          const std::string& output) {
-  auto* node = graph.add_node();
-  node->set_op_type(op);
-  node->set_name(name);
-  for (const auto& input : inputs)
-    node->add_input(input);
-  node->add_output(output);
-  return node;
-}
-
-void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  auto* attribute = node->add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INT);
-  attribute->set_i(value);
-}
+using namespace onnx_graph;
 
 // input -> [Gemm (-> Relu)] per layer -> logits -> Softmax -> probabilities;
 // a squared-error model's last Gemm gives its values, "outputs".
@@ -108,24 +61,12 @@ status export_onnx(const std::string& path, const model_spec& spec, const float*
   if (spec.layers.back().act != activation::none)
     return fail(model_errc::invalid_argument,
                 path + ": cannot export " + to_string(spec) + ": its last layer must give logits");
-  onnx::ModelProto model;
-  model.set_ir_version(ir_version);
-  model.set_producer_name("troupe");
-  model.set_model_version(1);
-  model.set_doc_string("Troupe model " + to_string(spec)
-                       + (spec.loss == loss_kind::squared_error ? ", mean squared error"
-                                                                : ", softmax cross-entropy"));
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(onnx_opset);
-  build_graph(*model.mutable_graph(), spec, params);
-  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX))
-    return fail(model_errc::io_error,
-                path + ": the model is larger than the 2 GiB one ONNX protobuf can hold");
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return fail(model_errc::io_error, path + ": cannot serialize the ONNX model");
-  return write_file_atomically(path, bytes);
+  const std::string doc = "Troupe model " + to_string(spec)
+                          + (spec.loss == loss_kind::squared_error ? ", mean squared error"
+                                                                   : ", softmax cross-entropy");
+  return write_model(path, doc, [&](onnx::GraphProto& graph) {
+    build_graph(graph, spec, params);
+  });
 }
 
 } // namespace troupe

@@ -107,15 +107,27 @@ void layered_model::predict(const float* parameters, const float* features, size
   softmax_rows(logits, nullptr, count, this->outputs(), outputs);
 }
 
-expected<std::unique_ptr<model>> make_layered_model(const std::string& text) {
+void layered_model::logits(const float* parameters, const float* features, size_t count,
+                           float* logits) {
+  const float* last = forward(parameters, features, count, pass_keys{});
+  std::copy_n(last, count * static_cast<size_t>(outputs()), logits);
+}
+
+expected<std::unique_ptr<layered_model>> make_layered_stack(const std::string& text) {
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();
   auto ops = make_layer_ops(*spec);
   if (!ops)
     return ops.error();
-  return std::unique_ptr<model>(std::make_unique<layered_model>(std::move(*spec),
-                                                                std::move(*ops)));
+  return std::make_unique<layered_model>(std::move(*spec), std::move(*ops));
+}
+
+expected<std::unique_ptr<model>> make_layered_model(const std::string& text) {
+  auto stack = make_layered_stack(text);
+  if (!stack)
+    return stack.error();
+  return std::unique_ptr<model>(std::move(*stack));
 }
 
 } // namespace troupe

@@ -29,6 +29,11 @@ public:
   void predict(const float* parameters, const float* features, size_t count,
                float* outputs) override;
 
+  /// Writes the logits of `count` samples: the last dense layer's outputs
+  /// before the softmax, dropout the identity.
+  // features: (count, inputs()), logits: (count, outputs())
+  void logits(const float* parameters, const float* features, size_t count, float* logits);
+
 private:
   // Runs every layer forward; returns the logits.
   const float* forward(const float* parameters, const float* features, size_t count,
@@ -44,5 +49,8 @@ private:
 
 /// Builds the layered model `text` describes (layer_spec.hpp).
 expected<std::unique_ptr<model>> make_layered_model(const std::string& text);
+
+/// Builds it as a layered_model, for what only a layered model gives (its logits).
+expected<std::unique_ptr<layered_model>> make_layered_stack(const std::string& text);
 
 } // namespace troupe

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -106,7 +107,17 @@ TEST_CASE("a registered layer stacks between built-in ones: gradient, training, 
   auto history = model.fit(slice().train, slice().test, quiet_run().epochs(2).batch_size(64));
   REQUIRE(history);
   CHECK(history->val_accuracy > 0.5);
-  api_fixture::saved_and_loaded(history->model, "custom_layer_test.troupe", slice().test);
+  const auto loaded =
+    api_fixture::saved_and_loaded(history->model, "custom_layer_test.troupe", slice().test);
+  auto logits = loaded.logits(slice().test);
+  REQUIRE(logits);
+  CHECK(logits->size() == slice().test.labels.size() * 10);
+  const std::string onnx_path = "custom_layer_test.onnx";
+  auto onnx = loaded.export_onnx(onnx_path);
+  REQUIRE_FALSE(onnx);
+  CHECK_THAT(onnx.error().message, Catch::Contains("layer 1 ('@channel_affine')")
+                                     && Catch::Contains("no ONNX form"));
+  CHECK_FALSE(std::ifstream(onnx_path).good());
 
   auto unknown = troupe::make_model("28x28x1-@nobody-flatten-10");
   REQUIRE_FALSE(unknown);

@@ -7,12 +7,16 @@ Runs onnx.checker (full check, with shape inference), checks the interface
 (one input "input" of shape (batch, features) with a symbolic batch, outputs
 "logits" and "probabilities"), then evaluates the graph independently of any
 ONNX runtime: numpy in float64, node by node, for the ops an MLP uses (Gemm,
-MatMul, Add, Relu, Softmax). The logits must have Troupe's argmax on every row
+MatMul, Add, Relu, Softmax) and those of a layered model (Reshape, Transpose,
+Conv, MaxPool, AveragePool, GlobalAveragePool, Flatten, Tanh, Sigmoid,
+LeakyRelu, Elu, Erf, Mul, Div, Sub, Sqrt, ReduceMean; convolutions and pools
+without padding, dilation or groups). The logits must have Troupe's argmax on every row
 and lie within A (1e-5) of Troupe's; every row of probabilities must sum to 1.
 Prints the figures; exits 1 on a failed check, 2 when onnx or numpy is missing
 (python3-onnx, python3-numpy).
 """
 import argparse
+import math
 import sys
 
 try:
@@ -54,18 +58,103 @@ def softmax(inputs, attrs):
     return shifted / shifted.sum(axis=axis, keepdims=True)
 
 
+def require_plain_window(attrs, op, pads_allowed=False):
+    """Fails on what the windows below do not model: padding (but a Conv's
+    explicit pads), dilation, groups."""
+    if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
+        fail(f"{op}: auto_pad {attrs['auto_pad']!r} is not evaluated here")
+    if (any(attrs.get("pads", [])) and not pads_allowed) or any(
+            d != 1 for d in attrs.get("dilations", [])):
+        fail(f"{op}: pads or dilations are not evaluated here")
+    if attrs.get("group", 1) != 1 or attrs.get("ceil_mode", 0) != 0:
+        fail(f"{op}: groups or ceil_mode are not evaluated here")
+
+
+def windows(x, kernel, strides):
+    """Yields (ky, kx, x at that tap of every window): x (N, C, H, W)."""
+    (kh, kw), (sh, sw) = kernel, strides
+    out_h, out_w = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    for ky in range(kh):
+        for kx in range(kw):
+            yield ky, kx, x[:, :, ky:ky + sh * (out_h - 1) + 1:sh, kx:kx + sw * (out_w - 1) + 1:sw]
+
+
+def conv(inputs, attrs):
+    require_plain_window(attrs, "Conv", pads_allowed=True)
+    x, w = inputs[0], inputs[1]
+    top, left, bottom, right = attrs.get("pads", [0, 0, 0, 0])
+    x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    kernel = attrs.get("kernel_shape", list(w.shape[2:]))
+    y = sum(np.einsum("nchw,fc->nfhw", tap, w[:, :, ky, kx])
+            for ky, kx, tap in windows(x, kernel, attrs.get("strides", [1, 1])))
+    if len(inputs) > 2 and inputs[2] is not None:
+        y = y + inputs[2][None, :, None, None]
+    return y
+
+
+def pool(reduce):
+    def run(inputs, attrs):
+        require_plain_window(attrs, "pool")
+        kernel = attrs["kernel_shape"]
+        taps = [tap for _, _, tap in windows(inputs[0], kernel, attrs.get("strides", [1, 1]))]
+        return reduce(np.stack(taps), axis=0)
+    return run
+
+
+def reshape(inputs, attrs):
+    x, shape = inputs[0], [int(d) for d in inputs[1]]
+    shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def flatten(inputs, attrs):
+    x, axis = inputs[0], attrs.get("axis", 1)
+    return x.reshape(int(np.prod(x.shape[:axis])), -1)
+
+
+def reduce_mean(inputs, attrs):
+    axes = attrs.get("axes")
+    return inputs[0].mean(axis=None if axes is None else tuple(axes),
+                          keepdims=bool(attrs.get("keepdims", 1)))
+
+
 OPS = {
     "Gemm": gemm,
     "MatMul": lambda inputs, attrs: inputs[0] @ inputs[1],
     "Add": lambda inputs, attrs: inputs[0] + inputs[1],
+    "Sub": lambda inputs, attrs: inputs[0] - inputs[1],
+    "Mul": lambda inputs, attrs: inputs[0] * inputs[1],
+    "Div": lambda inputs, attrs: inputs[0] / inputs[1],
+    "Sqrt": lambda inputs, attrs: np.sqrt(inputs[0]),
     "Relu": lambda inputs, attrs: np.maximum(inputs[0], 0.0),
+    "Tanh": lambda inputs, attrs: np.tanh(inputs[0]),
+    "Sigmoid": lambda inputs, attrs: 1.0 / (1.0 + np.exp(-inputs[0])),
+    "LeakyRelu": lambda inputs, attrs: np.where(inputs[0] >= 0, inputs[0],
+                                                attrs.get("alpha", 0.01) * inputs[0]),
+    "Elu": lambda inputs, attrs: np.where(inputs[0] > 0, inputs[0],
+                                          attrs.get("alpha", 1.0) * np.expm1(inputs[0])),
+    "Erf": lambda inputs, attrs: np.vectorize(math.erf, otypes=[np.float64])(inputs[0]),
     "Softmax": softmax,
+    "Reshape": reshape,
+    "Transpose": lambda inputs, attrs: np.transpose(inputs[0], attrs.get("perm")),
+    "Flatten": flatten,
+    "Conv": conv,
+    "MaxPool": pool(np.max),
+    "AveragePool": pool(np.mean),
+    "GlobalAveragePool": lambda inputs, attrs: inputs[0].mean(axis=(2, 3), keepdims=True),
+    "ReduceMean": reduce_mean,
 }
+
+
+def initializer_value(tensor):
+    """Floats as float64; integers (a Reshape's shape) as they are."""
+    value = numpy_helper.to_array(tensor)
+    return value.astype(np.float64) if value.dtype.kind == "f" else value
 
 
 def evaluate(graph, features):
     """Runs the graph's nodes in order (ONNX lists them topologically)."""
-    values = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in graph.initializer}
+    values = {t.name: initializer_value(t) for t in graph.initializer}
     values["input"] = features.astype(np.float64)
     for node in graph.node:
         if node.domain not in ("", "ai.onnx"):
