@@ -21,7 +21,11 @@ std::optional<activation_kind> find_activation(const std::string& name);
 /// Writes y = f(z) for `count` values.
 void activate(activation_kind kind, const float* z, float* y, size_t count);
 
-/// Multiplies each dy by f'(z) (z the input, y = f(z)), into dz.
+/// Tells whether activation_backward needs the input z (gelu), not only y.
+bool needs_input(activation_kind kind);
+
+/// Multiplies each dy by f'(z) (z the input, y = f(z)), into dz (which may
+/// be dy itself); z may be null where needs_input says so.
 void activation_backward(activation_kind kind, const float* z, const float* y,
                          const float* dy, float* dz, size_t count);
 

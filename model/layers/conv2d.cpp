@@ -42,18 +42,19 @@ public:
       for (int f = 0; f < filters_; ++f)
         row[f] += bias[f];
     }
-    if (act_ != activation_kind::none) {
-      pre_.assign(y, y + static_cast<size_t>(rows) * filters_);
-      activate(act_, pre_.data(), y, pre_.size());
-    }
+    if (act_ == activation_kind::none)
+      return;
+    const size_t values = static_cast<size_t>(rows) * filters_;
+    if (needs_input(act_))
+      pre_.assign(y, y + values);
+    activate(act_, y, y, values);
   }
 
   void backward(const float* parameters, const float*, const float* y, const float* dy,
                 float* dx, float* dparameters, size_t count, const pass_keys&) override {
     const size_t rows = count * positions();
-    dz_.assign(dy, dy + rows * filters_);
-    if (act_ != activation_kind::none)
-      activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
+    dz_.resize(rows * filters_);
+    activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
     gemm(true, false, static_cast<int>(patch_), filters_, static_cast<int>(rows), 1.0f,
          columns_.data(), dz_.data(), 0.0f, dparameters);
     float* dbias = dparameters + patch_ * filters_;
@@ -98,10 +99,8 @@ private:
           for (int ky = 0; ky < kernel_; ++ky)
             for (int kx = 0; kx < kernel_; ++kx, row += in_.channels) {
               const auto at = input_at(oy, ox, ky, kx);
-              if (at < 0)
-                std::fill_n(row, in_.channels, 0.0f);
-              else
-                std::copy_n(sample + at, in_.channels, row);
+              for (int c = 0; c < in_.channels; ++c) // a loop, not a call, for few channels
+                row[c] = at < 0 ? 0.0f : sample[at + c];
             }
     }
   }

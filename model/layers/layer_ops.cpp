@@ -150,17 +150,17 @@ public:
     for (size_t n = 0; n < count; ++n)
       for (int u = 0; u < units_; ++u)
         y[n * units_ + u] += bias[u];
-    if (act_ != activation_kind::none) {
+    if (act_ == activation_kind::none)
+      return;
+    if (needs_input(act_))
       pre_.assign(y, y + count * units_);
-      activate(act_, pre_.data(), y, pre_.size());
-    }
+    activate(act_, y, y, count * units_);
   }
 
   void backward(const float* parameters, const float* x, const float* y, const float* dy,
                 float* dx, float* dparameters, size_t count, const pass_keys&) override {
-    dz_.assign(dy, dy + count * units_);
-    if (act_ != activation_kind::none)
-      activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
+    dz_.resize(count * units_);
+    activation_backward(act_, pre_.data(), y, dy, dz_.data(), dz_.size());
     gemm(true, false, inputs_, units_, static_cast<int>(count), 1.0f, x, dz_.data(), 0.0f,
          dparameters);
     float* dbias = dparameters + static_cast<size_t>(inputs_) * units_;
