@@ -37,12 +37,15 @@ public:
     gemm(false, false, rows, filters_, static_cast<int>(patch_), 1.0f, columns_.data(),
          parameters, 0.0f, y);
     const float* bias = parameters + patch_ * filters_;
+    const bool relu = act_ == activation_kind::relu; // fused: one pass over y
     for (int r = 0; r < rows; ++r) {
       float* row = y + static_cast<size_t>(r) * filters_;
-      for (int f = 0; f < filters_; ++f)
-        row[f] += bias[f];
+      for (int f = 0; f < filters_; ++f) {
+        const float v = row[f] + bias[f];
+        row[f] = relu && v < 0.0f ? 0.0f : v;
+      }
     }
-    if (act_ == activation_kind::none)
+    if (act_ == activation_kind::none || relu)
       return;
     const size_t values = static_cast<size_t>(rows) * filters_;
     if (needs_input(act_))
@@ -99,8 +102,13 @@ private:
           for (int ky = 0; ky < kernel_; ++ky)
             for (int kx = 0; kx < kernel_; ++kx, row += in_.channels) {
               const auto at = input_at(oy, ox, ky, kx);
-              for (int c = 0; c < in_.channels; ++c) // a loop, not a call, for few channels
-                row[c] = at < 0 ? 0.0f : sample[at + c];
+              if (at < 0)
+                std::fill_n(row, in_.channels, 0.0f);
+              else if (in_.channels >= 8)
+                std::copy_n(sample + at, in_.channels, row);
+              else // a loop rather than a call per tap for a few channels
+                for (int c = 0; c < in_.channels; ++c)
+                  row[c] = sample[at + c];
             }
     }
   }
