@@ -1,6 +1,7 @@
 // The bits of a sync run do not depend on which GEMM kernel each node runs,
-// as long as the kernels share a family; nodes of another family are refused
-// at connect (both sides say why), and async runs accept them.
+// as long as the kernels share a family, for the MLP and for a convolutional
+// network; nodes of another family are refused at connect (both sides say
+// why), and async runs accept them.
 #include "tests/cluster/cluster_test.hpp"
 
 #include <cstdio>
@@ -64,6 +65,31 @@ TEST_CASE("sync training on nodes pinned to different kernels of one family matc
                        + local_final[0]["params_fnv1a64"].get<std::string>()
                        + " (GEMM avx2, fused)")
         != std::string::npos);
+}
+
+TEST_CASE("a sync convnet on nodes pinned to different kernels of one family matches a local "
+          "run bit for bit",
+          "[cluster][sync][placement][gemm][convnet]") {
+  if (!has_two_fused_kernels()) {
+    std::printf("troupe-test-skipped: this CPU lacks AVX2 + FMA, so avx2 and fma128 cannot "
+                "both run\n");
+    return;
+  }
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-avx2", {"--gemm-kernel=avx2"});
+  auto b = start_node(dir, "node-fma128", {"--gemm-kernel=fma128"});
+  const std::vector<std::string> common{
+    "--mode=sync", "--epochs=1", "--batch-size=64", "--seed=5",
+    "--model=28x28x1-conv4k3relu-maxpool2-conv8k3samerelu-avgpool2-flatten-dropout0.3-16gelu-10"};
+  auto with = [&common](std::vector<std::string> more) {
+    more.insert(more.begin(), common.begin(), common.end());
+    return more;
+  };
+  const auto distributed = checksum_of_run(
+    dir, "coordinator", with({"--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
+  const auto local =
+    checksum_of_run(dir, "local", with({"--replicas=2", "--gemm-kernel=avx2"}));
+  CHECK(distributed == local);
 }
 
 TEST_CASE("a sync run refuses a node whose kernel computes other bits, naming both, and async "
