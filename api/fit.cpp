@@ -19,6 +19,7 @@
 #include "common/settings_fields.hpp"
 #include "messages/errors.hpp"
 #include "model/data/row_range.hpp"
+#include "model/layers/layer_spec.hpp"
 #include "model/metrics.hpp"
 #include "model/model_description.hpp"
 
@@ -31,6 +32,10 @@ expected<std::string> description_with_loss(const std::string& model, const std:
   if (!names_builtin_model(model))
     return fail(model_errc::invalid_argument,
                 "--loss: model " + model + " is registered and computes its own loss");
+  if (names_layered_model(model))
+    return fail(model_errc::invalid_argument,
+                "--loss=" + loss + ": model " + model
+                  + " has layers beyond dense ones, which train with softmax cross-entropy");
   const std::string base = without_loss_suffix(model);
   return loss == "mse" ? base + squared_error_suffix : base;
 }

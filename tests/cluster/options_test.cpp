@@ -64,6 +64,12 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
      "--class-weights: every class weighs 0"},
     {"--class-weights=3:2 --devices=cuda:0", "--class-weights weighs samples on cpu replicas only"},
     {"--global-clipnorm=-1", "--global-clipnorm must be 0 (off) or more, got -1"},
+    // Layered models.
+    {"--model=28x28x1-conv4k3-flatten-10 --loss=mse", "has layers beyond dense ones"},
+    {"--model=28x28x1-conv4k3-10", "put a flatten before it (input 26x26x4)"},
+    {"--model=28x28x1-conv4k3-flatten-10 --devices=cuda:0",
+     "--devices: model 28x28x1-conv4k3-flatten-10 computes on the host, so its replicas "
+     "cannot run on cuda:0 (use --devices=cpu)"},
     {"--global-clipnorm=1 --store-device=cuda:0", "cannot clip by global norm"},
   };
   temp_dir dir{"troupe-cluster"};
