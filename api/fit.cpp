@@ -259,15 +259,16 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   program_config cfg(options.program, "");
   if (auto err = cfg.parse_options(options.arguments()))
     return invalid_option(err);
-  if (auto asked = cfg.run.to_run_config(); !validation && asked && asked->validation_split > 0)
-    validation = train; // unused: the split validates
-  if (!train || !validation)
-    return fail(model_errc::invalid_argument,
-                std::string("fit: the ") + (train ? "validation" : "training")
-                  + " source is null (without one, give a validation_split)");
+  if (!train)
+    return fail(model_errc::invalid_argument, "fit: the training source is null");
   auto config = run_config_for(cfg, description, optimizer, *train, options);
   if (!config)
     return config.error();
+  if (!validation && config->validation_split > 0)
+    validation = train; // unused: the split validates
+  if (!validation)
+    return fail(model_errc::invalid_argument,
+                "fit: the validation source is null (without one, give a validation_split)");
   const source_pair data{std::move(train), std::move(validation)};
   auto checked = check_run_config(*config, &data);
   if (!checked)

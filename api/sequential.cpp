@@ -197,8 +197,8 @@ expected<history> sequential::fit(std::shared_ptr<const data_source> train,
   if (!text)
     return text.error();
   fit_options with_metrics = options;
-  if (!extra_metrics().empty() && !options.has("extra-metrics"))
-    with_metrics.extra_metrics(extra_metrics());
+  if (const auto compiled = extra_metrics(); !compiled.empty() && !options.has("extra-metrics"))
+    with_metrics.extra_metrics(compiled);
   auto result =
     troupe::fit(*text, optimizer_, std::move(train), std::move(validation), with_metrics);
   if (result)

@@ -3,9 +3,6 @@
 // quiet() prints nothing, and --save/--export-onnx are carried out.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +17,7 @@
 #include <troupe/troupe.hpp>
 
 #include "api_fixture.hpp"
+#include "captured_output.hpp"
 
 namespace {
 
@@ -52,32 +50,6 @@ uint64_t checksum_of(const troupe::fit_options& options) {
   return history->params_fnv1a64;
 }
 
-// Runs `body` with the process's stdout and stderr going to a file, and
-// returns what was written to them.
-template <class Body>
-std::string captured_output(Body body) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const std::string path = "callbacks_test_output.txt";
-  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int saved_out = ::dup(STDOUT_FILENO);
-  const int saved_err = ::dup(STDERR_FILENO);
-  ::dup2(file, STDOUT_FILENO);
-  ::dup2(file, STDERR_FILENO);
-  body();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::dup2(saved_out, STDOUT_FILENO);
-  ::dup2(saved_err, STDERR_FILENO);
-  ::close(saved_out);
-  ::close(saved_err);
-  ::close(file);
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
-  return text.str();
-}
 
 } // namespace
 
@@ -220,7 +192,7 @@ TEST_CASE("quiet() prints nothing, and --save and --export-onnx are written by f
   const std::string saved_path = "callbacks_test_saved.troupe";
   const std::string onnx_path = "callbacks_test_saved.onnx";
   troupe::expected<troupe::history> history = troupe::fail(troupe::model_errc::run_failed, "");
-  const auto printed = captured_output([&] {
+  const auto printed = api_fixture::captured_output("callbacks_test_output.txt", true, [&] {
     auto model = small_mlp();
     auto options = quiet_run();
     options.set("save", saved_path).set("export-onnx", onnx_path);

@@ -2,16 +2,13 @@
 // spelled out, and what --help shows.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <troupe/troupe.hpp>
+
+#include "captured_output.hpp"
 
 namespace {
 
@@ -24,25 +21,6 @@ std::optional<int> parse(troupe::command_line& cli, std::vector<std::string> arg
   return cli.parse(static_cast<int>(argv.size()), argv.data());
 }
 
-// What `body` writes to stdout.
-template <class Body>
-std::string stdout_of(Body body) {
-  std::fflush(stdout);
-  const std::string path = "command_line_test_stdout.txt";
-  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int saved = ::dup(STDOUT_FILENO);
-  ::dup2(file, STDOUT_FILENO);
-  body();
-  std::fflush(stdout);
-  ::dup2(saved, STDOUT_FILENO);
-  ::close(saved);
-  ::close(file);
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
-  return text.str();
-}
 
 } // namespace
 
@@ -77,7 +55,8 @@ TEST_CASE("a program's own option with a bad value is refused, and --help lists 
   std::string name = "none";
   help.add_option("name", name, "the thing to call it");
   std::optional<int> exit_code;
-  const auto text = stdout_of([&] { exit_code = parse(help, {"--help"}); });
+  const auto text = api_fixture::captured_output(
+    "command_line_test_stdout.txt", false, [&] { exit_code = parse(help, {"--help"}); });
   CHECK(exit_code == 0);
   CHECK_THAT(text, Catch::Contains("This program"));
   CHECK_THAT(text, Catch::Contains("--name="));

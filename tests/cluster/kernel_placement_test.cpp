@@ -21,16 +21,22 @@ bool has_two_fused_kernels() {
   return usable == 2;
 }
 
+// Says so and returns true when this CPU cannot run the two fused kernels.
+bool skipped_without_two_fused_kernels() {
+  if (has_two_fused_kernels())
+    return false;
+  std::printf("troupe-test-skipped: this CPU lacks AVX2 + FMA, so avx2 and fma128 cannot "
+              "both run\n");
+  return true;
+}
+
 } // namespace
 
 TEST_CASE("sync training on nodes pinned to different kernels of one family matches a "
           "local run bit for bit",
           "[cluster][sync][placement][gemm]") {
-  if (!has_two_fused_kernels()) {
-    std::printf("troupe-test-skipped: this CPU lacks AVX2 + FMA, so avx2 and fma128 cannot "
-                "both run\n");
+  if (skipped_without_two_fused_kernels())
     return;
-  }
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-avx2", {"--gemm-kernel=avx2"});
   auto b = start_node(dir, "node-fma128", {"--gemm-kernel=fma128"});
@@ -70,11 +76,8 @@ TEST_CASE("sync training on nodes pinned to different kernels of one family matc
 TEST_CASE("a sync convnet on nodes pinned to different kernels of one family matches a local "
           "run bit for bit",
           "[cluster][sync][placement][gemm][convnet]") {
-  if (!has_two_fused_kernels()) {
-    std::printf("troupe-test-skipped: this CPU lacks AVX2 + FMA, so avx2 and fma128 cannot "
-                "both run\n");
+  if (skipped_without_two_fused_kernels())
     return;
-  }
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-avx2", {"--gemm-kernel=avx2"});
   auto b = start_node(dir, "node-fma128", {"--gemm-kernel=fma128"});
