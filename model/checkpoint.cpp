@@ -352,17 +352,6 @@ expected<bytes> read_all(const std::string& path) {
   return in;
 }
 
-std::string canonical_model(const std::string& text) {
-  auto spec = parse_model_spec(text);
-  return spec ? to_string(*spec) : text;
-}
-
-std::string hex(uint64_t value) {
-  char text[19];
-  std::snprintf(text, sizeof(text), "0x%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 } // namespace
 
 expected<size_t> write_checkpoint(const std::string& path, const checkpoint& c) {
@@ -385,59 +374,6 @@ expected<checkpoint> read_checkpoint(const std::string& path) {
 uint64_t settings_fingerprint(const std::vector<setting_text>& settings) {
   const auto text = settings_lines(settings);
   return fnv1a64(text.data(), text.size());
-}
-
-namespace {
-
-// "--lr=0.001 there, 0.002 here; --seed=42 there, 7 here": each setting of
-// `now` whose value in `saved` differs, or that `saved` lacks, and each that
-// only `saved` has (one named only when set, such as --class-weights).
-std::string differences(const std::vector<setting_text>& saved,
-                        const std::vector<setting_text>& now) {
-  std::string text;
-  for (const auto& setting : saved)
-    if (std::none_of(now.begin(), now.end(),
-                     [&](const setting_text& s) { return s.name == setting.name; }))
-      text += (text.empty() ? "--" : "; --") + setting.name + "=" + setting.value
-              + " there, not set here";
-  for (const auto& setting : now) {
-    auto found = std::find_if(saved.begin(), saved.end(), [&](const setting_text& s) {
-      return s.name == setting.name;
-    });
-    if (found != saved.end() && found->value == setting.value)
-      continue;
-    text += (text.empty() ? "--" : "; --") + setting.name + "="
-            + (found == saved.end() ? "(not recorded)" : found->value) + " there, "
-            + setting.value + " here";
-  }
-  return text;
-}
-
-} // namespace
-
-status check_compatible(const checkpoint& c, const std::string& model,
-                        const std::vector<setting_text>& settings, size_t parameter_count,
-                        const std::string& path) {
-  if (canonical_model(c.model) != canonical_model(model))
-    return fail(model_errc::invalid_argument, "checkpoint " + path + " was written for model "
-                                                + c.model + ", this run trains " + model);
-  if (!c.settings.empty()) {
-    if (auto differ = differences(c.settings, settings); !differ.empty())
-      return fail(model_errc::invalid_argument,
-                  "checkpoint " + path + " was written by a run with other settings ("
-                    + differ + "): resume with the original settings");
-  } else if (c.config_fingerprint != settings_fingerprint(settings)) {
-    return fail(model_errc::invalid_argument,
-                "checkpoint " + path + " was written with other run settings than this run's, "
-                  "or by an older Troupe (settings fingerprint " + hex(c.config_fingerprint)
-                  + " in the file, " + hex(settings_fingerprint(settings))
-                  + " now; a file of this format does not record which)");
-  }
-  if (c.params.size() != parameter_count)
-    return fail(model_errc::invalid_argument,
-                "checkpoint " + path + " holds " + std::to_string(c.params.size())
-                  + " parameters, this run's model has " + std::to_string(parameter_count));
-  return {};
 }
 
 } // namespace troupe

@@ -558,6 +558,13 @@ TEST_CASE("check_compatible accepts the run a checkpoint was written for", "[che
   CHECK(ok);
   // The same model spelled with a leading zero is still the same model.
   CHECK(check_compatible(c, "784-0128relu-10", sample_settings, 1000, "run.ckpt"));
+  // So is a layered model spelled another way, and another one is not.
+  auto layered = c;
+  layered.model = "28x28x1-conv4k3-flatten-dropout0.50-10";
+  CHECK(check_compatible(layered, "28x28x1-conv4k3-flatten-dropout0.5-10", sample_settings,
+                         1000, "run.ckpt"));
+  CHECK_FALSE(check_compatible(layered, "28x28x1-conv4k3-flatten-dropout0.25-10",
+                               sample_settings, 1000, "run.ckpt"));
 }
 
 TEST_CASE("check_compatible refuses another model, other settings, naming each, or another "
