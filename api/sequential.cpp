@@ -3,6 +3,8 @@
 #include <troupe/sequential.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "model/layers/activations.hpp"
 #include "model/layers/layer_spec.hpp"
@@ -21,51 +23,65 @@ model_error bad_layer(size_t index, const layer& l, const std::string& why) {
 const char* const known_activations =
   "relu, tanh, sigmoid, leaky_relu, elu, gelu, linear, or softmax on the output";
 
-// The activation's token suffix, or why it has none.
-expected<std::string> activation_token(size_t i, const layer& l) {
+// The activation a layer names, or why it names none Troupe knows.
+expected<activation_kind> activation_of(size_t i, const layer& l) {
   auto act = find_activation(l.activation);
   if (!act)
     return bad_layer(i, l, std::string("unknown activation (") + known_activations + ")");
-  return std::string(activation_name(*act));
+  return *act;
 }
 
-// A layer's token in a layered model's text (model/layers/layer_spec.hpp).
-expected<std::string> layered_token(size_t i, const layer& l, bool last) {
-  if (l.kind != "dense" && l.kind != "conv2d" && l.kind != "activation"
-      && l.activation != "linear")
-    return bad_layer(i, l, "takes no activation");
-  if (last && l.kind == "dense")
-    return l.activation == "softmax" || l.activation == "linear"
-             ? expected<std::string>(std::to_string(l.units))
-             : bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
-  auto act = activation_token(i, l);
-  if (!act)
-    return act;
-  if (l.kind == "conv2d" && l.padding != "valid" && l.padding != "same")
-    return bad_layer(i, l, "padding '" + l.padding + "' is not valid or same");
-  if (l.kind == "conv2d")
-    return "conv" + std::to_string(l.units) + "k" + std::to_string(l.size)
-           + (l.strides != 1 ? "s" + std::to_string(l.strides) : "")
-           + (l.padding == "same" ? "same" : "") + *act;
-  if (l.kind == "activation")
-    return act->empty() ? bad_layer(i, l, "an activation layer needs an activation") : act;
-  if (l.kind == "max_pool2d" || l.kind == "average_pool2d")
-    return (l.kind == "max_pool2d" ? "maxpool" : "avgpool") + std::to_string(l.size);
-  if (l.kind == "global_average_pool2d")
-    return std::string("globalavgpool");
-  if (l.kind == "flatten")
-    return std::string("flatten");
-  if (l.kind == "layer_normalization")
-    return std::string("layernorm");
-  if (l.kind == "custom")
-    return "@" + l.name + (l.settings.empty() ? "" : "(" + l.settings + ")");
-  if (l.kind == "dropout")
-    return "dropout" + std::to_string(l.rate);
-  if (l.kind != "dense")
+// The kinds of layer_spec.hpp, by the names `layer::kind` gives them.
+std::optional<layer_kind> kind_of(const std::string& name) {
+  static const std::pair<const char*, layer_kind> kinds[] = {
+    {"dense", layer_kind::dense},
+    {"conv2d", layer_kind::conv2d},
+    {"max_pool2d", layer_kind::max_pool2d},
+    {"average_pool2d", layer_kind::average_pool2d},
+    {"global_average_pool2d", layer_kind::global_average_pool2d},
+    {"flatten", layer_kind::flatten},
+    {"dropout", layer_kind::dropout},
+    {"activation", layer_kind::activation},
+    {"layer_normalization", layer_kind::layer_normalization},
+    {"custom", layer_kind::custom}};
+  for (const auto& [known, kind] : kinds)
+    if (name == known)
+      return kind;
+  return std::nullopt;
+}
+
+// A layer as layer_spec.hpp describes it, or why it is none.
+expected<layer_spec> spec_of(size_t i, const layer& l, bool last) {
+  auto kind = kind_of(l.kind);
+  if (!kind)
     return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, average_pool2d, "
                            "global_average_pool2d, flatten, dropout, activation, "
                            "layer_normalization, custom)");
-  return std::to_string(l.units) + *act;
+  const bool activated = *kind == layer_kind::dense || *kind == layer_kind::conv2d
+                         || *kind == layer_kind::activation;
+  if (!activated && l.activation != "linear")
+    return bad_layer(i, l, "takes no activation");
+  const bool output = last && *kind == layer_kind::dense;
+  if (output && l.activation != "softmax" && l.activation != "linear")
+    return bad_layer(i, l, "the output layer takes softmax (or linear: logits)");
+  auto act = output ? expected<activation_kind>(activation_kind::none) : activation_of(i, l);
+  if (!act)
+    return act.error();
+  if (*kind == layer_kind::activation && *act == activation_kind::none)
+    return bad_layer(i, l, "an activation layer needs an activation");
+  if (*kind == layer_kind::conv2d && l.padding != "valid" && l.padding != "same")
+    return bad_layer(i, l, "padding '" + l.padding + "' is not valid or same");
+  layer_spec spec;
+  spec.kind = *kind;
+  spec.units = l.units;
+  spec.kernel = l.size;
+  spec.stride = *kind == layer_kind::conv2d ? l.strides : 1;
+  spec.same = l.padding == "same";
+  spec.act = *act;
+  spec.rate = l.rate;
+  spec.name = l.name;
+  spec.settings = l.settings;
+  return spec;
 }
 
 } // namespace
@@ -102,14 +118,16 @@ expected<std::string> sequential::layered_description() const {
     return fail(model_errc::invalid_argument,
                 "a stack beyond dense layers with relu trains with "
                 "sparse_categorical_crossentropy");
-  std::string text = std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x"
-                     + std::to_string(shape[2]);
+  stack_spec stack;
+  stack.input = tensor_shape{shape[0], shape[1], shape[2]};
   for (size_t i = 0; i < layers_.size(); ++i) {
-    auto token = layered_token(i, layers_[i], i + 1 == layers_.size());
-    if (!token)
-      return token.error();
-    text += "-" + *token;
+    auto spec = spec_of(i, layers_[i], i + 1 == layers_.size());
+    if (!spec)
+      return spec.error();
+    stack.layers.push_back(std::move(*spec));
   }
+  // Parsed back, so that the shapes are checked and named as for --model.
+  const std::string text = to_string(stack);
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();

@@ -148,6 +148,8 @@ std::string layer_text(const layer_spec& l) {
     std::string rate = std::to_string(l.rate);
     while (rate.size() > 1 && rate.back() == '0')
       rate.pop_back();
+    if (rate.back() == '.')
+      rate.pop_back();
     return "dropout" + rate;
   }
   case layer_kind::custom:
