@@ -8,23 +8,32 @@ namespace troupe {
 
 namespace {
 
-expected<double> mean_loss(model& m, const std::vector<float>& params, const batch& samples) {
-  const double loss = m.evaluate(params.data(), samples).loss_sum / samples.count;
+// The training pass's mean loss, the one the gradient is of (dropout with
+// the batch's mask, batch normalization by the batch's statistics).
+expected<double> mean_loss(model& m, const std::vector<float>& params, const batch& samples,
+                           std::vector<float>& scratch) {
+  const double loss = m.gradient(params.data(), samples, scratch.data()).loss_sum / samples.count;
   if (!std::isfinite(loss))
     return fail(model_errc::invalid_argument, "check_gradient: the model's loss is not finite");
   return loss;
 }
 
-// Every parameter, or `wanted` of them spread evenly.
-std::vector<size_t> parameters_to_check(size_t count, size_t wanted) {
+// Every weight (the parameters outside the model's state spans), or
+// `wanted` of them spread evenly.
+std::vector<size_t> parameters_to_check(const model& m, size_t wanted) {
+  std::vector<bool> state(m.parameter_count(), false);
+  for (const parameter_span& span : m.state_spans())
+    for (size_t i = span.offset; i < span.offset + span.count && i < state.size(); ++i)
+      state[i] = true;
+  std::vector<size_t> weights;
+  for (size_t i = 0; i < state.size(); ++i)
+    if (!state[i])
+      weights.push_back(i);
+  if (wanted == 0 || wanted >= weights.size())
+    return weights;
   std::vector<size_t> chosen;
-  if (wanted == 0 || wanted >= count) {
-    for (size_t i = 0; i < count; ++i)
-      chosen.push_back(i);
-    return chosen;
-  }
   for (size_t k = 0; k < wanted; ++k)
-    chosen.push_back(k * count / wanted);
+    chosen.push_back(weights[k * weights.size() / wanted]);
   return chosen;
 }
 
@@ -61,12 +70,13 @@ expected<gradient_report> check_gradient(model& m, const batch& samples,
   std::vector<float> gradient(params.size());
   m.gradient(params.data(), samples, gradient.data());
   gradient_report report;
-  for (size_t i : parameters_to_check(params.size(), options.max_parameters)) {
+  std::vector<float> scratch(params.size());
+  for (size_t i : parameters_to_check(m, options.max_parameters)) {
     const float saved = params[i];
     params[i] = saved + options.step;
-    auto up = mean_loss(m, params, samples);
+    auto up = mean_loss(m, params, samples, scratch);
     params[i] = saved - options.step;
-    auto down = mean_loss(m, params, samples);
+    auto down = mean_loss(m, params, samples, scratch);
     params[i] = saved;
     if (!up || !down)
       return up ? down.error() : up.error();

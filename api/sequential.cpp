@@ -43,6 +43,7 @@ std::optional<layer_kind> kind_of(const std::string& name) {
     {"dropout", layer_kind::dropout},
     {"activation", layer_kind::activation},
     {"layer_normalization", layer_kind::layer_normalization},
+    {"batch_normalization", layer_kind::batch_normalization},
     {"custom", layer_kind::custom}};
   for (const auto& [known, kind] : kinds)
     if (name == known)
@@ -56,7 +57,7 @@ expected<layer_spec> spec_of(size_t i, const layer& l, bool last) {
   if (!kind)
     return bad_layer(i, l, "unknown kind (dense, conv2d, max_pool2d, average_pool2d, "
                            "global_average_pool2d, flatten, dropout, activation, "
-                           "layer_normalization, custom)");
+                           "layer_normalization, batch_normalization, custom)");
   const bool activated = *kind == layer_kind::dense || *kind == layer_kind::conv2d
                          || *kind == layer_kind::activation;
   if (!activated && l.activation != "linear")
@@ -106,7 +107,8 @@ bool sequential::layered() const {
 expected<std::string> sequential::layered_description() const {
   const bool spatial = std::any_of(layers_.begin(), layers_.end(), [](const layer& l) {
     return l.kind != "dense" && l.kind != "dropout" && l.kind != "activation"
-           && l.kind != "custom" && l.kind != "layer_normalization";
+           && l.kind != "custom" && l.kind != "layer_normalization"
+           && l.kind != "batch_normalization";
   });
   if (input_shape_.size() != 3 && (spatial || !input_shape_.empty()))
     return fail(model_errc::invalid_argument,

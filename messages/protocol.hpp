@@ -9,6 +9,8 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include <troupe/model.hpp>
+
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 #include "common/optimizer_config.hpp"
@@ -197,6 +199,10 @@ struct store_config {
   uint64_t initial_round = 0;
   // The schedule's learning rate is times this (a callback's reductions so far).
   float learning_rate_factor = 1.0f;
+  // The model's state in the shard's slice, as offsets from its start: the
+  // shard moves it by the round's mean change rather than optimizing it
+  // (model::state_spans, model/optim/averaged_state.hpp).
+  std::vector<parameter_span> state_spans;
   // Every `checkpoint_every` rounds the policy closes (sync; async has no
   // rounds; 0: never) the shard sends its part to the run's checkpoint writer.
   uint32_t checkpoint_every = 0;
@@ -337,11 +343,17 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, parameter_span& x) {
+  return f(caf::meta::type_name("parameter_span"), x.offset, x.count);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
            x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
-           x.initial_round, x.learning_rate_factor, x.checkpoint_every, x.snapshot_every, x.pin_core, x.trace,
+           x.initial_round, x.learning_rate_factor, x.state_spans, x.checkpoint_every,
+           x.snapshot_every, x.pin_core, x.trace,
            x.membership, x.fault_signal, x.fault_round);
 }
 

@@ -31,6 +31,20 @@ uint64_t registered_fingerprint(const std::string& text, model& instance) {
   return fnv1a64(initial.data(), initial.size() * sizeof(float), hash);
 }
 
+// Says what is wrong with a model's state spans (out of its parameters, or
+// out of order), or nothing.
+std::string refuse_state_spans(const std::vector<parameter_span>& spans, size_t parameters) {
+  size_t end = 0;
+  for (const parameter_span& span : spans) {
+    if (span.offset < end || span.count > parameters || span.offset > parameters - span.count)
+      return "its state spans must lie in order within its " + std::to_string(parameters)
+             + " parameters, and [" + std::to_string(span.offset) + ", "
+             + std::to_string(span.offset + span.count) + ") does not";
+    end = span.offset + span.count;
+  }
+  return {};
+}
+
 } // namespace
 
 bool names_builtin_model(const std::string& text) {
@@ -46,9 +60,12 @@ expected<model_description> model_description::resolve(const std::string& text) 
     d.layered_ = true;
     d.text_ = to_string(*spec);
     auto instance = d.instantiate();
+    if (!instance)
+      return instance.error();
     d.parameter_count_ = (*instance)->parameter_count();
     d.inputs_ = (*instance)->inputs();
     d.classes_ = (*instance)->outputs();
+    d.state_spans_ = (*instance)->state_spans();
     d.fingerprint_ = registered_fingerprint(d.text_, **instance);
     return d;
   }
@@ -83,6 +100,9 @@ expected<model_description> model_description::resolve(const std::string& text) 
   d.inputs_ = m.inputs();
   d.classes_ = m.outputs();
   d.honours_sample_weights_ = m.honours_sample_weights();
+  d.state_spans_ = m.state_spans();
+  if (auto refused = refuse_state_spans(d.state_spans_, d.parameter_count_); !refused.empty())
+    return fail(model_errc::invalid_argument, "model '" + text + "': " + refused);
   d.fingerprint_ = registered_fingerprint(text, **instance);
   return d;
 }

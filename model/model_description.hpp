@@ -47,6 +47,10 @@ public:
   /// built-in cross-entropy model does, a registered one where it says so.
   bool honours_sample_weights() const { return honours_sample_weights_; }
 
+  /// Returns the spans of its parameters that are state the store averages
+  /// rather than optimizes (model::state_spans), in order.
+  const std::vector<parameter_span>& state_spans() const { return state_spans_; }
+
   /// Builds a fresh instance: each replica computes on its own.
   expected<std::unique_ptr<model>> instantiate() const;
 
@@ -68,6 +72,7 @@ private:
   int classes_ = 0;
   uint64_t fingerprint_ = 0;
   bool honours_sample_weights_ = false;
+  std::vector<parameter_span> state_spans_;
   bool layered_ = false; // a layered model's text (model/layers/layer_spec.hpp)
 };
 

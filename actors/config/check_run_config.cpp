@@ -211,6 +211,22 @@ caf::error settle_class_weights(run_config& c, const model_description& model,
   return caf::none;
 }
 
+// A model with state (batch normalization's moving statistics) has it
+// averaged by host shards that do not clip it.
+caf::error check_model_state(const run_config& c, const model_description& model) {
+  if (model.state_spans().empty())
+    return caf::none;
+  const std::string has = "model " + model.text()
+                          + " has state (batch normalization's moving statistics), ";
+  if (c.optimizer.global_clipnorm != 0.0f)
+    return bad_config("--global-clipnorm: " + has + "which clipping by global norm would "
+                      "scale: use --global-clipnorm=0");
+  if (c.store_device != "cpu")
+    return bad_config("--store-device=" + c.store_device + ": " + has
+                      + "which the store averages on the host: use --store-device=cpu");
+  return caf::none;
+}
+
 } // namespace
 
 caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
@@ -250,6 +266,8 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
   if (auto err = settle_class_weights(config, *described, *data->train))
     return err;
   if (auto err = check_store_device(config))
+    return err;
+  if (auto err = check_model_state(config, *described))
     return err;
   if (config.start_parameters.size() > 0 && !config.resume_path.empty())
     return make_troupe_error(troupe_errc::bad_config,

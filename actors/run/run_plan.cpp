@@ -7,6 +7,7 @@
 #include "model/data/batch_plan.hpp"
 #include "model/model_description.hpp"
 #include "model/network.hpp"
+#include "model/optim/averaged_state.hpp"
 #include "model/parameter_layout.hpp"
 
 namespace troupe {
@@ -81,6 +82,7 @@ caf::expected<run_plan> plan_run(const run_config& checked, size_t train_count) 
                                                           + ": " + opened.error().message);
   const auto described = *model_description::resolve(checked.model); // checked
   plan.parameter_count = described.parameter_count();
+  plan.state_spans = described.state_spans();
   plan.ranges = *split_into_shards(plan.parameter_count, checked.store_shards); // checked
   if (checked.resume_path.empty()) {
     plan.start.parameters = checked.start_parameters.size() > 0
@@ -114,6 +116,7 @@ store_config store_config_for(const run_plan& plan, uint32_t shard, uint64_t mem
   s.initial_optimizer_steps = start.optimizer_steps;
   s.initial_round = start.round;
   s.learning_rate_factor = start.learning_rate_factor;
+  s.state_spans = spans_within(plan.state_spans, range.offset, range.count);
   s.checkpoint_every = c.checkpoint_every;
   s.snapshot_every = c.snapshot_every;
   s.pin_core = c.pin_cores;

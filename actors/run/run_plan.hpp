@@ -34,6 +34,7 @@ struct run_plan {
   policy_traits traits;
   std::vector<std::string> devices; // per replica
   size_t parameter_count = 0;
+  std::vector<parameter_span> state_spans; // the model's (model::state_spans)
   size_t train_rows = 0; // the samples the replicas train on
   std::vector<shard_range> ranges; // of the store's shards
   store_start start;

@@ -24,6 +24,7 @@
 #include "actors/store/store_state.hpp"
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
+#include "model/optim/averaged_state.hpp"
 #include "model/shard_layout.hpp"
 
 namespace troupe {
@@ -191,7 +192,12 @@ caf::expected<std::unique_ptr<optimizer>> make_shard_optimizer(const store_confi
   auto optim = make_optimizer(options.optimizer, count, device.get());
   if (!optim)
     return to_caf_error(optim.error());
-  return std::move(*optim);
+  if (!options.state_spans.empty() && device)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "store shard " + std::to_string(options.shard)
+                               + " averages the model's state on the host, not on "
+                               + options.device);
+  return with_averaged_state(std::move(*optim), options.state_spans);
 }
 
 caf::expected<std::shared_ptr<store_setup>> make_store_setup(store_config options,

@@ -34,8 +34,11 @@ struct gradient_check_options {
 };
 
 /// Compares m.gradient() on `samples` with central differences of the mean
-/// loss m.evaluate() reports, parameter by parameter: a model with a
-/// penalty (L2, ...) must report it in evaluate()'s loss as in its gradient.
+/// loss m.gradient() reports, the training pass's (dropout with the batch's
+/// mask, batch normalization by the batch's statistics), weight by weight;
+/// the floats of m.state_spans() are not a loss's gradient and are skipped.
+/// A model with a penalty (L2, ...) must report it in its loss as in its
+/// gradient.
 /// An error when the batch does not fit the model (its width, a label
 /// outside 0..outputs()-1) or the model's calls make no sense (a loss that
 /// is not finite); otherwise the report says whether every parameter was

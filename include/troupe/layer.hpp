@@ -55,6 +55,13 @@ public:
   /// Returns the number of floats of the layer's parameters (0: none).
   virtual size_t parameter_count() const { return 0; }
 
+  /// Returns how many of the parameter_count() floats, at their end, are
+  /// state rather than weights (batch normalization's moving statistics):
+  /// backward writes, for each, its current value minus the new value it
+  /// asks for, and the store averages the replicas' new values
+  /// (model::state_spans).
+  virtual size_t state_count() const { return 0; }
+
   /// Writes the initial parameters from `seed`; the same seed must give the
   /// same bits in every process.
   virtual void initialize(uint64_t seed, float* parameters) const {

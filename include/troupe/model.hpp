@@ -39,6 +39,12 @@ struct batch {
   const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }
 };
 
+/// Names `count` floats of the flat parameter buffer from `offset` on.
+struct parameter_span {
+  size_t offset = 0;
+  size_t count = 0;
+};
+
 /// Sums over a batch: the loss of every sample, and how many a classifier
 /// predicted right (its top output equals the label).
 struct batch_result {
@@ -82,6 +88,16 @@ public:
   /// weights refuses a model that says no (the default): its weights would
   /// be silently ignored.
   virtual bool honours_sample_weights() const { return false; }
+
+  /// Returns the spans of the parameter buffer that hold model state rather
+  /// than weights (batch normalization's moving mean and variance), in
+  /// order. For a float of such a span gradient() writes the change it asks
+  /// for, its current value minus its new one, and the store moves it by
+  /// the round's mean of those changes (weighted by each replica's share of
+  /// the round's samples) instead of optimizing it: no learning rate,
+  /// momentum, weight decay or clipping touches it. With one replica the
+  /// float becomes the replica's new value; with several, their weighted mean.
+  virtual std::vector<parameter_span> state_spans() const { return {}; }
 
   /// Returns the batch's summed loss and correct predictions, forward only.
   virtual batch_result evaluate(const float* parameters, const batch& samples) = 0;

@@ -88,6 +88,14 @@ inline layer layer_normalization() {
   return layer{0, "linear", "layer_normalization", 0, 1, 0};
 }
 
+/// Returns keras.layers.BatchNormalization(): in training each channel to
+/// the batch's mean 0 and variance 1 (epsilon 1e-3), then times gamma plus
+/// beta; in evaluation and prediction by the moving mean and variance
+/// (momentum 0.99), which the store averages over the replicas each round.
+inline layer batch_normalization() {
+  return layer{0, "linear", "batch_normalization", 0, 1, 0};
+}
+
 /// Returns keras.layers.Flatten().
 inline layer flatten() {
   return layer{0, "linear", "flatten", 0, 1, 0};

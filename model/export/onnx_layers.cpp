@@ -20,6 +20,7 @@ namespace {
 using namespace onnx_graph;
 
 constexpr float layer_norm_epsilon = 1e-3f; // as model/layers/normalization.cpp
+constexpr float batch_norm_epsilon = 1e-3f; // as model/layers/batch_normalization.cpp
 constexpr float leaky_slope = 0.2f;         // as model/layers/activations.cpp
 
 // Emits a stack's nodes in order; x_ names the value the next layer reads.
@@ -35,6 +36,7 @@ private:
   void conv(const layer_spec& l, tensor_shape in, const float* params);
   void pool(const char* op, int size);
   void layer_normalization(tensor_shape in, const float* params);
+  void batch_normalization(tensor_shape in, const float* params);
   void dense(const layer_spec& l, tensor_shape in, const float* params);
   void activation(activation_kind act);
   void gelu();
@@ -138,6 +140,8 @@ void layered_graph::layer(const layer_spec& l, tensor_shape in, const float* par
     return activation(l.act);
   case layer_kind::layer_normalization:
     return layer_normalization(in, params);
+  case layer_kind::batch_normalization:
+    return batch_normalization(in, params);
   case layer_kind::dense:
     return dense(l, in, params);
   }
@@ -201,6 +205,19 @@ void layered_graph::layer_normalization(tensor_shape in, const float* params) {
   const std::string normalized = out(node("Div", {centered, out(node("Sqrt", {shifted}))}));
   const std::string scaled = out(node("Mul", {normalized, prefix_ + ".gamma"}));
   x_ = out(node("Add", {scaled, prefix_ + ".beta"}));
+}
+
+// Inference's batch normalization, by the moving statistics, over axis 1:
+// the channels of (N, C, H, W) as of flat rows (N, C).
+void layered_graph::batch_normalization(tensor_shape in, const float* params) {
+  const int64_t channels = in.channels;
+  const char* names[] = {".gamma", ".beta", ".moving_mean", ".moving_variance"};
+  for (int i = 0; i < 4; ++i)
+    add_initializer(graph_, prefix_ + names[i], {channels}, params + i * channels);
+  auto* norm = node("BatchNormalization", {x_, prefix_ + ".gamma", prefix_ + ".beta",
+                                           prefix_ + ".moving_mean", prefix_ + ".moving_variance"});
+  set_float_attribute(norm, "epsilon", batch_norm_epsilon);
+  x_ = out(norm);
 }
 
 // y = x W + b: (N, in) (in, units) + (units); the last layer's are the logits.

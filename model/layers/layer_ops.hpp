@@ -42,6 +42,13 @@ std::unique_ptr<layer_op> make_activation(tensor_shape in, activation_kind act);
 /// channel, as Keras's LayerNormalization. Parameters: gamma, then beta.
 std::unique_ptr<layer_op> make_layer_normalization(tensor_shape in);
 
+/// Returns batch normalization over the last axis, epsilon 1e-3, momentum
+/// 0.99, as Keras's BatchNormalization: in training by the batch's
+/// statistics per channel, in evaluation by the moving ones. Parameters:
+/// gamma (ones), beta (zeros), then the state: moving mean (zeros) and
+/// moving variance (ones), each per channel.
+std::unique_ptr<layer_op> make_batch_normalization(tensor_shape in);
+
 /// Returns the flatten of `in`: the values as they are, as one vector.
 std::unique_ptr<layer_op> make_flatten(tensor_shape in);
 

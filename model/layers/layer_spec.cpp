@@ -69,12 +69,16 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
     return parse_custom(token);
   layer_spec l;
   size_t pos = 0;
-  if (token == "flatten" || token == "globalavgpool" || token == "layernorm") {
-    l.kind = token == "flatten"         ? layer_kind::flatten
-             : token == "globalavgpool" ? layer_kind::global_average_pool2d
-                                        : layer_kind::layer_normalization;
-    return l;
-  }
+  static const std::pair<const char*, layer_kind> bare[] = {
+    {"flatten", layer_kind::flatten},
+    {"globalavgpool", layer_kind::global_average_pool2d},
+    {"layernorm", layer_kind::layer_normalization},
+    {"batchnorm", layer_kind::batch_normalization}};
+  for (const auto& [name, kind] : bare)
+    if (token == name) {
+      l.kind = kind;
+      return l;
+    }
   if (auto act = find_activation(token); act && !token.empty() && token != "linear") {
     l.kind = layer_kind::activation;
     l.act = *act;
@@ -144,6 +148,8 @@ std::string layer_text(const layer_spec& l) {
     return activation_name(l.act);
   case layer_kind::layer_normalization:
     return "layernorm";
+  case layer_kind::batch_normalization:
+    return "batchnorm";
   case layer_kind::dropout: {
     std::string rate = std::to_string(l.rate);
     while (rate.size() > 1 && rate.back() == '0')
@@ -192,6 +198,7 @@ expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
     return tensor_shape{1, 1, in.channels};
   case layer_kind::activation:
   case layer_kind::layer_normalization:
+  case layer_kind::batch_normalization:
     return in;
   case layer_kind::max_pool2d:
   case layer_kind::average_pool2d:
@@ -258,7 +265,7 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
     if (!l)
       return fail(model_errc::invalid_argument,
                   where + " is not convFkK[sS][ACT], maxpoolP, avgpoolP, globalavgpool, "
-                          "flatten, dropoutR, layernorm, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
+                          "flatten, dropoutR, layernorm, batchnorm, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
                           "leaky_relu, elu, gelu)");
     auto next = shape_after(*l, shape);
     if (!next)
@@ -310,6 +317,9 @@ expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec
       break;
     case layer_kind::layer_normalization:
       ops.push_back(make_layer_normalization(shape));
+      break;
+    case layer_kind::batch_normalization:
+      ops.push_back(make_batch_normalization(shape));
       break;
     case layer_kind::flatten:
       ops.push_back(make_flatten(shape));

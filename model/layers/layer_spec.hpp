@@ -3,7 +3,7 @@
 //   28x28x1-conv32k3relu-maxpool2-conv64k3relu-maxpool2-flatten-dropout0.5-10
 // The input shape HxWxC, then one token per layer: convFkK[sS][same][ACT]
 // (F filters of K x K, stride S, valid padding unless same), maxpoolP and avgpoolP (P x P,
-// stride P), globalavgpool, flatten, dropoutR (rate R in [0, 1)), layernorm, an
+// stride P), globalavgpool, flatten, dropoutR (rate R in [0, 1)), layernorm, batchnorm, an
 // activation alone (ACT: relu, tanh, sigmoid, leaky_relu, elu, gelu), and
 // dense layers as in the MLP's text, UNITS[ACT]; the last is a dense layer
 // without an activation, whose outputs are the logits of a softmax
@@ -31,6 +31,7 @@ enum class layer_kind {
   dropout,
   activation,
   layer_normalization,
+  batch_normalization,
   dense,
   custom // a registered layer of one's own
 };

@@ -52,6 +52,14 @@ void layered_model::initialize(uint64_t seed, float* parameters) const {
     ops_[i]->initialize(mix_seed(seed, 0x6c61796572ull, i), parameters + offsets_[i]); // "layer"
 }
 
+std::vector<parameter_span> layered_model::state_spans() const {
+  std::vector<parameter_span> spans;
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (const size_t state = ops_[i]->state_count(); state > 0)
+      spans.push_back(parameter_span{offsets_[i + 1] - state, state});
+  return spans;
+}
+
 const float* layered_model::forward(const float* parameters, const float* features,
                                     size_t count, const pass_keys& keys) {
   const float* x = features;

@@ -23,6 +23,8 @@ public:
   int outputs() const override { return spec_.layers.back().units; }
   size_t parameter_count() const override { return offsets_.back(); }
   void initialize(uint64_t seed, float* parameters) const override;
+  /// Returns each layer's state (layer_op::state_count), the last floats of its parameters.
+  std::vector<parameter_span> state_spans() const override;
   batch_result gradient(const float* parameters, const batch& samples,
                         float* gradient) override;
   batch_result evaluate(const float* parameters, const batch& samples) override;

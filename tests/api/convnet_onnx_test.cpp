@@ -119,3 +119,34 @@ TEST_CASE("a convnet with strides, same padding, every activation, a normalized 
                  "12tanh-10");
   require_onnx_matches_troupe(trained(model));
 }
+
+TEST_CASE("a convnet with batch normalization learns its moving statistics, saves and loads "
+          "them, and exports to ONNX with Troupe's logits",
+          "[api][convnet][export][onnx][batch_normalization]") {
+  namespace layers = troupe::layers;
+  troupe::sequential model({28, 28, 1}, {layers::conv2d(6, 3), layers::batch_normalization(),
+                                         layers::activation("relu"), layers::max_pool2d(2),
+                                         layers::flatten(), layers::dense(16),
+                                         layers::batch_normalization(),
+                                         layers::activation("relu"),
+                                         layers::dense(10, "softmax")});
+  model.compile();
+  auto text = model.description();
+  REQUIRE(text);
+  CHECK(*text == "28x28x1-conv6k3-batchnorm-relu-maxpool2-flatten-16-batchnorm-relu-10");
+  const auto fitted = trained(model);
+  // The first batch normalization's moving mean and variance follow the
+  // conv's (6 x 3 x 3 + 6 parameters) gamma and beta: trained, they have
+  // left their initial zeros and ones.
+  const std::vector<float>& p = fitted.parameters();
+  const size_t moving_mean = 60 + 12, moving_variance = moving_mean + 6;
+  for (size_t c = 0; c < 6; ++c) {
+    CHECK(p[moving_mean + c] != 0.0f);
+    CHECK(p[moving_variance + c] != 1.0f);
+    CHECK(p[moving_variance + c] > 0.0f);
+  }
+  troupe::temp_dir dir;
+  const auto loaded = api_fixture::saved_and_loaded(fitted, dir.file("bn.troupe"), slice().test);
+  CHECK(loaded.parameters() == p);
+  require_onnx_matches_troupe(loaded);
+}

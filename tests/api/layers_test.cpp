@@ -1,6 +1,7 @@
 // Every layer of a convolutional stack against finite differences, through
-// the public model seam (make_model and check_gradient); dropout, which the
-// loss of an evaluation does not see, is checked in tests/model/layers_test.cpp.
+// the public model seam (make_model and check_gradient), which differentiates
+// the training pass: dropout with the batch's mask, batch normalization by
+// the batch's statistics.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -63,4 +64,12 @@ TEST_CASE("layer normalization, over channels and over a flat vector, matches fi
           "[api][layers][gradient]") {
   check_layers("28x28x1-avgpool4-conv3k3-layernorm-flatten-10", 6);
   check_layers("28x28x1-avgpool4-flatten-16relu-layernorm-10", 6);
+}
+
+TEST_CASE("batch normalization, over channels and over a flat vector, and dropout with the "
+          "batch's mask match finite differences",
+          "[api][layers][gradient][batch_normalization]") {
+  check_layers("28x28x1-avgpool4-conv3k3-batchnorm-relu-flatten-10", 6);
+  check_layers("28x28x1-avgpool4-flatten-16-batchnorm-tanh-10", 6);
+  check_layers("28x28x1-avgpool4-conv3k3relu-flatten-dropout0.3-12-batchnorm-10", 6);
 }

@@ -9,7 +9,8 @@ Runs onnx.checker (full check, with shape inference), checks the interface
 ONNX runtime: numpy in float64, node by node, for the ops an MLP uses (Gemm,
 MatMul, Add, Relu, Softmax) and those of a layered model (Reshape, Transpose,
 Conv, MaxPool, AveragePool, GlobalAveragePool, Flatten, Tanh, Sigmoid,
-LeakyRelu, Elu, Erf, Mul, Div, Sub, Sqrt, ReduceMean; convolutions and pools
+LeakyRelu, Elu, Erf, Mul, Div, Sub, Sqrt, ReduceMean, BatchNormalization;
+convolutions and pools
 without padding, dilation or groups). The logits must have Troupe's argmax on every row
 and lie within A (1e-5) of Troupe's; every row of probabilities must sum to 1.
 Prints the figures; exits 1 on a failed check, 2 when onnx or numpy is missing
@@ -118,6 +119,14 @@ def reduce_mean(inputs, attrs):
                           keepdims=bool(attrs.get("keepdims", 1)))
 
 
+def batch_normalization(inputs, attrs):
+    x, gamma, beta, mean, variance = inputs
+    shape = (1, -1) + (1,) * (x.ndim - 2)  # along axis 1
+    deviation = np.sqrt(variance + attrs.get("epsilon", 1e-5))
+    return ((x - mean.reshape(shape)) / deviation.reshape(shape) * gamma.reshape(shape)
+            + beta.reshape(shape))
+
+
 OPS = {
     "Gemm": gemm,
     "MatMul": lambda inputs, attrs: inputs[0] @ inputs[1],
@@ -143,6 +152,7 @@ OPS = {
     "AveragePool": pool(np.mean),
     "GlobalAveragePool": lambda inputs, attrs: inputs[0].mean(axis=(2, 3), keepdims=True),
     "ReduceMean": reduce_mean,
+    "BatchNormalization": batch_normalization,
 }
 
 
