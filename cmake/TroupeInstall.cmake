@@ -1,21 +1,25 @@
 # What `cmake --install build --prefix P` puts in P: the public headers
 # (include/troupe/), libtroupe, the node program as troupe-node, troupe-model
-# (a saved model evaluated, predicting, exported), and the
-# CMake package (find_package(Troupe CONFIG) -> Troupe::troupe).
+# (a saved model evaluated, predicting, exported), the node's systemd unit,
+# and the CMake package (find_package(Troupe CONFIG) -> Troupe::troupe);
+# cmake/TroupePackaging.cmake makes Debian packages of them.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Troupe")
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/troupe"
-        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(TARGETS troupe troupe-node troupe-model
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT development)
+install(TARGETS troupe
         EXPORT TroupeTargets
-        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
-        RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime
+                NAMELINK_COMPONENT development)
+install(TARGETS troupe-node troupe-model
+        EXPORT TroupeTargets
+        RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT node)
 install(EXPORT TroupeTargets
         NAMESPACE Troupe::
-        DESTINATION "${TROUPE_CMAKE_DIR}")
+        DESTINATION "${TROUPE_CMAKE_DIR}" COMPONENT development)
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/TroupeConfig.cmake.in"
@@ -27,4 +31,6 @@ write_basic_package_version_file(
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/TroupeConfig.cmake"
               "${PROJECT_BINARY_DIR}/TroupeConfigVersion.cmake"
-        DESTINATION "${TROUPE_CMAKE_DIR}")
+        DESTINATION "${TROUPE_CMAKE_DIR}" COMPONENT development)
+
+include(TroupePackaging)

@@ -13,6 +13,7 @@ troupe_packages=(
   libeigen3-dev libopenblas-dev
   libfmt-dev nlohmann-json3-dev zlib1g-dev
   catch2 openssl iproute2  # tests (certificates, network namespaces)
+  dpkg-dev                 # the Debian packages (cpack -G DEB: dpkg-shlibdeps)
   dataset-fashion-mnist    # the default data
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX export
   python3-numpy python3-onnx   # tests: .npy data, the ONNX checker
