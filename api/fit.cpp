@@ -310,7 +310,7 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   };
   const signal_stops signals{options.stops_on_signals()};
   caf::actor_system system{cfg};
-  auto result = fit(system, *checked, data, std::move(observer));
+  auto result = run_training(system, *checked, data, std::move(observer));
   if (!result)
     return run_failure(result.error());
   if (!quiet)

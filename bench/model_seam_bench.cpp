@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       c.epochs = 1;
       c.replicas = replicas;
       c.batch_size = batch;
-      auto summary = fit(system, c, shared);
+      auto summary = run_training(system, c, shared);
       if (!summary) {
         std::fprintf(stderr, "error: %s\n", describe(summary.error()).c_str());
         return 1;

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   auto shared = std::make_shared<const troupe::dataset_pair>(std::move(*data));
   std::atomic<bool> done{false};
   std::thread training([&] {
-    auto result = troupe::fit(system, options, shared);
+    auto result = troupe::run_training(system, options, shared);
     if (!result)
       std::fprintf(stderr, "error: %s\n", troupe::describe(result.error()).c_str());
     done = true;

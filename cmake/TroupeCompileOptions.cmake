@@ -75,4 +75,10 @@ function(troupe_target_options target)
   # The repository's own targets see its internal headers and the public
   # ones; a program that links Troupe::troupe sees include/ only.
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  # libtroupe exports the public API alone (include/troupe/export.hpp):
+  # every object that goes into it hides what TROUPE_API does not mark.
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    CUDA_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
 endfunction()

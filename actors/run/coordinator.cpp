@@ -311,8 +311,8 @@ void introduce_shards(coordinator_pointer self) {
     self->send(shard, peers_atom::value, shards);
 }
 
-caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
-                               source_pair data, fit_observer observer) {
+caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
+                                        source_pair data, fit_observer observer) {
   // The caller's callbacks stay here: they run on this thread.
   const epoch_steering steering = observer.on_epoch_end;
   const std::function<bool()> stop_asked = observer.stop_asked;
@@ -341,12 +341,12 @@ caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& conf
   return result;
 }
 
-caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
-                               std::shared_ptr<const dataset_pair> data,
-                               fit_observer observer) {
+caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
+                                        std::shared_ptr<const dataset_pair> data,
+                                        fit_observer observer) {
   if (!data)
-    return fit(system, config, source_pair{}, std::move(observer));
-  return fit(system, config, sources_of(std::move(data)), std::move(observer));
+    return run_training(system, config, source_pair{}, std::move(observer));
+  return run_training(system, config, sources_of(std::move(data)), std::move(observer));
 }
 
 } // namespace troupe

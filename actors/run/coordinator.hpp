@@ -41,12 +41,12 @@ namespace troupe {
 
 /// Runs a fit to the end and returns its summary, or the error that stopped
 /// it. Every wait inside is bounded; nothing is left running afterwards.
-caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
-                               source_pair data, fit_observer observer = {});
+caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
+                                        source_pair data, fit_observer observer = {});
 
 /// Runs a fit on data held in memory.
-caf::expected<fit_summary> fit(caf::actor_system& system, const run_config& config,
-                               std::shared_ptr<const dataset_pair> data,
-                               fit_observer observer = {});
+caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
+                                        std::shared_ptr<const dataset_pair> data,
+                                        fit_observer observer = {});
 
 } // namespace troupe

@@ -2,6 +2,8 @@
 // built-in early stopping, best-model checkpoint and CSV logger.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,7 +18,7 @@ namespace troupe {
 /// that called fit, one call at a time, so a callback needs no locks. One
 /// that throws ends the run: fit returns a run_failed error carrying the
 /// exception's message.
-class callback {
+class TROUPE_API callback {
 public:
   virtual ~callback() = default;
 
@@ -53,14 +55,14 @@ namespace callbacks {
 /// has not improved by more than `min_delta` for `patience` epochs in a row,
 /// as Keras's EarlyStopping; with `restore_best`, a run it stopped returns
 /// the model of its best epoch (and that model's val figures and checksum).
-std::shared_ptr<callback> early_stopping(const std::string& monitor = "val_loss",
+TROUPE_API std::shared_ptr<callback> early_stopping(const std::string& monitor = "val_loss",
                                          uint32_t patience = 0, double min_delta = 0,
                                          bool restore_best = false);
 
 /// Saves the model to `path` (trained_model::save) after each epoch whose
 /// `monitor` is the best so far, as Keras's ModelCheckpoint with
 /// save_best_only; a file it cannot write ends the run with that error.
-std::shared_ptr<callback> save_best(const std::string& path,
+TROUPE_API std::shared_ptr<callback> save_best(const std::string& path,
                                     const std::string& monitor = "val_loss");
 
 /// Multiplies the learning rate by `factor` once `monitor` has not improved
@@ -68,7 +70,7 @@ std::shared_ptr<callback> save_best(const std::string& path,
 /// `cooldown` epochs before it counts again, never going below `min_lr`, as
 /// Keras's ReduceLROnPlateau. Under a schedule it scales the schedule's
 /// rates. `factor` must lie in (0, 1).
-std::shared_ptr<callback> reduce_on_plateau(const std::string& monitor = "val_loss",
+TROUPE_API std::shared_ptr<callback> reduce_on_plateau(const std::string& monitor = "val_loss",
                                             double factor = 0.1, uint32_t patience = 10,
                                             double min_delta = 1e-4, uint32_t cooldown = 0,
                                             double min_lr = 0);
@@ -76,7 +78,7 @@ std::shared_ptr<callback> reduce_on_plateau(const std::string& monitor = "val_lo
 /// Writes each epoch's figures to the CSV file `path` as Keras's CSVLogger:
 /// a header line, then a line per epoch (written and flushed as it ends),
 /// with the learning rate and the fit's further metrics.
-std::shared_ptr<callback> csv_logger(const std::string& path);
+TROUPE_API std::shared_ptr<callback> csv_logger(const std::string& path);
 
 } // namespace callbacks
 

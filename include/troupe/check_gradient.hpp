@@ -2,6 +2,8 @@
 // before training it.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,7 +14,7 @@
 namespace troupe {
 
 /// Holds the outcome of a gradient check.
-struct gradient_report {
+struct TROUPE_API gradient_report {
   size_t checked = 0;       // parameters compared
   size_t worst_index = 0;   // the parameter that differed most
   double worst_analytic = 0;
@@ -25,7 +27,7 @@ struct gradient_report {
 /// 2e-4 + 1e-2 * |numeric| per parameter, passes Troupe's own layers (float
 /// arithmetic) and fails a small model that adds an L2 penalty of 1e-3 to
 /// its loss but leaves it out of its gradient.
-struct gradient_check_options {
+struct TROUPE_API gradient_check_options {
   uint64_t seed = 7;      // the parameters checked: m.initialize(seed)
   float step = 1e-3f;     // central difference: (L(p + step) - L(p - step)) / 2 step
   double absolute = 2e-4; // tolerance: absolute + relative * |numeric|
@@ -43,7 +45,7 @@ struct gradient_check_options {
 /// outside 0..outputs()-1) or the model's calls make no sense (a loss that
 /// is not finite); otherwise the report says whether every parameter was
 /// within the tolerance.
-expected<gradient_report> check_gradient(model& m, const batch& samples,
+TROUPE_API expected<gradient_report> check_gradient(model& m, const batch& samples,
                                          const gradient_check_options& options = {});
 
 } // namespace troupe

@@ -4,6 +4,8 @@
 // --export-onnx), with --help and errors that name the option.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,7 +19,7 @@
 namespace troupe {
 
 /// Parses and holds a training program's command line.
-class command_line {
+class TROUPE_API command_line {
 public:
   /// A command line for `program` (as --help and the banner name it), whose
   /// --help opens with `about`.

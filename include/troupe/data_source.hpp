@@ -4,6 +4,8 @@
 // generated on the fly, read from a store of its own, or larger than memory.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -22,7 +24,7 @@ namespace troupe {
 /// their own threads at once, so it must be safe to call concurrently and
 /// must give the same values for the same index every time: a sync run's
 /// bits depend on them.
-class data_source {
+class TROUPE_API data_source {
 public:
   virtual ~data_source() = default;
 
@@ -65,16 +67,16 @@ public:
 };
 
 /// Holds a training source and the test (validation) source.
-struct source_pair {
+struct TROUPE_API source_pair {
   std::shared_ptr<const data_source> train;
   std::shared_ptr<const data_source> test;
 };
 
 /// Serves a dataset held in memory as a source; its name is data.source.
-std::shared_ptr<const data_source> in_memory(std::shared_ptr<const dataset> data);
+TROUPE_API std::shared_ptr<const data_source> in_memory(std::shared_ptr<const dataset> data);
 
 /// Serves a dataset held in memory as a source, taking it over.
-std::shared_ptr<const data_source> in_memory(dataset data);
+TROUPE_API std::shared_ptr<const data_source> in_memory(dataset data);
 
 /// Builds a source of a registered kind from the settings after its name
 /// ("rows=1000,seed=3" of "kind:rows=1000,seed=3"; empty when none) and the
@@ -86,12 +88,12 @@ using data_source_factory = std::function<expected<std::shared_ptr<const data_so
 /// "kind" or "kind:settings" opens it with open_data, --train and --test in
 /// this process. A node program registers the same kinds before node_main
 /// to open them on nodes. Registering a kind again replaces it.
-status register_data_source(const std::string& kind, data_source_factory factory);
+TROUPE_API status register_data_source(const std::string& kind, data_source_factory factory);
 
 /// Opens `source`: "kind[:settings]" of a registered kind, or one of the
 /// built-in sources load_data reads (an IDX directory, "X.npy,y.npy",
 /// "file.csv[:label=COLUMN]"), loaded into memory.
-expected<std::shared_ptr<const data_source>> open_data(const std::string& source,
+TROUPE_API expected<std::shared_ptr<const data_source>> open_data(const std::string& source,
                                                        data_split split = data_split::train);
 
 } // namespace troupe

@@ -3,6 +3,8 @@
 // tables (.npy or CSV).
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,7 +18,7 @@ namespace troupe {
 /// one class label (classification) or `target_width` float targets
 /// (regression). (The field `images` holds any features; its name comes from
 /// the IDX files, whose pixels it holds scaled to [0, 1].)
-struct dataset {
+struct TROUPE_API dataset {
   int count = 0;
   int features = 0;             // floats per sample
   int classes = 10;             // labels lie in [0, classes); 0 for regression
@@ -34,7 +36,7 @@ struct dataset {
 };
 
 /// Holds a training set and the test (validation) set scored after each epoch.
-struct dataset_pair {
+struct TROUPE_API dataset_pair {
   dataset train;
   dataset test;
 };
@@ -42,12 +44,12 @@ struct dataset_pair {
 /// Builds a dataset from arrays in memory: features (count, width) row-major
 /// and one label per row. Checks the sizes, that every feature is finite and
 /// every label lies in [0, classes) (classes 0: the largest label + 1).
-expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t> labels,
+TROUPE_API expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t> labels,
                                int width, int classes = 0);
 
 /// Builds a regression dataset from arrays in memory: features (count,
 /// width) and targets (count, target_width), row-major, all finite.
-expected<dataset> make_regression_dataset(std::vector<float> features,
+TROUPE_API expected<dataset> make_regression_dataset(std::vector<float> features,
                                           std::vector<float> targets, int width,
                                           int target_width);
 
@@ -59,21 +61,21 @@ enum class data_split { train, test };
 /// "file.csv[:label=COLUMN]" ("file.csv:target=COLUMN": a float target); the sources
 /// --train and --test take. Its `source` names where it came from, so that
 /// nodes can load it too.
-expected<dataset> load_data(const std::string& source, data_split split = data_split::train);
+TROUPE_API expected<dataset> load_data(const std::string& source, data_split split = data_split::train);
 
 /// Loads features without labels, to predict on: an .npy file shaped
 /// (samples, features...) (float32, float64, or uint8 pixels scaled to
 /// [0, 1]), or a CSV file with a header row whose every column is a
 /// feature, but for a column named "label", which is dropped. The dataset's
 /// labels are empty and its classes 0.
-expected<dataset> load_features(const std::string& source);
+TROUPE_API expected<dataset> load_features(const std::string& source);
 
 /// Writes `values`, (rows, cols) row-major, to `path`: a float32 .npy file
 /// (as numpy.save writes it) when the path ends in ".npy", a CSV file with a
 /// header row p0,...,p{cols-1} when it ends in ".csv". The file is replaced
 /// in one step. Another extension or a size that is not rows x cols is
 /// invalid_argument; a failed write io_error.
-status write_array(const std::string& path, const std::vector<float>& values, size_t rows,
+TROUPE_API status write_array(const std::string& path, const std::vector<float>& values, size_t rows,
                    size_t cols);
 
 } // namespace troupe

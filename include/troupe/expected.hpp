@@ -3,6 +3,8 @@
 // layer turns them into caf::error at its edge, with to_caf_error).
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cassert>
 #include <optional>
 #include <string>
@@ -22,14 +24,14 @@ enum class model_errc {
 };
 
 /// Holds a failure: its kind and a sentence for a person.
-struct model_error {
+struct TROUPE_API model_error {
   model_errc code;
   std::string message;
 };
 
 /// Holds either a value or the model_error that prevented it.
 template <class T>
-class expected {
+class TROUPE_API expected {
 public:
   expected(T value) : content_(std::move(value)) {}
   expected(model_error err) : content_(std::move(err)) {}
@@ -48,7 +50,7 @@ private:
 
 /// Holds success, or the model_error that prevented it: expected<T> for a
 /// call that has no value to return. `return {};` succeeds.
-class status {
+class TROUPE_API status {
 public:
   status() = default;
   status(model_error err) : error_(std::move(err)) {}

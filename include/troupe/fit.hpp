@@ -3,6 +3,8 @@
 // predicts, saves and exports.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -21,7 +23,7 @@
 namespace troupe {
 
 /// Holds one epoch's figures, as Keras's history records them.
-struct epoch_result {
+struct TROUPE_API epoch_result {
   uint32_t epoch = 0; // 1-based
   double loss = 0;
   double accuracy = 0;
@@ -50,7 +52,7 @@ enum class fit_action { go_on, stop };
 
 /// Holds a function called after each epoch with its figures, which returns
 /// nothing (the run goes on) or a fit_action.
-class epoch_callback {
+class TROUPE_API epoch_callback {
 public:
   epoch_callback() = default;
   template <class F, class = std::enable_if_t<std::is_invocable_v<F&, const epoch_result&>>>
@@ -79,7 +81,7 @@ class trained_model; // below
 /// metrics, progress, ...), by name, with typed setters for the common ones.
 /// An option set here wins over what the model was compiled with (--model,
 /// --optimizer, --lr, ...).
-class fit_options {
+class TROUPE_API fit_options {
 public:
   /// Sets option `name` (without "--") to `value`, as --name=value would.
   fit_options& set(const std::string& name, const std::string& value);
@@ -179,7 +181,7 @@ private:
 };
 
 /// Holds a model's loss and accuracy over a dataset.
-struct evaluation {
+struct TROUPE_API evaluation {
   double loss = 0; // mean over the samples
   double accuracy = 0;
   int64_t samples = 0;
@@ -187,7 +189,7 @@ struct evaluation {
 
 /// Holds a model description and its parameters: what a fit trained, or what
 /// load_model read back.
-class trained_model {
+class TROUPE_API trained_model {
 public:
   trained_model() = default;
   trained_model(std::string description, std::vector<float> parameters)
@@ -234,10 +236,10 @@ private:
 
 /// Reads a model that trained_model::save wrote. A model registered by name
 /// must be registered in this process to evaluate or predict.
-expected<trained_model> load_model(const std::string& path);
+TROUPE_API expected<trained_model> load_model(const std::string& path);
 
 /// Holds what a fit did: each epoch's figures and the trained model.
-struct history {
+struct TROUPE_API history {
   std::vector<epoch_result> epochs;
   trained_model model;
   double val_loss = 0; // of the final parameters on the validation set
@@ -256,7 +258,7 @@ struct history {
 /// fails (a lost node, a timeout, a callback that threw) a run_failed error.
 /// With --save or --export-onnx among the options, the trained model is
 /// written there before fit returns (a file it cannot write is an io_error).
-expected<history> fit(const std::string& description, const optimizer_config& optimizer,
+TROUPE_API expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       std::shared_ptr<const data_source> train,
                       std::shared_ptr<const data_source> validation,
                       const fit_options& options = {});
@@ -268,14 +270,14 @@ expected<history> fit(const std::string& description, const optimizer_config& op
 /// the bits of a run never stopped); under async the run stops at once,
 /// and resumes from its last epoch's checkpoint. Callable from any thread
 /// and from a signal handler.
-void request_stop() noexcept;
+TROUPE_API void request_stop() noexcept;
 
 /// Returns the signal that last asked for a stop through stop_on_signals
 /// (SIGINT, SIGTERM), or 0 if none did.
-int stop_signal() noexcept;
+TROUPE_API int stop_signal() noexcept;
 
 /// Trains on datasets held in memory (fit copies them).
-expected<history> fit(const std::string& description, const optimizer_config& optimizer,
+TROUPE_API expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       const dataset& train, const dataset& validation,
                       const fit_options& options = {});
 

@@ -4,6 +4,8 @@
 // the built-in ones, here and on every node.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,7 +18,7 @@ namespace troupe {
 
 /// Describes one sample's tensor: height x width x channels, channels last
 /// as Keras lays them out (a flat vector is 1 x 1 x n).
-struct tensor_shape {
+struct TROUPE_API tensor_shape {
   int height = 1;
   int width = 1;
   int channels = 1;
@@ -33,7 +35,7 @@ struct tensor_shape {
 /// Says where a batch's samples came from, for layers whose training pass
 /// draws random numbers (dropout): keyed by these, a sample gets the same
 /// draw whichever replica, thread or process computes it.
-struct pass_keys {
+struct TROUPE_API pass_keys {
   uint64_t seed = 0;                 // the run's
   uint64_t step = 0;                 // the store round the batch is computed for
   const uint32_t* indices = nullptr; // each sample's index in the training set; null: its row
@@ -45,7 +47,7 @@ struct pass_keys {
 /// instance, and calls on one instance never overlap, so it may keep scratch
 /// space between a forward pass and the backward pass after it. A sync run
 /// keeps its bits when every call is deterministic.
-class layer_op {
+class TROUPE_API layer_op {
 public:
   virtual ~layer_op() = default;
 
@@ -92,6 +94,6 @@ using layer_factory = std::function<expected<std::unique_ptr<layer_op>>(
 /// (settings without parentheses). Every process of a run registers the
 /// same layers, before the first fit or node_main; the handshake compares
 /// the model's fingerprint. A name registered again is replaced.
-void register_layer(const std::string& name, layer_factory factory);
+TROUPE_API void register_layer(const std::string& name, layer_factory factory);
 
 } // namespace troupe

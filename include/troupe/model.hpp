@@ -3,6 +3,8 @@
 // runtime sees only flat float buffers: parameters in, loss and gradient out.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,7 +22,7 @@ namespace troupe {
 /// (--class-weights) a training batch carries each sample's weight: a model
 /// that honours them (model::honours_sample_weights) trains on
 /// sum_i weights_i x loss_i / count, Keras's weighted "sum_over_batch_size".
-struct batch {
+struct TROUPE_API batch {
   const float* features = nullptr; // (count, inputs)
   const int32_t* labels = nullptr; // (count), each in [0, outputs())
   size_t count = 0;
@@ -40,14 +42,14 @@ struct batch {
 };
 
 /// Names `count` floats of the flat parameter buffer from `offset` on.
-struct parameter_span {
+struct TROUPE_API parameter_span {
   size_t offset = 0;
   size_t count = 0;
 };
 
 /// Sums over a batch: the loss of every sample, and how many a classifier
 /// predicted right (its top output equals the label).
-struct batch_result {
+struct TROUPE_API batch_result {
   double loss_sum = 0;
   int64_t correct = 0;
 };
@@ -59,7 +61,7 @@ struct batch_result {
 ///
 /// Each replica builds its own instance (model_factory), so an instance may
 /// keep scratch buffers; calls on one instance never overlap.
-class model {
+class TROUPE_API model {
 public:
   virtual ~model() = default;
 
@@ -118,13 +120,13 @@ using model_factory =
 /// each node) must register the same models: the handshake compares their
 /// fingerprints. Register before the first fit or node_main. A name that is
 /// already registered is replaced.
-void register_model(const std::string& name, model_factory factory);
+TROUPE_API void register_model(const std::string& name, model_factory factory);
 
 /// Returns the names of the registered models, sorted.
-std::vector<std::string> registered_models();
+TROUPE_API std::vector<std::string> registered_models();
 
 /// Builds the model a description names: a built-in sequential text such as
 /// "784-128relu-10", or a registered "name[:settings]".
-expected<std::unique_ptr<model>> make_model(const std::string& description);
+TROUPE_API expected<std::unique_ptr<model>> make_model(const std::string& description);
 
 } // namespace troupe

@@ -2,6 +2,8 @@
 // schedule, with Keras's defaults and Keras 3's exact update rules.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,7 +14,7 @@ namespace troupe {
 /// first step, as Keras's `optimizer.iterations`), starting from the
 /// optimizer's learning_rate (Keras's `initial_learning_rate`). The rate is a
 /// function of t alone, so every store shard computes the same one.
-struct lr_schedule {
+struct TROUPE_API lr_schedule {
   std::string kind = "constant"; // constant, step, exponential or cosine
   uint64_t every = 0;            // step: lr * factor^floor(t / every)
   float factor = 1.0f;           // step
@@ -26,7 +28,7 @@ struct lr_schedule {
 
 /// Chooses an optimizer ("adam", "adamw", "sgd" or "rmsprop"), its
 /// hyperparameters and its learning-rate schedule.
-struct optimizer_config {
+struct TROUPE_API optimizer_config {
   std::string name = "adam";
   float learning_rate = 1e-3f;
   float beta1 = 0.9f;        // adam, adamw

@@ -6,6 +6,8 @@
 // image input, on the CPU.
 #pragma once
 
+#include <troupe/export.hpp>
+
 #include <string>
 #include <vector>
 
@@ -23,7 +25,7 @@ namespace troupe {
 /// "elu", "gelu" (exact) and "linear"; "softmax" on the output layer. A dense
 /// stack with relu alone runs the backends' kernels on any device; any other
 /// stack computes on the CPU.
-struct layer {
+struct TROUPE_API layer {
   int units = 0; // dense: outputs; conv2d: filters
   std::string activation = "linear";
   std::string kind = "dense";
@@ -113,7 +115,7 @@ inline layer dropout(float rate) {
 
 /// Stacks dense layers on an input of `inputs` features, then compiles, fits,
 /// evaluates and predicts as a Keras Sequential model does.
-class sequential {
+class TROUPE_API sequential {
 public:
   /// Builds the stack: keras.Sequential([Input((inputs,)), *layers]).
   sequential(int inputs, std::vector<layer> layers);

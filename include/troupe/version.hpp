@@ -1,9 +1,11 @@
 // Troupe's version.
 #pragma once
 
+#include <troupe/export.hpp>
+
 namespace troupe {
 
 /// Returns this build's version, "MAJOR.MINOR.PATCH".
-const char* version();
+TROUPE_API const char* version();
 
 } // namespace troupe

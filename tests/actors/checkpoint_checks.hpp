@@ -30,7 +30,7 @@ inline std::string temp_checkpoint_path(const std::string& suite, const std::str
 inline void check_resumes_to(caf::actor_system& system, run_config options,
                              const std::string& path, const fit_summary& uninterrupted) {
   options.resume_path = path;
-  auto resumed = fit(system, options, shared_test_slice());
+  auto resumed = run_training(system, options, shared_test_slice());
   REQUIRE(resumed);
   CHECK(resumed->version == uninterrupted.version);
   CHECK(resumed->params_fnv1a64 == uninterrupted.params_fnv1a64);

@@ -57,10 +57,10 @@ TEST_CASE("a sync run interrupted mid-epoch and resumed equals the uninterrupted
   resume_config cfg;
   caf::actor_system sys{cfg};
   const auto path = temp_path("mid.ckpt");
-  auto uninterrupted = fit(sys, small_run(""), shared_test_slice());
+  auto uninterrupted = run_training(sys, small_run(""), shared_test_slice());
   REQUIRE(uninterrupted);
 
-  auto interrupted = fit(sys, interrupted_run(path), shared_test_slice());
+  auto interrupted = run_training(sys, interrupted_run(path), shared_test_slice());
   REQUIRE_FALSE(interrupted);
   REQUIRE(std::filesystem::exists(path));
   // A periodic checkpoint: mid-epoch, so the flag is unset and the resume
@@ -85,10 +85,10 @@ TEST_CASE("a truncated checkpoint is refused with an error naming the file",
   const auto path = temp_path("cut.ckpt");
   auto options = small_run(path);
   options.epochs = 1;
-  REQUIRE(fit(sys, options, shared_test_slice()));
+  REQUIRE(run_training(sys, options, shared_test_slice()));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   options.resume_path = path;
-  auto resumed = fit(sys, options, shared_test_slice());
+  auto resumed = run_training(sys, options, shared_test_slice());
   REQUIRE_FALSE(resumed);
   const auto text = describe(resumed.error());
   CHECK(text.find(path) != std::string::npos);
@@ -103,19 +103,19 @@ TEST_CASE("a checkpoint of another model or other settings is refused",
   const auto path = temp_path("other.ckpt");
   auto options = small_run(path);
   options.epochs = 1;
-  REQUIRE(fit(sys, options, shared_test_slice()));
+  REQUIRE(run_training(sys, options, shared_test_slice()));
 
   auto other_model = options;
   other_model.model = "784-64relu-10";
   other_model.resume_path = path;
-  auto refused_model = fit(sys, other_model, shared_test_slice());
+  auto refused_model = run_training(sys, other_model, shared_test_slice());
   REQUIRE_FALSE(refused_model);
   CHECK(describe(refused_model.error()).find("784-128relu-10") != std::string::npos);
 
   auto other_seed = options;
   other_seed.seed = 12;
   other_seed.resume_path = path;
-  auto refused_seed = fit(sys, other_seed, shared_test_slice());
+  auto refused_seed = run_training(sys, other_seed, shared_test_slice());
   REQUIRE_FALSE(refused_seed);
   CHECK(describe(refused_seed.error()).find(path) != std::string::npos);
   CHECK(describe(refused_seed.error()).find("(--seed=11 there, 12 here)") != std::string::npos);
@@ -131,14 +131,14 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     const auto path = temp_path(mode + "_end.ckpt");
     auto two_epochs = small_run("");
     two_epochs.policy.name = mode;
-    auto uninterrupted = fit(sys, two_epochs, shared_test_slice());
+    auto uninterrupted = run_training(sys, two_epochs, shared_test_slice());
     REQUIRE(uninterrupted);
 
     // One epoch: its end-of-epoch checkpoint carries the flag.
     auto first = small_run(path);
     first.policy.name = mode;
     first.epochs = 1;
-    REQUIRE(fit(sys, first, shared_test_slice()));
+    REQUIRE(run_training(sys, first, shared_test_slice()));
     auto saved = read_checkpoint(path);
     REQUIRE(saved);
     CHECK(saved->epoch_complete);
@@ -150,7 +150,7 @@ TEST_CASE("a checkpoint with the epoch-complete flag set resumes at the next epo
     std::vector<epoch_record> records;
     fit_observer observer;
     observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
-    auto resumed = fit(sys, rest, shared_test_slice(), observer);
+    auto resumed = run_training(sys, rest, shared_test_slice(), observer);
     REQUIRE(resumed);
     REQUIRE(records.size() == 1); // the second epoch only
     CHECK(records[0].epoch == 2);
@@ -170,7 +170,7 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   caf::actor_system sys{cfg};
   const auto path = temp_path("flag.ckpt");
   // A mid-epoch checkpoint: epoch 1 (0-based), 40 of its 125 rounds done.
-  REQUIRE_FALSE(fit(sys, interrupted_run(path), shared_test_slice()));
+  REQUIRE_FALSE(run_training(sys, interrupted_run(path), shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   REQUIRE_FALSE(saved->epoch_complete);
@@ -182,7 +182,7 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   std::vector<epoch_record> records;
   fit_observer observer;
   observer.on_epoch = [&](const epoch_record& r) { records.push_back(r); };
-  auto mid = fit(sys, resume, shared_test_slice(), observer);
+  auto mid = run_training(sys, resume, shared_test_slice(), observer);
   REQUIRE(mid);
   REQUIRE(records.size() == 1);
   CHECK(records[0].epoch == 2);
@@ -193,14 +193,14 @@ TEST_CASE("the epoch-complete flag, not the data position, decides where a resum
   saved->epoch_complete = true;
   REQUIRE(write_checkpoint(path, *saved));
   records.clear();
-  auto done = fit(sys, resume, shared_test_slice(), observer);
+  auto done = run_training(sys, resume, shared_test_slice(), observer);
   REQUIRE_FALSE(done);
   CHECK(records.empty());
   CHECK(describe(done.error())
         == "checkpoint " + path + " is of a run that finished epoch 2, nothing is left of "
            "--epochs=2: pass --epochs=3 or more to train on");
   resume.epochs = 3;
-  auto more = fit(sys, resume, shared_test_slice(), observer);
+  auto more = run_training(sys, resume, shared_test_slice(), observer);
   REQUIRE(more);
   REQUIRE(records.size() == 1);
   CHECK(records[0].epoch == 3);
@@ -218,23 +218,23 @@ TEST_CASE("a sync run with global_clipnorm on 2 shards, interrupted mid-epoch an
     o.optimizer.global_clipnorm = 0.5f;
     return o;
   };
-  auto uninterrupted = fit(sys, clipped(small_run("")), shared_test_slice());
+  auto uninterrupted = run_training(sys, clipped(small_run("")), shared_test_slice());
   REQUIRE(uninterrupted);
   // The clip is active in this run.
   auto unclipped = small_run("");
   unclipped.store_shards = 2;
-  auto plain = fit(sys, unclipped, shared_test_slice());
+  auto plain = run_training(sys, unclipped, shared_test_slice());
   REQUIRE(plain);
   CHECK(plain->params_fnv1a64 != uninterrupted->params_fnv1a64);
   // Periodic checkpoints come after each round's clipped step.
-  REQUIRE_FALSE(fit(sys, clipped(interrupted_run(path)), shared_test_slice()));
+  REQUIRE_FALSE(run_training(sys, clipped(interrupted_run(path)), shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   CHECK(saved->round == 165);
   auto other_clip = clipped(small_run(path));
   other_clip.optimizer.global_clipnorm = 1.0f;
   other_clip.resume_path = path;
-  auto refused = fit(sys, other_clip, shared_test_slice());
+  auto refused = run_training(sys, other_clip, shared_test_slice());
   REQUIRE_FALSE(refused);
   CHECK(describe(refused.error()).find("(--global-clipnorm=0.5 there, 1 here)")
         != std::string::npos);

@@ -71,7 +71,7 @@ TEST_CASE("a fit on a cuda device that does not open fails before training, nami
   options.replicas = 2;
   options.epochs = 1;
   options.devices.pool = {"cpu", make_backend("cuda:0") ? "cuda:99" : "cuda:0"};
-  auto result = fit(sys, options, data);
+  auto result = run_training(sys, options, data);
   REQUIRE_FALSE(result);
   const auto text = describe(result.error());
   CHECK(text.find("replica 1") != std::string::npos);

@@ -79,13 +79,13 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
           "[device-store][sync][fit]") {
   device_config cfg;
   caf::actor_system sys{cfg};
-  auto host = fit(sys, device_run("sync", "cpu", "cpu", 2), shared_test_slice());
+  auto host = run_training(sys, device_run("sync", "cpu", "cpu", 2), shared_test_slice());
   REQUIRE(host);
   CHECK(host->version == rounds);
   for (uint32_t shards : {1u, 2u}) {
     INFO("store shards: " << shards);
     reset_bus();
-    auto on_device = fit(sys, device_run("sync", "sim:0", "sim:0", shards), shared_test_slice());
+    auto on_device = run_training(sys, device_run("sync", "sim:0", "sim:0", shards), shared_test_slice());
     REQUIRE(on_device);
     CHECK(on_device->version == host->version);
     CHECK(on_device->params_fnv1a64 == host->params_fnv1a64);
@@ -115,7 +115,7 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
   // A replica on another device of the kind hands over too: the shard
   // copies its gradient across, and it copies the answers back.
   reset_bus();
-  auto two_devices = fit(sys, device_run("sync", "sim:0,sim:1", "sim:0", 2), shared_test_slice());
+  auto two_devices = run_training(sys, device_run("sync", "sim:0,sim:1", "sim:0", 2), shared_test_slice());
   REQUIRE(two_devices);
   CHECK(two_devices->params_fnv1a64 == host->params_fnv1a64);
   CHECK(testing::sim_bus().to_host < 8 * gradient_bytes);
@@ -124,7 +124,7 @@ TEST_CASE("replicas and store shards on devices of one kind hand gradients over 
   CHECK(testing::sim_bus().between_devices == (2 * rounds - 1) * gradient_bytes);
   // The same replicas with the store on the host: every gradient comes up.
   reset_bus();
-  auto store_on_host = fit(sys, device_run("sync", "sim:0", "cpu", 2), shared_test_slice());
+  auto store_on_host = run_training(sys, device_run("sync", "sim:0", "cpu", 2), shared_test_slice());
   REQUIRE(store_on_host);
   CHECK(store_on_host->params_fnv1a64 == host->params_fnv1a64);
   CHECK(testing::sim_bus().to_host >= 2 * rounds * gradient_bytes);
@@ -143,22 +143,22 @@ TEST_CASE("a store on a device takes host gradients from replicas elsewhere and 
     INFO(mode);
     auto host_options = device_run(mode, "cpu", "cpu", 2);
     host_options.policy.settings.staleness = mode == "delayed" ? 2 : 0;
-    auto host = fit(sys, host_options, shared_test_slice());
+    auto host = run_training(sys, host_options, shared_test_slice());
     REQUIRE(host);
     auto device_options = host_options;
     device_options.store_device = "sim:0";
     reset_bus();
-    auto uploaded = fit(sys, device_options, shared_test_slice());
+    auto uploaded = run_training(sys, device_options, shared_test_slice());
     REQUIRE(uploaded);
     CHECK(uploaded->params_fnv1a64 == host->params_fnv1a64);
     CHECK(testing::sim_bus().to_device >= 2 * rounds * gradient_bytes); // every gradient
     // Delayed answers from the versions the shards keep on the device.
     device_options.devices.pool = {"sim:0"};
-    auto handed_over = fit(sys, device_options, shared_test_slice());
+    auto handed_over = run_training(sys, device_options, shared_test_slice());
     REQUIRE(handed_over);
     CHECK(handed_over->params_fnv1a64 == host->params_fnv1a64);
   }
-  auto async = fit(sys, device_run("async", "cpu,sim:0", "sim:0", 2), shared_test_slice());
+  auto async = run_training(sys, device_run("async", "cpu,sim:0", "sim:0", 2), shared_test_slice());
   REQUIRE(async);
   CHECK(async->version == 2 * rounds);
   CHECK(async->test_accuracy > 0.6);
@@ -172,7 +172,7 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
   const auto path = testing::temp_checkpoint_path("device_store", "resume.ckpt");
   auto uninterrupted_options = device_run("sync", "cpu", "cpu", 2);
   uninterrupted_options.epochs = 2;
-  auto uninterrupted = fit(sys, uninterrupted_options, shared_test_slice());
+  auto uninterrupted = run_training(sys, uninterrupted_options, shared_test_slice());
   REQUIRE(uninterrupted);
 
   // Checkpoints at rounds 25, 50, 63 (epoch 1's end, which restarts the
@@ -182,7 +182,7 @@ TEST_CASE("a run with the store on a device saves checkpoints that resume to the
   interrupted_options.checkpoint_path = path;
   interrupted_options.checkpoint_every = 25;
   testing::fail_replica_at_push(interrupted_options, 1, 100);
-  REQUIRE_FALSE(fit(sys, interrupted_options, shared_test_slice()));
+  REQUIRE_FALSE(run_training(sys, interrupted_options, shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   CHECK(saved->round == 88);
@@ -316,7 +316,7 @@ TEST_CASE("a replica that hands over on a device checks its gradient there and s
       return compute;
     return std::unique_ptr<backend>(new poisoning_backend(std::move(compute), 10));
   };
-  auto run = fit(sys, options, shared_test_slice());
+  auto run = run_training(sys, options, shared_test_slice());
   REQUIRE_FALSE(run);
   CHECK_THAT(describe(run.error()),
              Catch::Contains("replica 1: its gradient of round 9 contains NaN or Inf"));

@@ -74,7 +74,7 @@ caf::expected<fit_summary> run_fit(const run_config& options,
                                    fit_observer observer = {}) {
   fit_config cfg;
   caf::actor_system sys{cfg};
-  return fit(sys, options, shared_test_slice(), std::move(observer));
+  return run_training(sys, options, shared_test_slice(), std::move(observer));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

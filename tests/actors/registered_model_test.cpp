@@ -83,13 +83,13 @@ TEST_CASE("a registered model trains through the interface to the built-in path'
   register_host_mlp(0.0f);
   registered_config cfg;
   caf::actor_system sys{cfg};
-  auto builtin = fit(sys, small_run("784-32relu-10", "sync"), shared_test_slice());
+  auto builtin = run_training(sys, small_run("784-32relu-10", "sync"), shared_test_slice());
   REQUIRE(builtin);
   for (uint32_t shards : {1u, 3u}) {
     INFO(shards << " store shards");
     auto options = small_run("test-host-mlp:784-32relu-10", "sync");
     options.store_shards = shards;
-    auto registered = fit(sys, options, shared_test_slice());
+    auto registered = run_training(sys, options, shared_test_slice());
     REQUIRE(registered);
     CHECK(registered->params_fnv1a64 == builtin->params_fnv1a64);
     CHECK(registered->test_accuracy == builtin->test_accuracy);
@@ -106,7 +106,7 @@ TEST_CASE("async, ssp and delayed runs train a registered model on every sample 
     INFO(mode);
     auto options = small_run("test-host-mlp:784-32relu-10", mode);
     options.policy.settings.staleness = std::string(mode) == "async" ? 0 : 1;
-    auto summary = fit(sys, options, shared_test_slice());
+    auto summary = run_training(sys, options, shared_test_slice());
     REQUIRE(summary);
     uint64_t samples = 0;
     for (const auto& replica : summary->replica_totals)
@@ -121,12 +121,12 @@ TEST_CASE("an unregistered model name and bad model settings are refused clearly
   register_host_mlp(0.0f);
   registered_config cfg;
   caf::actor_system sys{cfg};
-  auto unknown = fit(sys, small_run("no-such-model:3", "sync"), shared_test_slice());
+  auto unknown = run_training(sys, small_run("no-such-model:3", "sync"), shared_test_slice());
   REQUIRE_FALSE(unknown);
   CHECK_THAT(describe(unknown.error()),
              Catch::Contains("no model is registered as 'no-such-model'")
                && Catch::Contains("test-host-mlp"));
-  auto bad_settings = fit(sys, small_run("test-host-mlp:784-x-10", "sync"), shared_test_slice());
+  auto bad_settings = run_training(sys, small_run("test-host-mlp:784-x-10", "sync"), shared_test_slice());
   REQUIRE_FALSE(bad_settings);
   CHECK_THAT(describe(bad_settings.error()), Catch::Contains("test-host-mlp:784-x-10"));
 }

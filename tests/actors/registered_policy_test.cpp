@@ -95,7 +95,7 @@ TEST_CASE("a policy registered from a test runs a whole fit through the real sto
     INFO(shards << " store shards");
     auto options = small_run("test-leader");
     options.store_shards = shards;
-    auto leader = fit(sys, options, shared_test_slice());
+    auto leader = run_training(sys, options, shared_test_slice());
     REQUIRE(leader);
     // Every push was answered, but only replica 0's made steps: one a round.
     CHECK(leader->version == 2 * 63);
@@ -104,7 +104,7 @@ TEST_CASE("a policy registered from a test runs a whole fit through the real sto
   // Its descriptor lists no settings: one set is refused, naming those it works with.
   auto stale = small_run("test-leader");
   stale.policy.settings.staleness = 2;
-  auto refused = fit(sys, stale, shared_test_slice());
+  auto refused = run_training(sys, stale, shared_test_slice());
   REQUIRE_FALSE(refused);
   CHECK_THAT(describe(refused.error()),
              Catch::Contains("--staleness=2 works with --mode=ssp or delayed, not test-leader"));
@@ -116,8 +116,8 @@ TEST_CASE("a registered copy of sync trains to sync's bits: nothing but the desc
   register_test_policies();
   registered_config cfg;
   caf::actor_system sys{cfg};
-  auto sync = fit(sys, small_run("sync"), shared_test_slice());
-  auto lockstep = fit(sys, small_run("test-lockstep"), shared_test_slice());
+  auto sync = run_training(sys, small_run("sync"), shared_test_slice());
+  auto lockstep = run_training(sys, small_run("test-lockstep"), shared_test_slice());
   REQUIRE(sync);
   REQUIRE(lockstep);
   CHECK(lockstep->version == sync->version);

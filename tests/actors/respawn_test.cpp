@@ -69,7 +69,7 @@ TEST_CASE("a replica that dies mid-round is respawned and the run keeps the bits
   caf::actor_system sys{cfg};
   for (uint32_t shards : {1u, 3u}) {
     INFO("store shards: " << shards);
-    auto uninterrupted = fit(sys, sync_run(shards), shared_test_slice());
+    auto uninterrupted = run_training(sys, sync_run(shards), shared_test_slice());
     REQUIRE(uninterrupted);
     // Replica 1 throws while computing its 40th gradient, and so does each
     // actor respawned in its place 40 gradients later: rounds 39, 78, 117.
@@ -80,7 +80,7 @@ TEST_CASE("a replica that dies mid-round is respawned and the run keeps the bits
     std::vector<recovery_record> recoveries;
     auto observer = heard.observer();
     observer.on_recovery = [&recoveries](const recovery_record& r) { recoveries.push_back(r); };
-    auto respawned = fit(sys, options, shared_test_slice(), observer);
+    auto respawned = run_training(sys, options, shared_test_slice(), observer);
     INFO((respawned ? std::string("ok") : describe(respawned.error())));
     REQUIRE(respawned);
     CHECK(heard.count("replica 1 on cpu died in epoch") == 3);
@@ -108,7 +108,7 @@ TEST_CASE("a replica lost three times in one round ends the run",
   auto options = sync_run(1);
   options.on_replica_loss = replica_loss_action::respawn;
   testing::fail_replica_at_push(options, 2, 1); // every actor of replica 2 dies at once
-  auto failed = fit(sys, options, shared_test_slice());
+  auto failed = run_training(sys, options, shared_test_slice());
   REQUIRE_FALSE(failed);
   const auto text = describe(failed.error());
   INFO(text);
@@ -140,7 +140,7 @@ TEST_CASE("under async, ssp and delayed a replica that dies mid-epoch is respawn
     options.policy.name = mode;
     if (mode != "async")
       options.policy.settings.staleness = 2; // at 0, ssp is sync
-    auto uninterrupted = fit(sys, options, shared_test_slice());
+    auto uninterrupted = run_training(sys, options, shared_test_slice());
     REQUIRE(uninterrupted);
     // Replica 1 dies at its 30th gradient, and each new actor 30 later.
     options.on_replica_loss = replica_loss_action::respawn;
@@ -149,7 +149,7 @@ TEST_CASE("under async, ssp and delayed a replica that dies mid-epoch is respawn
     std::vector<epoch_record> epochs;
     auto observer = heard.observer();
     observer.on_epoch = [&epochs](const epoch_record& r) { epochs.push_back(r); };
-    auto respawned = fit(sys, options, shared_test_slice(), observer);
+    auto respawned = run_training(sys, options, shared_test_slice(), observer);
     INFO((respawned ? std::string("ok") : describe(respawned.error())));
     REQUIRE(respawned);
     CHECK(heard.count("; respawned on cpu at round") >= 3);

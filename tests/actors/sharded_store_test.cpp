@@ -71,7 +71,7 @@ TEST_CASE("sync parameters are bitwise identical for 1, 2, 3 and 4 store shards 
   caf::actor_system sys{cfg};
   std::vector<fit_summary> runs;
   for (uint32_t shards = 1; shards <= 4; ++shards) {
-    auto run = fit(sys, sharded_run("sync", shards, 4), shared_test_slice());
+    auto run = run_training(sys, sharded_run("sync", shards, 4), shared_test_slice());
     REQUIRE(run);
     runs.push_back(*run);
   }
@@ -89,7 +89,7 @@ TEST_CASE("async training with 3 store shards steps every shard once per push an
           "[shards][async][fit]") {
   shard_config cfg;
   caf::actor_system sys{cfg};
-  auto run = fit(sys, sharded_run("async", 3, 2), shared_test_slice());
+  auto run = run_training(sys, sharded_run("async", 3, 2), shared_test_slice());
   REQUIRE(run);
   // Every push is one step of each shard: 2 epochs of 2000 samples in 8s.
   CHECK(run->version == 2 * 3 * 84);
@@ -102,7 +102,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
   shard_config cfg;
   caf::actor_system sys{cfg};
   const auto path = testing::temp_checkpoint_path("shards", "any-s.ckpt");
-  auto uninterrupted = fit(sys, sharded_run("sync", 2, 2), shared_test_slice());
+  auto uninterrupted = run_training(sys, sharded_run("sync", 2, 2), shared_test_slice());
   REQUIRE(uninterrupted);
 
   // Checkpoints every 30 rounds with 3 shards: at 30, 60, at the end of epoch
@@ -112,7 +112,7 @@ TEST_CASE("a sync run saved with 3 store shards resumes with 1 or 2 and equals t
   interrupted_options.checkpoint_path = path;
   interrupted_options.checkpoint_every = 30;
   testing::fail_replica_at_push(interrupted_options, 2, 120);
-  REQUIRE_FALSE(fit(sys, interrupted_options, shared_test_slice()));
+  REQUIRE_FALSE(run_training(sys, interrupted_options, shared_test_slice()));
   auto saved = read_checkpoint(path);
   REQUIRE(saved);
   CHECK(saved->round == 114);

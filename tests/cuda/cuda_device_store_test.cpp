@@ -43,11 +43,11 @@ TEST_CASE("sync with the store on the gpu: the same bits for 1 and 2 shards and 
           "[cuda][store][fit]") {
   gpu_store_config cfg;
   caf::actor_system sys{cfg};
-  auto host = fit(sys, gpu_run("sync", "cpu", 2), shared_test_slice());
+  auto host = run_training(sys, gpu_run("sync", "cpu", 2), shared_test_slice());
   REQUIRE(host);
-  auto one = fit(sys, gpu_run("sync", "cuda:0", 1), shared_test_slice());
-  auto two = fit(sys, gpu_run("sync", "cuda:0", 2), shared_test_slice());
-  auto again = fit(sys, gpu_run("sync", "cuda:0", 2), shared_test_slice());
+  auto one = run_training(sys, gpu_run("sync", "cuda:0", 1), shared_test_slice());
+  auto two = run_training(sys, gpu_run("sync", "cuda:0", 2), shared_test_slice());
+  auto again = run_training(sys, gpu_run("sync", "cuda:0", 2), shared_test_slice());
   REQUIRE(one);
   REQUIRE(two);
   REQUIRE(again);
@@ -64,7 +64,7 @@ TEST_CASE("async with the store on the gpu learns, with replicas on the gpu and 
   caf::actor_system sys{cfg};
   auto options = gpu_run("async", "cuda:0", 2);
   options.devices.pool = {"cuda:0", "cpu"}; // one hands over on the device, one pushes host gradients
-  auto run = fit(sys, options, shared_test_slice());
+  auto run = run_training(sys, options, shared_test_slice());
   REQUIRE(run);
   CHECK(run->test_accuracy > 0.6);
 }

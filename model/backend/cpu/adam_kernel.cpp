@@ -72,16 +72,16 @@ __attribute__((always_inline)) inline void in_blocks_prefetching(float* weights,
   }
 }
 
-} // namespace
-
 // One clone per vector width, picked at load time for the CPU (the portable
 // build's baseline alone gives 4-float SSE). Every element takes
 // the same IEEE operations in the same order in each clone (no FMA:
-// -ffp-contract=off), so all clones compute the same bits.
+// -ffp-contract=off), so all clones compute the same bits. The clones are
+// local, called through the kernels' names below: an ifunc symbol with
+// external linkage is exported whatever its visibility attribute says.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void adam_kernel(float* __restrict weights, const float* __restrict gradient,
+void adam_clones(float* __restrict weights, const float* __restrict gradient,
                  float* __restrict m, float* __restrict v, size_t count,
                  const adam_coefficients& c) {
   const adam_element_step step(c);
@@ -95,7 +95,7 @@ void adam_kernel(float* __restrict weights, const float* __restrict gradient,
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void adam_sum2_kernel(float* __restrict weights, const float* __restrict first,
+void adam_sum2_clones(float* __restrict weights, const float* __restrict first,
                       float first_weight, const float* __restrict last, float last_weight,
                       float* __restrict m, float* __restrict v, size_t count,
                       const adam_coefficients& c) {
@@ -113,7 +113,7 @@ void adam_sum2_kernel(float* __restrict weights, const float* __restrict first,
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void weighted_add_kernel(float* __restrict out, const float* __restrict gradient, float weight,
+void weighted_add_clones(float* __restrict out, const float* __restrict gradient, float weight,
                          size_t count, bool first) {
   flush_denormals_scope flush;
   if (first)
@@ -122,6 +122,25 @@ void weighted_add_kernel(float* __restrict out, const float* __restrict gradient
   else
     for (size_t i = 0; i < count; ++i)
       out[i] += weight * gradient[i];
+}
+
+
+} // namespace
+
+void adam_kernel(float* weights, const float* gradient, float* m, float* v, size_t count,
+                 const adam_coefficients& c) {
+  adam_clones(weights, gradient, m, v, count, c);
+}
+
+void adam_sum2_kernel(float* weights, const float* first, float first_weight, const float* last,
+                      float last_weight, float* m, float* v, size_t count,
+                      const adam_coefficients& c) {
+  adam_sum2_clones(weights, first, first_weight, last, last_weight, m, v, count, c);
+}
+
+void weighted_add_kernel(float* out, const float* gradient, float weight, size_t count,
+                         bool first) {
+  weighted_add_clones(out, gradient, weight, count, first);
 }
 
 } // namespace troupe
