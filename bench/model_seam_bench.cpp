@@ -1,7 +1,7 @@
-// What the model interface costs: the same MLP trained through the built-in
-// path (network on the backend, in the replica) and as a registered model
-// (troupe::model calls on the host), one-epoch sync fits alternating, with
-// each path's median samples/s and their ratio.
+// What the model registry costs: the same MLP trained as the built-in model
+// (a builtin_model on the replica's backend) and as a registered model (the
+// same class built by name on the CPU), one-epoch sync fits alternating,
+// with each path's median samples/s and their ratio.
 //
 //   build/bench/model_seam_bench [data-dir] [repeats] [replicas] [batch-size]
 #include <algorithm>

@@ -52,7 +52,7 @@ struct push_msg {
   // L2 norm of the pusher's whole gradient, every shard's slice (see
   // model/optim/global_norm.hpp); -1 when not computed.
   double gradient_norm = -1;
-  // The pusher proved every float of the gradient finite (network::
+  // The pusher proved every float of the gradient finite (device_capability::
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
   bool proven_finite = false;

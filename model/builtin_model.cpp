@@ -19,7 +19,13 @@ batch_result result_of(const batch_stats& stats) {
 } // namespace
 
 builtin_model::builtin_model(model_spec spec)
-  : spec_(std::move(spec)), cpu_(make_eigen_backend()) {}
+  : spec_(std::move(spec)), compute_(make_eigen_backend()) {}
+
+builtin_model::builtin_model(model_spec spec, std::shared_ptr<backend> compute,
+                             size_t max_batch)
+  : spec_(std::move(spec)), compute_(std::move(compute)) {
+  net_ = std::make_unique<network>(spec_, *compute_, max_batch);
+}
 
 size_t builtin_model::parameter_count() const {
   return parameter_layout(spec_).size();
@@ -31,9 +37,15 @@ void builtin_model::initialize(uint64_t seed, float* parameters) const {
 }
 
 network& builtin_model::network_for(size_t batch) {
-  if (!net_ || net_->max_batch() < batch)
-    net_ = std::make_unique<network>(spec_, *cpu_, std::max(batch, size_t{1}));
+  reserve(batch);
   return *net_;
+}
+
+bool builtin_model::reserve(size_t max_batch) {
+  if (net_ && net_->max_batch() >= max_batch)
+    return false;
+  net_ = std::make_unique<network>(spec_, *compute_, std::max(max_batch, size_t{1}));
+  return true;
 }
 
 batch_result builtin_model::gradient(const float* parameters, const batch& samples,
@@ -44,10 +56,14 @@ batch_result builtin_model::gradient(const float* parameters, const batch& sampl
                                         gradient, samples.targets, samples.weights));
 }
 
+bool builtin_model::last_gradient_proven_finite() const {
+  return net_ && net_->last_gradient_proven_finite();
+}
+
 batch_result builtin_model::evaluate(const float* parameters, const batch& samples) {
   // Always chunks of evaluation_rows: the sums' bits depend on the chunks.
   if (!eval_net_)
-    eval_net_ = std::make_unique<network>(spec_, *cpu_, evaluation_rows);
+    eval_net_ = std::make_unique<network>(spec_, *compute_, evaluation_rows);
   eval_net_->use_parameters(parameters);
   return result_of(
     eval_net_->evaluate(samples.features, samples.labels, samples.count, samples.targets));

@@ -1,80 +1,31 @@
 // The replica actor's training loop: compute, push, wait for parameters.
-#include "actors/replica/replica.hpp"
+#include "actors/replica/replica_state.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <stdexcept>
 #include <thread>
 
 #include <caf/all.hpp>
 
-#include "actors/runtime/core_pinning.hpp"
-#include "actors/replica/data_cache.hpp"
-#include "actors/replica/device_step.hpp"
 #include "actors/replica/gather.hpp"
-#include "actors/replica/replica_setup.hpp"
-#include "actors/runtime/node_fault.hpp"
+#include "actors/replica/replica.hpp"
 #include "actors/replica/store_group.hpp"
+#include "actors/runtime/core_pinning.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
-#include "model/optim/global_norm.hpp"
-#include "model/backend/device_buffers.hpp"
-#include "model/class_weights.hpp"
 #include "model/data/batch_plan.hpp"
-#include "model/data/epoch_schedule.hpp"
-#include "model/data/source_registry.hpp"
-#include "model/model_description.hpp"
-#include "model/network.hpp"
+#include "model/optim/global_norm.hpp"
 
 namespace troupe {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using clock_type = replica_state::clock_type;
 
 double seconds_between(clock_type::time_point from, clock_type::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
-
-struct replica_state {
-  static inline const char* name = "troupe.replica";
-
-  std::shared_ptr<replica_setup> setup;
-  params_msg params;
-  // Where the shards' slices of the parameters are joined when they are not
-  // views of one buffer already (shards in other processes, async shards).
-  std::shared_ptr<std::vector<float>> joined;
-  // Gradient buffers in host memory the backend copies fastest (page-locked
-  // for a GPU), reused once the store lets go of them. The store may still
-  // hold the last one for a moment after answering (or, delayed, until its
-  // round closes), so a few rotate, as many as are in flight.
-  std::unique_ptr<device_buffer_pool> host_gradients;
-  // With device hand-over: its steps, and the shards' last answers (views
-  // of their device buffers), held until the next push: the replica's reads
-  // of them have finished by then (it waits for its step's loss), and a
-  // shard steps in place only once none holds them.
-  std::unique_ptr<device_step> on_device;
-  std::vector<params_msg> device_parts;
-  std::vector<float> batch_images;
-  std::vector<int32_t> batch_labels;
-  std::vector<float> batch_targets; // a regression set's
-  std::vector<float> batch_weights; // each sample's class weight (--class-weights)
-  std::vector<uint32_t> order;                  // this epoch's permutation
-  std::unique_ptr<epoch_schedule> schedule;
-  size_t losses_applied = 0;                    // entries of params.losses seen
-  std::vector<uint32_t> batch_indices;
-  size_t next_round = 0;                        // position in this epoch
-  uint64_t first_round = 0;                     // the store's round at epoch start
-  uint64_t pushes = 0;                          // over the replica's life
-  bool waiting = false;                         // for the answers to push `pushes`
-  bool watchdog_armed = false;                  // a tick is on its way
-  replica_report report;
-  caf::typed_response_promise<replica_report> promise;
-  clock_type::time_point pushed_at;
-};
-
-using replica_pointer = replica_actor::stateful_pointer<replica_state>;
 
 // Re-plans the rest of the epoch for replicas the store reported lost since
 // the last answer (sync): their unprocessed share moves to the survivors.
@@ -106,45 +57,6 @@ caf::error push_failure(const caf::error& err, const std::string& what) {
   return err;
 }
 
-// The batch's targets, or null for a classification set.
-const float* targets_of(const replica_state& st) {
-  return st.setup->train->regression() ? st.batch_targets.data() : nullptr;
-}
-
-// The batch's sample weights, or null where every sample weighs 1.
-const float* weights_of(const replica_state& st) {
-  return st.setup->config.class_weights.empty() ? nullptr : st.batch_weights.data();
-}
-
-// Computes this round's gradient into a host buffer (the network copies it
-// there from a device) for `push`, with whether the network proved it finite.
-batch_stats compute_on_host(replica_state& st, size_t samples_count, push_msg& push) {
-  auto& setup = *st.setup;
-  const size_t count = setup.store.parameter_count;
-  if (!st.host_gradients)
-    st.host_gradients =
-      std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
-  auto buffer = st.host_gradients->take();
-  if (setup.custom) {
-    batch samples{st.batch_images.data(), st.batch_labels.data(), samples_count,
-                  setup.inputs, targets_of(st), weights_of(st)};
-    samples.indices = st.batch_indices.data();
-    samples.step = st.first_round + st.next_round;
-    samples.seed = setup.config.seed;
-    const batch_result result = setup.custom->gradient(st.params.values.data(), samples,
-                                                       buffer.get());
-    push.gradient = shared_floats{std::move(buffer), 0, count};
-    return batch_stats{result.loss_sum, result.correct, static_cast<int64_t>(samples_count)};
-  }
-  setup.net->use_parameters(st.params.values.data());
-  auto stats = setup.net->compute_gradient(st.batch_images.data(), st.batch_labels.data(),
-                                           samples_count, buffer.get(), targets_of(st),
-                                           weights_of(st));
-  push.gradient = shared_floats{std::move(buffer), 0, count};
-  push.proven_finite = setup.net->last_gradient_proven_finite();
-  return stats;
-}
-
 // Writes the samples at `positions` of this epoch's permutation to `out`.
 void samples_at(const replica_state& st, const std::vector<uint32_t>& positions,
                 std::vector<uint32_t>& out) {
@@ -162,19 +74,6 @@ void prefetch_next_round(const replica_state& st) {
   std::vector<uint32_t> samples;
   samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
   st.setup->train->prefetch(samples.data(), samples.size());
-}
-
-// A re-planned round can give a replica more samples than its share at start.
-void grow_batch_buffers(replica_state& st, size_t samples) {
-  auto& setup = *st.setup;
-  if (setup.net)
-    setup.net = std::make_unique<network>(setup.net->spec(), *setup.compute, samples);
-  if (st.on_device)
-    st.on_device->reset();
-  setup.max_batch = samples;
-  st.batch_images.resize(samples * static_cast<size_t>(setup.inputs));
-  st.batch_labels.resize(samples);
-  st.batch_targets.resize(samples * static_cast<size_t>(setup.train->target_width()));
 }
 
 std::chrono::milliseconds step_timeout(const replica_state& st) {
@@ -218,56 +117,27 @@ void add_stats(replica_report& report, const batch_stats& stats) {
 
 void run_round(replica_pointer self);
 
-// Copies the samples of this share into the batch buffers; a label the
-// source gave out of range is bad data.
-caf::error gather_share(replica_state& st, size_t count) {
-  const data_source& train = *st.setup->train;
-  const bool regression = train.regression();
-  train.gather(st.batch_indices.data(), count, st.batch_images.data(),
-               regression ? nullptr : st.batch_labels.data(),
-               regression ? st.batch_targets.data() : nullptr);
-  if (regression) {
-    std::fill_n(st.batch_labels.begin(), count, 0);
-    return caf::none;
-  }
-  if (auto checked = check_gathered_labels(train, st.batch_indices.data(),
-                                           st.batch_labels.data(), count);
-      !checked)
-    return make_troupe_error(troupe_errc::bad_data,
-                             "replica " + std::to_string(st.setup->config.index) + ": "
-                               + checked.error().message);
-  if (const auto& weights = st.setup->config.class_weights; !weights.empty()) {
-    st.batch_weights.resize(count);
-    sample_weights(weights, st.batch_labels.data(), count, st.batch_weights.data());
-  }
-  return caf::none;
-}
-
 // Computes this replica's share of the round into `push`: on its device
 // (hand-over: the gradient stays there) or into a host buffer.
 caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positions,
                          push_msg& push) {
-  const auto& cfg = st.setup->config;
-  if (positions.size() > st.setup->max_batch)
-    grow_batch_buffers(st, positions.size());
   samples_at(st, positions, st.batch_indices);
+  auto& compute = *st.compute;
   batch_stats stats;
   if (st.setup->device_handover) {
-    if (!st.on_device)
-      st.on_device = std::make_unique<device_step>(st.setup->compute, cfg.device);
     // The stats of the step before: this one runs on while the replica
     // pushes it. The shards check its gradient on the device (device_floats).
-    auto ran = st.on_device->run(*st.setup->net, *st.setup->train, st.batch_indices,
-                                 st.device_parts, st.params.values.data(), push.device_gradient);
+    auto ran = compute.on_device(st.batch_indices, st.device_parts, st.params.values.data(),
+                                 push);
     if (!ran)
-      return make_troupe_error(troupe_errc::bad_data, "replica " + std::to_string(cfg.index)
-                                                        + ": " + ran.error().message);
+      return ran.error();
     stats = *ran;
   } else {
-    if (auto err = gather_share(st, positions.size()))
+    if (auto err = compute.gather(st.batch_indices))
       return err;
     prefetch_next_round(st);
-    stats = compute_on_host(st, positions.size(), push);
+    stats = compute.on_host(st.batch_indices, st.params.values.data(),
+                            st.first_round + st.next_round, push);
   }
   add_stats(st.report, stats);
   push.loss_sum = stats.loss_sum;
@@ -337,8 +207,7 @@ void run_round(replica_pointer self) {
   const auto& cfg = st.setup->config;
   apply_losses(st);
   if (st.next_round >= st.schedule->rounds()) {
-    if (st.on_device)
-      add_stats(st.report, st.on_device->drain());
+    add_stats(st.report, st.compute->drain());
     st.promise.deliver(st.report);
     return;
   }
@@ -375,22 +244,10 @@ void run_round(replica_pointer self) {
   push_to_shards(self, push);
 }
 
-replica_actor::behavior_type replica(replica_pointer self,
-                                     std::shared_ptr<replica_setup> setup) {
-  auto& st = self->state;
-  st.setup = std::move(setup);
-  if (replica_needs_own_thread(st.setup->config)) { // detached: the thread is its own
-    if (st.setup->config.pin_core)
-      pin_this_thread(st.setup->config.index);
-    schedule_as_batch_thread();
-  }
-  st.batch_images.resize(st.setup->max_batch * static_cast<size_t>(st.setup->inputs));
-  st.batch_labels.resize(st.setup->max_batch);
-  st.batch_targets.resize(st.setup->max_batch
-                          * static_cast<size_t>(st.setup->train->target_width()));
-  // Without its store a replica has nothing to do: a node must not keep
-  // replicas of a coordinator that died. Any shard's end is the store's.
-  for (const auto& shard : st.setup->store.shards)
+// Ends the replica with its store: a node must not keep replicas of a
+// coordinator that died. Any shard's end is the store's.
+void watch_store(replica_pointer self) {
+  for (const auto& shard : self->state.setup->store.shards)
     self->monitor(shard);
   self->set_down_handler([self](caf::down_msg& msg) {
     const auto& shards = self->state.setup->store.shards;
@@ -408,111 +265,59 @@ replica_actor::behavior_type replica(replica_pointer self,
         return;
       }
   });
-  return {
-    [self](epoch_atom, epoch_order& order) -> caf::result<replica_report> {
-      auto& st = self->state;
-      const auto& cfg = st.setup->config;
-      if (order.membership != cfg.membership)
-        return make_troupe_error(troupe_errc::fenced,
-                                 "replica " + std::to_string(cfg.index)
-                                   + " of membership epoch " + std::to_string(cfg.membership)
-                                   + " refuses an epoch order for epoch "
-                                   + std::to_string(order.membership));
-      st.promise = self->make_response_promise<replica_report>();
-      st.params = std::move(order.params);
-      st.device_parts.clear();
-      st.first_round = st.params.round - order.start_round;
-      st.order = epoch_permutation(st.setup->train->size(), cfg.seed,
-                                   order.epoch);
-      // Replicas lost in earlier epochs no longer take part.
-      std::vector<uint32_t> live;
-      for (uint32_t r = 0; r < cfg.replicas; ++r)
-        live.push_back(r);
-      // (Losses from this epoch's first round on are applied by apply_losses.)
-      for (const replica_loss& loss : st.params.losses)
-        if (loss.round < st.first_round)
-          live.erase(std::remove(live.begin(), live.end(), loss.replica), live.end());
-      st.losses_applied = 0;
-      st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
-      st.next_round = order.start_round;
-      st.report = replica_report{};
-      st.report.replica = cfg.index;
-      st.report.membership = cfg.membership;
-      run_round(self);
-      return st.promise;
-    },
-    [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },
-    [self](tick_atom) { check_watchdog(self); },
-  };
 }
 
-
-// A replica whose job this node cannot run: it stays up to answer with the
-// reason. Ending at once would lose it, as a monitor that reaches an actor
-// already gone only reports exit_reason::unknown. It ends once it has told,
-// or when its store is gone (nobody will ask then).
-replica_actor::behavior_type failed_replica(replica_pointer self, caf::error reason,
-                                            const std::vector<store_actor>& shards) {
-  for (const auto& shard : shards)
-    self->monitor(shard);
-  self->set_down_handler([self, reason](caf::down_msg&) { self->quit(reason); });
-  return {
-    [self, reason](epoch_atom, epoch_order&) -> caf::result<replica_report> {
-      self->quit(reason);
-      return reason;
-    },
-    [self, reason](ready_atom) -> caf::result<uint32_t> {
-      self->quit(reason);
-      return reason;
-    },
-    [](tick_atom) {},
-  };
-}
-
-// What CAF's remote spawn runs on a node: the same replica, built from the
-// job description alone. A job the node cannot run is logged here and told
-// to the spawner, which asks every remote replica whether it is ready.
-replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
-                                            std::vector<store_actor> shards) {
-  auto setup = make_replica_setup(config, shards, nullptr, {}, self->system().node());
-  if (!setup) {
-    auto reason = setup.error();
-    std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",
-                 config.index, config.replicas, config.device.c_str(),
-                 describe(reason).c_str());
-    return failed_replica(self, std::move(reason), shards);
-  }
-  std::fprintf(stderr, "troupe node: replica %u of %u on %s started\n", config.index,
-               config.replicas, config.device.c_str());
-  self->attach_functor([index = config.index](const caf::error& reason) {
-    std::fprintf(stderr, "troupe node: replica %u stopped: %s\n", index,
-                 reason ? describe(reason).c_str() : "done");
-  });
-  return replica(self, std::move(*setup));
+// Starts the epoch an order asks for, answered once its last round is pushed.
+caf::result<replica_report> start_epoch(replica_pointer self, epoch_order& order) {
+  auto& st = self->state;
+  const auto& cfg = st.setup->config;
+  if (order.membership != cfg.membership)
+    return make_troupe_error(troupe_errc::fenced,
+                             "replica " + std::to_string(cfg.index)
+                               + " of membership epoch " + std::to_string(cfg.membership)
+                               + " refuses an epoch order for epoch "
+                               + std::to_string(order.membership));
+  st.promise = self->make_response_promise<replica_report>();
+  st.params = std::move(order.params);
+  st.device_parts.clear();
+  st.first_round = st.params.round - order.start_round;
+  st.order = epoch_permutation(st.setup->train->size(), cfg.seed, order.epoch);
+  // Replicas lost in earlier epochs no longer take part.
+  std::vector<uint32_t> live;
+  for (uint32_t r = 0; r < cfg.replicas; ++r)
+    live.push_back(r);
+  // (Losses from this epoch's first round on are applied by apply_losses.)
+  for (const replica_loss& loss : st.params.losses)
+    if (loss.round < st.first_round)
+      live.erase(std::remove(live.begin(), live.end(), loss.replica), live.end());
+  st.losses_applied = 0;
+  st.schedule = std::make_unique<epoch_schedule>(st.order.size(), cfg.global_batch, live);
+  st.next_round = order.start_round;
+  st.report = replica_report{};
+  st.report.replica = cfg.index;
+  st.report.membership = cfg.membership;
+  run_round(self);
+  return st.promise;
 }
 
 } // namespace
 
-caf::expected<replica_actor> spawn_replica(caf::actor_system& system,
-                                           const replica_config& config,
-                                           std::vector<store_actor> shards,
-                                           std::shared_ptr<const data_source> train,
-                                           const backend_wrapper& wrap) {
-  auto setup = make_replica_setup(config, std::move(shards), std::move(train), wrap,
-                                  system.node());
-  if (!setup)
-    return setup.error();
-  if (replica_needs_own_thread(config))
-    return system.spawn<caf::detached>(replica, std::move(*setup));
-  return system.spawn(replica, std::move(*setup));
-}
-
-bool replica_needs_own_thread(const replica_config& config) {
-  return config.pin_core || config.device != "cpu" || config.slowdown > 1.0f;
-}
-
-caf::actor_factory remote_replica_factory() {
-  return caf::make_actor_factory(remote_replica);
+replica_actor::behavior_type replica_behavior(replica_pointer self,
+                                              std::shared_ptr<replica_setup> setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  if (replica_needs_own_thread(st.setup->config)) { // detached: the thread is its own
+    if (st.setup->config.pin_core)
+      pin_this_thread(st.setup->config.index);
+    schedule_as_batch_thread();
+  }
+  st.compute = std::make_unique<share_compute>(st.setup);
+  watch_store(self);
+  return {
+    [self](epoch_atom, epoch_order& order) { return start_epoch(self, order); },
+    [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },
+    [self](tick_atom) { check_watchdog(self); },
+  };
 }
 
 } // namespace troupe

@@ -7,6 +7,7 @@
 
 #include "actors/replica/data_cache.hpp"
 #include "messages/errors.hpp"
+#include "model/builtin_model.hpp"
 #include "model/class_weights.hpp"
 #include "model/data/row_range.hpp"
 #include "model/model_description.hpp"
@@ -49,6 +50,42 @@ caf::error check_replica_weights(replica_config& config, const model_description
   return caf::none;
 }
 
+// The rows a replica trains on: `train`, or the set of config.data_dir when
+// it is null (as on a remote node), cut to config.train_rows if set.
+caf::expected<std::shared_ptr<const data_source>>
+training_rows(const replica_config& config, std::shared_ptr<const data_source> train) {
+  if (!train) {
+    auto cached = cached_train_set(config.data_dir);
+    if (!cached)
+      return cached.error();
+    train = *cached;
+  }
+  if (config.train_rows > train->size())
+    return make_troupe_error(troupe_errc::bad_data,
+                             "replica " + std::to_string(config.index) + " is to train on "
+                               + std::to_string(config.train_rows) + " rows of "
+                               + config.data_dir + ", which has "
+                               + std::to_string(train->size()));
+  if (config.train_rows > 0 && config.train_rows < train->size())
+    train = row_range(std::move(train), 0, config.train_rows);
+  return train;
+}
+
+// Builds the replica's own instance of its model: the built-in network on
+// the replica's backend, any other model as its description makes it.
+caf::error build_model(replica_setup& setup, const model_description& described) {
+  if (const model_spec* spec = described.builtin()) {
+    setup.model = std::make_unique<builtin_model>(*spec, setup.compute, setup.max_batch);
+  } else {
+    auto instance = described.instantiate();
+    if (!instance)
+      return to_caf_error(instance.error());
+    setup.model = std::move(*instance);
+  }
+  setup.device = device_capability_of(*setup.model);
+  return caf::none;
+}
+
 } // namespace
 
 caf::expected<std::shared_ptr<replica_setup>>
@@ -67,20 +104,10 @@ make_replica_setup(replica_config config, std::vector<store_actor> shards,
   auto described = model_description::resolve(config.model);
   if (!described)
     return to_caf_error(described.error());
-  if (!train) {
-    auto cached = cached_train_set(config.data_dir);
-    if (!cached)
-      return cached.error();
-    train = *cached;
-  }
-  if (config.train_rows > train->size())
-    return make_troupe_error(troupe_errc::bad_data,
-                             "replica " + std::to_string(config.index) + " is to train on "
-                               + std::to_string(config.train_rows) + " rows of "
-                               + config.data_dir + ", which has "
-                               + std::to_string(train->size()));
-  if (config.train_rows > 0 && config.train_rows < train->size())
-    train = row_range(std::move(train), 0, config.train_rows);
+  auto rows = training_rows(config, std::move(train));
+  if (!rows)
+    return rows.error();
+  train = std::move(*rows);
   if (auto fits = check_model_fits(*described, *train); !fits)
     return to_caf_error(fits.error());
   if (auto err = check_replica_weights(config, *described))
@@ -108,17 +135,11 @@ make_replica_setup(replica_config config, std::vector<store_actor> shards,
   setup->store = std::move(store);
   setup->train = std::move(train);
   setup->compute = std::move(*compute);
-  setup->device_handover = handover;
   setup->max_batch = (config.global_batch + config.replicas - 1) / config.replicas;
   setup->inputs = described->inputs();
-  if (const model_spec* spec = described->builtin()) {
-    setup->net = std::make_unique<network>(*spec, *setup->compute, setup->max_batch);
-    return setup;
-  }
-  auto custom = described->instantiate();
-  if (!custom)
-    return to_caf_error(custom.error());
-  setup->custom = std::move(*custom);
+  if (auto err = build_model(*setup, *described))
+    return err;
+  setup->device_handover = handover && setup->device != nullptr;
   return setup;
 }
 

@@ -14,7 +14,7 @@
 #include "actors/replica/backend_wrapper.hpp"
 #include "actors/replica/store_group.hpp"
 #include "messages/interfaces.hpp"
-#include "model/network.hpp"
+#include "model/device_capability.hpp"
 
 namespace troupe {
 
@@ -24,10 +24,11 @@ struct replica_setup {
   store_group store; // every shard, in shard order
   std::shared_ptr<const data_source> train;
   std::shared_ptr<backend> compute; // shared with its device buffers, which a store may hold
-  // The model: the built-in network on `compute`, or a registered model,
-  // which computes on the host.
-  std::unique_ptr<network> net;
-  std::unique_ptr<model> custom;
+  // The model: the built-in network on `compute`, or any other model, which
+  // computes on the host. `device` is its device capability, null where it
+  // has none (it then computes through troupe::model alone).
+  std::unique_ptr<troupe::model> model;
+  device_capability* device = nullptr;
   int inputs = 0;
   size_t max_batch = 0; // samples the batch buffers hold
   // Gradients and parameters change hands in device memory: the replica

@@ -1,0 +1,100 @@
+// A replica's share of a round: gathered, then computed by its model.
+#include "actors/replica/share_compute.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "messages/errors.hpp"
+#include "model/class_weights.hpp"
+#include "model/data/source_registry.hpp"
+
+namespace troupe {
+
+share_compute::share_compute(std::shared_ptr<replica_setup> setup) : setup_(std::move(setup)) {
+  const size_t rows = setup_->max_batch;
+  images_.resize(rows * static_cast<size_t>(setup_->inputs));
+  labels_.resize(rows);
+  targets_.resize(rows * static_cast<size_t>(setup_->train->target_width()));
+}
+
+caf::error share_compute::bad_data(const std::string& why) const {
+  return make_troupe_error(troupe_errc::bad_data,
+                           "replica " + std::to_string(setup_->config.index) + ": " + why);
+}
+
+// A re-planned round can give a replica more samples than its share at start.
+void share_compute::reserve(size_t samples) {
+  auto& setup = *setup_;
+  if (samples <= setup.max_batch)
+    return;
+  if (setup.device && setup.device->reserve(samples) && on_device_)
+    on_device_->reset();
+  setup.max_batch = samples;
+  images_.resize(samples * static_cast<size_t>(setup.inputs));
+  labels_.resize(samples);
+  targets_.resize(samples * static_cast<size_t>(setup.train->target_width()));
+}
+
+caf::error share_compute::gather(const std::vector<uint32_t>& indices) {
+  reserve(indices.size());
+  const size_t count = indices.size();
+  const data_source& train = *setup_->train;
+  const bool regression = train.regression();
+  train.gather(indices.data(), count, images_.data(), regression ? nullptr : labels_.data(),
+               regression ? targets_.data() : nullptr);
+  if (regression) {
+    std::fill_n(labels_.begin(), count, 0);
+    return caf::none;
+  }
+  if (auto checked = check_gathered_labels(train, indices.data(), labels_.data(), count);
+      !checked)
+    return bad_data(checked.error().message);
+  if (const auto& weights = setup_->config.class_weights; !weights.empty()) {
+    weights_.resize(count);
+    sample_weights(weights, labels_.data(), count, weights_.data());
+  }
+  return caf::none;
+}
+
+batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
+                                   const float* parameters, uint64_t round, push_msg& push) {
+  auto& setup = *setup_;
+  const size_t count = setup.store.parameter_count;
+  if (!host_gradients_)
+    host_gradients_ =
+      std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
+  auto buffer = host_gradients_->take();
+  batch samples{images_.data(), labels_.data(), indices.size(), setup.inputs,
+                setup.train->regression() ? targets_.data() : nullptr,
+                setup.config.class_weights.empty() ? nullptr : weights_.data()};
+  samples.indices = indices.data();
+  samples.step = round;
+  samples.seed = setup.config.seed;
+  const batch_result result = setup.model->gradient(parameters, samples, buffer.get());
+  push.gradient = shared_floats{std::move(buffer), 0, count};
+  if (setup.device)
+    push.proven_finite = setup.device->last_gradient_proven_finite();
+  return batch_stats{result.loss_sum, result.correct, static_cast<int64_t>(indices.size())};
+}
+
+caf::expected<batch_stats> share_compute::on_device(const std::vector<uint32_t>& indices,
+                                                    const std::vector<params_msg>& parts,
+                                                    const float* host_parameters,
+                                                    push_msg& push) {
+  auto& setup = *setup_;
+  reserve(indices.size());
+  if (!on_device_)
+    on_device_ = std::make_unique<device_step>(setup.compute, setup.config.device, setup.inputs,
+                                               setup.store.parameter_count);
+  auto ran = on_device_->run(*setup.device, *setup.train, indices, parts, host_parameters,
+                             push.device_gradient);
+  if (!ran)
+    return bad_data(ran.error().message);
+  return *ran;
+}
+
+batch_stats share_compute::drain() {
+  return on_device_ ? on_device_->drain() : batch_stats{};
+}
+
+} // namespace troupe

@@ -1,0 +1,67 @@
+// A replica's compute: the samples of its share of a round gathered into
+// batch buffers, and the gradient its model computes of them, through
+// troupe::model into a host buffer or, handing over on its device, through
+// the model's device capability into device memory (device_step).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "actors/replica/device_step.hpp"
+#include "actors/replica/replica_setup.hpp"
+#include "messages/protocol.hpp"
+#include "model/backend/device_buffers.hpp"
+#include "model/network.hpp"
+
+namespace troupe {
+
+/// Computes a replica's shares of rounds with its setup's model.
+class share_compute {
+public:
+  /// Computes with `setup`'s model, with batch buffers for its max_batch.
+  explicit share_compute(std::shared_ptr<replica_setup> setup);
+
+  /// Copies the training rows `indices` into the batch buffers, with each
+  /// sample's class weight; a label the source gave out of range is bad_data.
+  caf::error gather(const std::vector<uint32_t>& indices);
+
+  /// Computes the gradient of the rows gather() copied (`indices`) at
+  /// `parameters` for store round `round` into a host buffer: sets
+  /// push.gradient and push.proven_finite, and returns the batch's stats.
+  batch_stats on_host(const std::vector<uint32_t>& indices, const float* parameters,
+                      uint64_t round, push_msg& push);
+
+  /// Queues the gradient of the rows `indices` on the device at the shards'
+  /// answers `parts` or, without parts, at `host_parameters` (an epoch's
+  /// start) into push.device_gradient. Returns the stats of the step before
+  /// (none for the first), or bad_data.
+  caf::expected<batch_stats> on_device(const std::vector<uint32_t>& indices,
+                                       const std::vector<params_msg>& parts,
+                                       const float* host_parameters, push_msg& push);
+
+  /// Returns the stats of the last step queued on the device, once it is
+  /// done, or none (an epoch's end).
+  batch_stats drain();
+
+private:
+  void reserve(size_t samples);
+  caf::error bad_data(const std::string& why) const;
+
+  std::shared_ptr<replica_setup> setup_;
+  // Gradient buffers in host memory the backend copies fastest (page-locked
+  // for a GPU), reused once the store lets go of them. The store may still
+  // hold the last one for a moment after answering (or, delayed, until its
+  // round closes), so a few rotate, as many as are in flight.
+  std::unique_ptr<device_buffer_pool> host_gradients_;
+  std::unique_ptr<device_step> on_device_;
+  std::vector<float> images_;   // (max_batch, inputs)
+  std::vector<int32_t> labels_; // (max_batch)
+  std::vector<float> targets_;  // (max_batch, target width): a regression set's
+  std::vector<float> weights_;  // each sample's class weight (--class-weights)
+};
+
+} // namespace troupe
