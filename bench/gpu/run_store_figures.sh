@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU and 16-core figure of the sharded store in one run, from binaries
 # built elsewhere (pack_deps.sh --prebuilt), building nothing: about 5 minutes
-# on a GPU machine with 16 cores, CUDA and PyTorch (written for one H200).
+# (more with the convnet's runs) on a GPU machine with 16 cores, CUDA and
+# PyTorch (written for one H200).
 # Usage: bench/gpu/run_store_figures.sh --prebuilt=DIR [OUT_DIR]
 #   DIR      what pack_deps.sh --prebuilt made (e.g. .gpu-deps): DIR/prebuilt/
 #            {mnist,train_bench} and DIR/prebuilt/lib (a lib/NAME.xz is
@@ -21,9 +22,14 @@
 #       async 2 replicas --batch-size=64, each with the store's shards on the
 #       host and again on the GPU (--store-device=cuda:0); before them the
 #       device store's CUDA tests (troupe_cuda_tests "[store]", when packed)
-#   (d) PyTorch on the same GPU at batch 32: bench/gpu/torch_mlp.py eager and
+#   (d) the Keras MNIST convnet (CONVNET below) in mnist --model=..., sync 1
+#       replica batch 128, on cuda:0 and on the CPU, each one run by default
+#       (TROUPE_FIGURES_CONVNET_REPEATS) of up to TROUPE_FIGURES_CONVNET_TIMEOUT_S
+#       (180 s); before them the layers' CUDA tests (troupe_cuda_tests "[layers]")
+#   (e) PyTorch on the same GPU at batch 32: bench/gpu/torch_mlp.py eager and
 #       fused Adam, and a whole-step CUDA graph (this script's torch_graph.py)
-# Without a GPU (no nvidia-smi or no device) (c) and (d) print "skipped: ...".
+# Without a GPU (no nvidia-smi or no device) (c), (e) and (d)'s GPU part print
+# "skipped: ...".
 # Environment: TROUPE_FIGURES_SMOKE=1 runs (b) with 2 replicas (a dry run on a
 # small machine); TROUPE_FIGURES_REPEATS (3); TROUPE_FIGURES_BUDGET_S (240 s: no
 # run starts after it; a figure gets fewer runs, never none, past its share);
@@ -40,7 +46,7 @@ out_dir=
 for arg in "$@"; do
   case $arg in
     --prebuilt=*) pack=${arg#--prebuilt=} ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) echo "error: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) out_dir=$arg ;;
   esac
@@ -262,6 +268,19 @@ torch_figure() {
   printf -v "rate_$label" '%s' "$rate"
 }
 
+# cuda_tests NAME TAG: troupe_cuda_tests TAG (when packed) into
+# OUT_DIR/cuda_NAME_tests.log, its result on one line; a failure sets status 1.
+cuda_tests() {
+  local name=$1 tag=$2 log=$out_dir/cuda_$1_tests.log test_data=$pack/test-data rc
+  [ -x "$bin/troupe_cuda_tests" ] || { echo "cuda $name tests: not packed"; return; }
+  [ -d "$test_data" ] || test_data=$root/tests/data
+  echo "command: TROUPE_TEST_DATA_DIR=$test_data $bin/troupe_cuda_tests '$tag'"
+  TROUPE_TEST_DATA_DIR=$test_data timeout -k 5 180 "$bin/troupe_cuda_tests" "$tag" > "$log" 2>&1
+  rc=$?
+  echo "cuda $name tests: exit $rc$([ "$rc" -eq 77 ] && echo " (skipped: $(head -1 "$log"))"); $(grep -E '^(All tests passed|test cases:)' "$log" | tail -1)"
+  [ "$rc" -eq 0 ] || { grep -E -A3 'FAILED|unhandled' "$log" | head -30; status=1; }
+}
+
 # --- (a) one replica, no actors ------------------------------------------------
 section "(a) CPU, one replica without actors (bench/train_bench, 1 epoch; the ratios' base)" 55
 tb_batch=32
@@ -301,16 +320,7 @@ if [ -z "$gpu" ]; then
   echo "skipped: no GPU (nvidia-smi not found or no device)"
 else
   # The device store's own checks first: its figures mean little if they fail.
-  if [ -x "$bin/troupe_cuda_tests" ]; then
-    test_data=$pack/test-data
-    [ -d "$test_data" ] || test_data=$root/tests/data
-    echo "command: TROUPE_TEST_DATA_DIR=$test_data $bin/troupe_cuda_tests '[store]'"
-    TROUPE_TEST_DATA_DIR=$test_data timeout -k 5 180 "$bin/troupe_cuda_tests" '[store]' \
-      > "$out_dir/cuda_store_tests.log" 2>&1
-    rc=$?
-    echo "cuda store tests: exit $rc$([ "$rc" -eq 77 ] && echo " (skipped: $(head -1 "$out_dir/cuda_store_tests.log"))"); $(grep -E '^(All tests passed|test cases:)' "$out_dir/cuda_store_tests.log" | tail -1)"
-    [ "$rc" -eq 0 ] || { grep -E -A3 'FAILED|unhandled' "$out_dir/cuda_store_tests.log" | head -30; status=1; }
-  fi
+  cuda_tests store '[store]'
   mnist_figure gpu_sync_1r_b32 --mode=sync --replicas=1 --batch-size=32 --devices=cuda:0
   mnist_figure gpu_sync_2r_b64 --mode=sync --replicas=2 --batch-size=64 --devices=cuda:0
   mnist_figure gpu_async_2r_b64 --mode=async --replicas=2 --batch-size=64 --devices=cuda:0
@@ -319,8 +329,28 @@ else
   mnist_figure gpu_async_2r_b64_store_gpu --mode=async --replicas=2 --batch-size=64 --devices=cuda:0 --store-device=cuda:0
 fi
 
-# --- (d) PyTorch on the same GPU -----------------------------------------------
-section "(d) PyTorch on the same GPU, batch 32, training set resident on the device" 100
+# --- (d) the Keras convnet --------------------------------------------------------
+section "(d) the Keras MNIST convnet (mnist --model=CONVNET, sync 1 replica batch 128, 1 epoch)" 90
+convnet=28x28x1-conv32k3relu-maxpool2-conv64k3relu-maxpool2-flatten-dropout0.5-10
+echo "CONVNET=$convnet"
+saved_repeats=$repeats saved_timeout=$run_timeout
+repeats=${TROUPE_FIGURES_CONVNET_REPEATS:-1}
+run_timeout=${TROUPE_FIGURES_CONVNET_TIMEOUT_S:-180}
+if [ -z "$gpu" ]; then
+  echo "skipped on cuda:0: no GPU (nvidia-smi not found or no device)"
+else
+  # The layers' own checks first: the GPU figure means little if they fail.
+  cuda_tests layers '[layers]'
+  mnist_figure gpu_convnet_sync_1r_b128 --model="$convnet" --mode=sync --replicas=1 --batch-size=128 --devices=cuda:0
+fi
+mnist_figure cpu_convnet_sync_1r_b128 --model="$convnet" --mode=sync --replicas=1 --batch-size=128 --devices=cpu
+if [ -n "${rate_gpu_convnet_sync_1r_b128:-}" ] && [ -n "${rate_cpu_convnet_sync_1r_b128:-}" ]; then
+  echo "ratio: gpu_convnet_sync_1r_b128 / cpu_convnet_sync_1r_b128 = $(ratio "$rate_gpu_convnet_sync_1r_b128" "$rate_cpu_convnet_sync_1r_b128")"
+fi
+repeats=$saved_repeats run_timeout=$saved_timeout
+
+# --- (e) PyTorch on the same GPU -----------------------------------------------
+section "(e) PyTorch on the same GPU, batch 32, training set resident on the device" 100
 if [ -z "$gpu" ]; then
   echo "skipped: no GPU (nvidia-smi not found or no device)"
 elif ! torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null); then

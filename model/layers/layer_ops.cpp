@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/backend/cpu/gemm/gemm.hpp"
+#include "model/layers/dropout_mask.hpp"
 #include "model/random.hpp"
 
 namespace troupe {
@@ -98,9 +99,9 @@ public:
     kept_.resize(count * size);
     for (size_t n = 0; n < count; ++n) {
       const uint64_t index = keys.indices != nullptr ? keys.indices[n] : n;
-      random_stream draw(mix_seed(keys.seed, keys.step, index));
+      const uint64_t sample = dropout_mask::sample_seed(keys.seed, keys.step, index);
       for (size_t j = 0; j < size; ++j) {
-        const bool kept = draw.unit_float() >= rate_;
+        const bool kept = dropout_mask::kept(sample, j, rate_);
         kept_[n * size + j] = kept;
         y[n * size + j] = kept ? x[n * size + j] * scale_ : 0.0f;
       }

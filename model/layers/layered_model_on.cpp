@@ -1,0 +1,70 @@
+// The one place a layered model chooses between the host and CUDA.
+#include "model/layers/layered_model_on.hpp"
+
+#include "model/layers/layer_spec.hpp"
+#include "model/layers/layered_model.hpp"
+
+#ifdef TROUPE_HAVE_CUDA
+#include "model/backend/cuda/cuda_layered_model.hpp"
+#endif
+
+namespace troupe {
+
+namespace {
+
+// The index N of "cuda:N", or -1.
+int cuda_index(const std::string& device) {
+  const std::string prefix = "cuda:";
+  if (device.compare(0, prefix.size(), prefix) != 0)
+    return -1;
+  const std::string digits = device.substr(prefix.size());
+  if (digits.empty() || digits.size() > 4 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoi(digits);
+}
+
+#ifdef TROUPE_HAVE_CUDA
+expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index) {
+  auto spec = parse_stack_spec(text);
+  if (!spec)
+    return spec.error();
+  for (size_t i = 0; i < spec->layers.size(); ++i)
+    if (!has_cuda_layer(spec->layers[i].kind)) {
+      const stack_spec alone{spec->input, {spec->layers[i]}};
+      const std::string token = to_string(alone).substr(spec->input.text().size() + 1);
+      return fail(model_errc::invalid_argument,
+                  "model " + text + ": layer " + std::to_string(i) + " ('" + token +
+                    "') has no CUDA implementation; run this model on cpu");
+    }
+  auto reference = make_layered_model(text);
+  if (!reference)
+    return reference.error();
+  auto made = make_cuda_layered_model(*spec, std::move(*reference), index);
+  if (!made)
+    return made.error();
+  return std::unique_ptr<model>(std::move(*made));
+}
+#endif
+
+} // namespace
+
+expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
+                                                       const std::string& device) {
+  if (device == "cpu")
+    return make_layered_model(text);
+  const int index = cuda_index(device);
+  if (index < 0)
+    return fail(model_errc::invalid_argument,
+                "device '" + device + "': a layered model runs on cpu or cuda:N");
+#ifdef TROUPE_HAVE_CUDA
+  return on_cuda(text, index);
+#else
+  (void) index;
+  return fail(model_errc::device_error,
+              "device '" + device + "': this build has no CUDA backend (configure with nvcc "
+                                    "available and -DTROUPE_CUDA=ON)");
+#endif
+}
+
+} // namespace troupe
