@@ -7,6 +7,7 @@
 #include "model/builtin_model.hpp"
 #include "model/layers/layered_model.hpp"
 #include "model/model_registry.hpp"
+#include "model/layers/layered_model_on.hpp"
 #include "model/parameter_layout.hpp"
 
 namespace troupe {
@@ -126,6 +127,24 @@ expected<std::unique_ptr<model>> model_description::instantiate() const {
     return fail(model_errc::invalid_argument,
                 "model '" + text_ + "': its factory returned no model");
   return std::move(*built);
+}
+
+std::string model_description::refuse_device(const std::string& device) const {
+  if (device == "cpu")
+    return {};
+  if (layered_)
+    return refuse_layered_device(text_, device);
+  if (!spec_ || spec_->loss == loss_kind::squared_error)
+    return "model " + text_ + " computes on the host, so its replicas cannot run on " + device
+           + " (use --devices=cpu)";
+  return {};
+}
+
+expected<std::unique_ptr<model>> model_description::instantiate_on(
+  const std::string& device) const {
+  if (layered_)
+    return make_layered_model_on(text_, device);
+  return instantiate();
 }
 
 std::vector<float> model_description::initial_parameters(uint64_t seed) const {

@@ -37,11 +37,19 @@ public:
   int inputs() const { return inputs_; }
   int classes() const { return classes_; }
 
-  /// Tells whether the model computes on the host only: a registered model,
-  /// or a built-in one trained with the squared error.
-  bool computes_on_host() const {
-    return !spec_ || spec_->loss == loss_kind::squared_error;
-  }
+  /// Says why the model cannot compute on `device` (a registered model, or a
+  /// built-in one trained with the squared error, computes on the host only;
+  /// a layered model on cpu or cuda:N), or nothing when it can.
+  std::string refuse_device(const std::string& device) const;
+
+  /// Builds a fresh instance that computes on `device` (layered models; any
+  /// other model computes where instantiate() builds it).
+  expected<std::unique_ptr<model>> instantiate_on(const std::string& device) const;
+
+  /// Tells whether it is a layered model (a description such as
+  /// "28x28x1-conv32k3relu-..."), which computes on cpu or cuda:N
+  /// (model/layers/layered_model_on.hpp).
+  bool layered() const { return layered_; }
 
   /// Tells whether the model trains on sample weights (class weights): the
   /// built-in cross-entropy model does, a registered one where it says so.

@@ -249,11 +249,10 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
     return to_caf_error(fits.error());
   if (auto fits = check_model_fits(*described, *data->test, "test"); !fits)
     return to_caf_error(fits.error());
-  if (described->computes_on_host() && !config.devices.automatic)
+  if (!config.devices.automatic)
     for (const auto& device : config.devices.pool)
-      if (device != "cpu")
-        return bad_config("--devices: model " + described->text() + " computes on the host, "
-                          "so its replicas cannot run on " + device + " (use --devices=cpu)");
+      if (auto refused = described->refuse_device(device); !refused.empty())
+        return bad_config("--devices: " + refused);
   if (auto err = check_validation_split(config, data->train->size()))
     return err;
   if (auto err = check_extra_metrics(config, *data->train, described->classes()))

@@ -77,7 +77,7 @@ caf::error build_model(replica_setup& setup, const model_description& described)
   if (const model_spec* spec = described.builtin()) {
     setup.model = std::make_unique<builtin_model>(*spec, setup.compute, setup.max_batch);
   } else {
-    auto instance = described.instantiate();
+    auto instance = described.instantiate_on(setup.config.device);
     if (!instance)
       return to_caf_error(instance.error());
     setup.model = std::move(*instance);
@@ -112,11 +112,9 @@ make_replica_setup(replica_config config, std::vector<store_actor> shards,
     return to_caf_error(fits.error());
   if (auto err = check_replica_weights(config, *described))
     return err;
-  if (described->computes_on_host() && config.device != "cpu")
+  if (auto refused = described->refuse_device(config.device); !refused.empty())
     return make_troupe_error(troupe_errc::bad_config,
-                             "model " + described->text() + " computes on the host: replica "
-                               + std::to_string(config.index) + " cannot run on "
-                               + config.device + " (use --devices=cpu)");
+                             "replica " + std::to_string(config.index) + ": " + refused);
   store_group store;
   store.parameter_count = described->parameter_count();
   auto ranges = split_into_shards(store.parameter_count, shards.size());

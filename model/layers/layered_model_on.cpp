@@ -12,6 +12,11 @@ namespace troupe {
 
 namespace {
 
+[[maybe_unused]] std::string no_cuda_backend(const std::string& device) {
+  return "device '" + device + "': this build has no CUDA backend (configure with nvcc "
+                               "available and -DTROUPE_CUDA=ON)";
+}
+
 // The index N of "cuda:N", or -1.
 int cuda_index(const std::string& device) {
   const std::string prefix = "cuda:";
@@ -25,18 +30,24 @@ int cuda_index(const std::string& device) {
 }
 
 #ifdef TROUPE_HAVE_CUDA
+// Why the stack cannot run on CUDA: its first layer without a twin, or nothing.
+std::string refuse_cuda_layers(const std::string& text, const stack_spec& spec) {
+  for (size_t i = 0; i < spec.layers.size(); ++i)
+    if (!has_cuda_layer(spec.layers[i].kind)) {
+      const stack_spec alone{spec.input, {spec.layers[i]}};
+      const std::string token = to_string(alone).substr(spec.input.text().size() + 1);
+      return "model " + text + ": layer " + std::to_string(i) + " ('" + token +
+             "') has no CUDA implementation; run this model on cpu";
+    }
+  return {};
+}
+
 expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index) {
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();
-  for (size_t i = 0; i < spec->layers.size(); ++i)
-    if (!has_cuda_layer(spec->layers[i].kind)) {
-      const stack_spec alone{spec->input, {spec->layers[i]}};
-      const std::string token = to_string(alone).substr(spec->input.text().size() + 1);
-      return fail(model_errc::invalid_argument,
-                  "model " + text + ": layer " + std::to_string(i) + " ('" + token +
-                    "') has no CUDA implementation; run this model on cpu");
-    }
+  if (auto refused = refuse_cuda_layers(text, *spec); !refused.empty())
+    return fail(model_errc::invalid_argument, refused);
   auto reference = make_layered_model(text);
   if (!reference)
     return reference.error();
@@ -61,9 +72,23 @@ expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
   return on_cuda(text, index);
 #else
   (void) index;
-  return fail(model_errc::device_error,
-              "device '" + device + "': this build has no CUDA backend (configure with nvcc "
-                                    "available and -DTROUPE_CUDA=ON)");
+  return fail(model_errc::device_error, no_cuda_backend(device));
+#endif
+}
+
+std::string refuse_layered_device(const std::string& text, const std::string& device) {
+  if (device == "cpu")
+    return {};
+  if (cuda_index(device) < 0)
+    return "device '" + device + "': a layered model runs on cpu or cuda:N";
+#ifdef TROUPE_HAVE_CUDA
+  auto spec = parse_stack_spec(text);
+  if (!spec)
+    return spec.error().message;
+  return refuse_cuda_layers(text, *spec);
+#else
+  (void) text;
+  return no_cuda_backend(device);
 #endif
 }
 

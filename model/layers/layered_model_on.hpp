@@ -20,4 +20,10 @@ namespace troupe {
 expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
                                                        const std::string& device);
 
+/// Says why the layered model `text` cannot compute on `device` (a device
+/// that is not cpu or cuda:N, a build without CUDA, a layer without a CUDA
+/// implementation, named by its index and token), without opening the
+/// device; an empty string when it can.
+std::string refuse_layered_device(const std::string& text, const std::string& device);
+
 } // namespace troupe
