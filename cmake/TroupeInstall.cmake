@@ -1,5 +1,6 @@
 # What `cmake --install build --prefix P` puts in P: the public headers
-# (include/troupe/), libtroupe, the node program as troupe-node, troupe-model
+# (include/troupe/), libtroupe and, built with CUDA, its CUDA module
+# libtroupe_cuda, the node program as troupe-node, troupe-model
 # (a saved model evaluated, predicting, exported), the node's systemd unit,
 # and the CMake package (find_package(Troupe CONFIG) -> Troupe::troupe);
 # cmake/TroupePackaging.cmake makes Debian packages of them.
@@ -14,6 +15,10 @@ install(TARGETS troupe
         EXPORT TroupeTargets
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime
                 NAMELINK_COMPONENT development)
+if(TARGET troupe_cuda) # the CUDA module, loaded at run time from beside libtroupe
+  install(TARGETS troupe_cuda
+          LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT cuda NAMELINK_SKIP)
+endif()
 install(TARGETS troupe-node troupe-model
         EXPORT TroupeTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT node)

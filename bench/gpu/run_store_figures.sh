@@ -138,7 +138,9 @@ for root in roots:
 EOF
 )
 fi
-cuda_sonames=$(LD_LIBRARY_PATH=$(IFS=:; echo "${libpath[*]}") ldd "$mnist" "$train_bench" 2>/dev/null \
+# The CUDA module (libtroupe_cuda), which libtroupe loads for cuda:N, links them.
+cuda_module=$(ls "$bin"/lib/libtroupe_cuda.so* 2>/dev/null | head -1)
+cuda_sonames=$(LD_LIBRARY_PATH=$(IFS=:; echo "${libpath[*]}") ldd "$mnist" "$train_bench" $cuda_module 2>/dev/null \
   | awk '$1 ~ /^libcu(dart|blas|blasLt)\.so/ { print $1 }' | sort -u | tr '\n' ' ')
 echo "CUDA libraries the binaries load: ${cuda_sonames:-none}"
 echo "searched: ${cuda_candidates[*]:-(no CUDA folders)}"

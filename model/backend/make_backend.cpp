@@ -5,9 +5,7 @@
 
 #include "model/backend/backend.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
-#ifdef TROUPE_HAVE_CUDA
-#  include "model/backend/cuda/cuda_backend.hpp"
-#endif
+#include "model/backend/cuda_module.hpp"
 
 namespace troupe {
 
@@ -65,14 +63,10 @@ expected<std::unique_ptr<backend>> make_backend(const std::string& device) {
         || index_text.find_first_not_of("0123456789") != std::string::npos)
       return fail(model_errc::invalid_argument,
                   "device '" + device + "': expected cuda:N with N a device index");
-#ifdef TROUPE_HAVE_CUDA
-    return make_cuda_backend(std::stoi(index_text));
-#else
-    return fail(model_errc::device_error,
-                "device '" + device
-                  + "': CUDA support was not built into Troupe (configure with "
-                    "nvcc available and -DTROUPE_CUDA=ON)");
-#endif
+    auto cuda = load_cuda_module();
+    if (!cuda)
+      return fail(model_errc::device_error, "device '" + device + "': " + cuda.error().message);
+    return (*cuda)->make_backend(std::stoi(index_text));
   }
   return fail(model_errc::invalid_argument,
               "unknown device '" + device + "' (expected cpu or cuda:N)");

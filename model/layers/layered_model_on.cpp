@@ -4,18 +4,12 @@
 #include "model/layers/layer_spec.hpp"
 #include "model/layers/layered_model.hpp"
 
-#ifdef TROUPE_HAVE_CUDA
-#include "model/backend/cuda/cuda_layered_model.hpp"
-#endif
+#include "model/backend/cuda_module.hpp"
+#include "model/layers/cuda_twins.hpp"
 
 namespace troupe {
 
 namespace {
-
-[[maybe_unused]] std::string no_cuda_backend(const std::string& device) {
-  return "device '" + device + "': this build has no CUDA backend (configure with nvcc "
-                               "available and -DTROUPE_CUDA=ON)";
-}
 
 // The index N of "cuda:N", or -1.
 int cuda_index(const std::string& device) {
@@ -29,11 +23,10 @@ int cuda_index(const std::string& device) {
   return std::stoi(digits);
 }
 
-#ifdef TROUPE_HAVE_CUDA
 // Why the stack cannot run on CUDA: its first layer without a twin, or nothing.
 std::string refuse_cuda_layers(const std::string& text, const stack_spec& spec) {
   for (size_t i = 0; i < spec.layers.size(); ++i)
-    if (!has_cuda_layer(spec.layers[i].kind)) {
+    if (!has_cuda_twin(spec.layers[i].kind)) {
       const stack_spec alone{spec.input, {spec.layers[i]}};
       const std::string token = to_string(alone).substr(spec.input.text().size() + 1);
       return "model " + text + ": layer " + std::to_string(i) + " ('" + token +
@@ -42,7 +35,8 @@ std::string refuse_cuda_layers(const std::string& text, const stack_spec& spec) 
   return {};
 }
 
-expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index) {
+expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index,
+                                         const cuda_module& cuda) {
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();
@@ -51,12 +45,8 @@ expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index) {
   auto reference = make_layered_model(text);
   if (!reference)
     return reference.error();
-  auto made = make_cuda_layered_model(*spec, std::move(*reference), index);
-  if (!made)
-    return made.error();
-  return std::unique_ptr<model>(std::move(*made));
+  return cuda.make_layered_model(*spec, std::move(*reference), index);
 }
-#endif
 
 } // namespace
 
@@ -68,12 +58,10 @@ expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
   if (index < 0)
     return fail(model_errc::invalid_argument,
                 "device '" + device + "': a layered model runs on cpu or cuda:N");
-#ifdef TROUPE_HAVE_CUDA
-  return on_cuda(text, index);
-#else
-  (void) index;
-  return fail(model_errc::device_error, no_cuda_backend(device));
-#endif
+  auto cuda = load_cuda_module();
+  if (!cuda)
+    return fail(model_errc::device_error, "device '" + device + "': " + cuda.error().message);
+  return on_cuda(text, index, **cuda);
 }
 
 std::string refuse_layered_device(const std::string& text, const std::string& device) {
@@ -81,15 +69,13 @@ std::string refuse_layered_device(const std::string& text, const std::string& de
     return {};
   if (cuda_index(device) < 0)
     return "device '" + device + "': a layered model runs on cpu or cuda:N";
-#ifdef TROUPE_HAVE_CUDA
+  if (!cuda_module_built())
+    return "device '" + device + "': this build has no CUDA backend (configure with nvcc "
+                                 "available and -DTROUPE_CUDA=ON)";
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error().message;
   return refuse_cuda_layers(text, *spec);
-#else
-  (void) text;
-  return no_cuda_backend(device);
-#endif
 }
 
 } // namespace troupe

@@ -40,9 +40,6 @@ private:
   std::unique_ptr<state> state_;
 };
 
-/// Tells whether the layers of `kind` have a CUDA twin.
-bool has_cuda_layer(layer_kind kind);
-
 /// Builds `spec`'s stack on CUDA device `device_index`. `reference`, the same
 /// stack on the host, writes the initial parameters, so that a seed gives
 /// the CPU's bits. Fails (model_errc::device_error) when the device cannot

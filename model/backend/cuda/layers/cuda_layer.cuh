@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "model/backend/cuda/cuda_check.hpp"
+#include "model/layers/cuda_twins.hpp"
 #include "model/layers/layer_spec.hpp"
 
 namespace troupe::cuda_detail {
@@ -79,8 +80,6 @@ public:
                         const device_pass_keys& keys) = 0;
 };
 
-/// Tells whether layers of `kind` have a CUDA twin.
-bool has_cuda_twin(layer_kind kind);
 
 /// Returns the CUDA twin of `l` over input shape `in`, or null when it has none.
 std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in,

@@ -4,23 +4,6 @@
 
 namespace troupe::cuda_detail {
 
-bool has_cuda_twin(layer_kind kind) {
-  switch (kind) {
-  case layer_kind::conv2d:
-  case layer_kind::max_pool2d:
-  case layer_kind::average_pool2d:
-  case layer_kind::global_average_pool2d:
-  case layer_kind::flatten:
-  case layer_kind::dropout:
-  case layer_kind::activation:
-  case layer_kind::layer_normalization:
-  case layer_kind::dense:
-    return true;
-  default: // a registered layer of one's own, or a kind added without a twin
-    return false;
-  }
-}
-
 std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in,
                                             const cuda_context& context) {
   switch (l.kind) {

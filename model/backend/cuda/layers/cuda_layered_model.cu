@@ -196,8 +196,6 @@ void cuda_layered_model::logits(const float* parameters, const float* features, 
   s.finish();
 }
 
-bool has_cuda_layer(layer_kind kind) { return has_cuda_twin(kind); }
-
 expected<std::unique_ptr<cuda_layered_model>>
 make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference,
                         int device_index) {
