@@ -75,7 +75,7 @@ expected<dataset> load_features(const std::string& source) {
       return read.error();
     return unlabelled(read->count, read->features, std::move(read->values), source);
   }
-  return fail(model_errc::invalid_argument,
+  return fail(errc::invalid_argument,
               "features '" + source + "': give an .npy file (samples, features) or a "
               ".csv file with a header row");
 }
@@ -83,14 +83,14 @@ expected<dataset> load_features(const std::string& source) {
 status write_array(const std::string& path, const std::vector<float>& values, size_t rows,
                    size_t cols) {
   if (cols == 0 || values.size() % cols != 0 || values.size() / cols != rows)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": " + std::to_string(values.size()) + " values do not make "
                   + std::to_string(rows) + " rows of " + std::to_string(cols) + " columns");
   if (has_extension(path, ".npy"))
     return write_file_atomically(path, encode_npy(values.data(), rows, cols));
   if (has_extension(path, ".csv"))
     return write_file_atomically(path, csv_text(values, rows, cols));
-  return fail(model_errc::invalid_argument,
+  return fail(errc::invalid_argument,
               path + ": the file name must end in .npy or .csv, the formats written");
 }
 

@@ -31,7 +31,7 @@ public:
     std::string known;
     for (const auto& name : metrics)
       known += (known.empty() ? "" : ", ") + name;
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "a callback monitors '" + monitor_ + "', which this fit does not report (it "
                 "reports " + known + ")");
   }
@@ -132,11 +132,11 @@ public:
 
   status check(const std::vector<std::string>& metrics) const override {
     if (!(factor_ > 0.0 && factor_ < 1.0))
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "reduce_on_plateau: factor " + std::to_string(factor_)
                     + " must lie in (0, 1)");
     if (!(min_lr_ >= 0.0))
-      return fail(model_errc::invalid_argument, "reduce_on_plateau: min_lr "
+      return fail(errc::invalid_argument, "reduce_on_plateau: min_lr "
                                                   + std::to_string(min_lr_) + " is negative");
     return best_.check(metrics);
   }

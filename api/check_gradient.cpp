@@ -14,7 +14,7 @@ expected<double> mean_loss(model& m, const std::vector<float>& params, const bat
                            std::vector<float>& scratch) {
   const double loss = m.gradient(params.data(), samples, scratch.data()).loss_sum / samples.count;
   if (!std::isfinite(loss))
-    return fail(model_errc::invalid_argument, "check_gradient: the model's loss is not finite");
+    return fail(errc::invalid_argument, "check_gradient: the model's loss is not finite");
   return loss;
 }
 
@@ -42,11 +42,11 @@ status check_labels(const model& m, const batch& samples) {
   if (samples.labels == nullptr)
     return samples.targets != nullptr
              ? status{}
-             : fail(model_errc::invalid_argument,
+             : fail(errc::invalid_argument,
                     "check_gradient: the batch has neither labels nor targets");
   for (size_t i = 0; i < samples.count; ++i)
     if (samples.labels[i] < 0 || samples.labels[i] >= m.outputs())
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "check_gradient: sample " + std::to_string(i) + " has label "
                     + std::to_string(samples.labels[i]) + ", but the model has "
                     + std::to_string(m.outputs()) + " outputs (labels 0.."
@@ -59,7 +59,7 @@ status check_labels(const model& m, const batch& samples) {
 expected<gradient_report> check_gradient(model& m, const batch& samples,
                                          const gradient_check_options& options) {
   if (samples.count == 0 || samples.inputs != m.inputs() || samples.features == nullptr)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "check_gradient: the batch holds " + std::to_string(samples.count)
                   + " samples of " + std::to_string(samples.inputs)
                   + " features; the model takes " + std::to_string(m.inputs()));

@@ -88,7 +88,7 @@ namespace {
 // --train and --test, or --data-dir's IDX files for both.
 expected<std::pair<std::string, std::string>> source_names(const program_config& c) {
   if (c.train.empty() != c.test.empty())
-    return troupe::fail(model_errc::invalid_argument,
+    return troupe::fail(errc::invalid_argument,
                         std::string(c.train.empty() ? "--test" : "--train")
                           + " needs its twin: name both --train and --test, or neither (then "
                             "--data-dir's IDX files)");
@@ -133,15 +133,15 @@ std::string command_line::save_path() const { return settings_->config.save; }
 
 std::string command_line::onnx_path() const { return settings_->config.export_onnx; }
 
-int command_line::fail(const model_error& error) const {
-  if (error.code == model_errc::stopped) {
+int command_line::fail(const error& error) const {
+  if (error.code == errc::stopped) {
     // As a shell reports a process a signal ended: 130 for SIGINT, 143 for SIGTERM.
     const int signal_number = stop_signal();
     std::fprintf(stderr, "troupe %s: %s\n", options_.program.c_str(), error.message.c_str());
     return signal_number != 0 ? 128 + signal_number : 1;
   }
   std::fprintf(stderr, "error: %s\n", error.message.c_str());
-  return error.code == model_errc::invalid_argument ? 2 : 1;
+  return error.code == errc::invalid_argument ? 2 : 1;
 }
 
 } // namespace troupe

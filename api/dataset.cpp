@@ -13,7 +13,7 @@ status check_finite(const std::vector<float>& values, int width, const std::stri
                     const char* what) {
   for (size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]))
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   who + ": sample " + std::to_string(i / width) + " holds a non-finite " + what
                     + " (column " + std::to_string(i % width) + ")");
   return {};
@@ -24,7 +24,7 @@ status check_finite(const std::vector<float>& values, int width, const std::stri
 expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t> labels,
                                int width, int classes) {
   if (width <= 0 || features.size() != labels.size() * static_cast<size_t>(width))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "make_dataset: " + std::to_string(features.size()) + " features for "
                   + std::to_string(labels.size()) + " labels of width "
                   + std::to_string(width) + " (expected labels x width)");
@@ -34,7 +34,7 @@ expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t>
   const int32_t smallest = labels.empty() ? 0 : *std::min_element(labels.begin(), labels.end());
   const int wanted = classes > 0 ? classes : largest + 1;
   if (smallest < 0 || largest >= wanted)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "make_dataset: labels run from " + std::to_string(smallest) + " to "
                   + std::to_string(largest) + ", outside [0, " + std::to_string(wanted) + ")");
   dataset d;
@@ -52,7 +52,7 @@ expected<dataset> make_regression_dataset(std::vector<float> features,
   const std::string who = "make_regression_dataset";
   if (width <= 0 || target_width <= 0 || features.size() % static_cast<size_t>(width) != 0
       || targets.size() != features.size() / width * static_cast<size_t>(target_width))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 who + ": " + std::to_string(features.size()) + " features of width "
                   + std::to_string(width) + " and " + std::to_string(targets.size())
                   + " targets of width " + std::to_string(target_width)

@@ -8,10 +8,11 @@
 namespace troupe {
 
 /// Returns `err` (a refused option or setting) as an invalid_argument error.
-model_error invalid_option(const caf::error& err);
+error invalid_option(const caf::error& err);
 
-/// Returns `err` (a run that stopped) as a run_failed error, or a stopped
-/// one when the caller asked for the stop.
-model_error run_failure(const caf::error& err);
+/// Returns `err` (a run that ended early) as the public error of its kind:
+/// invalid_argument, bad_data, device, node_lost (a replica, shard, node or
+/// link lost), timeout, stopped (as the caller asked) or run_failed.
+error run_failure(const caf::error& err);
 
 } // namespace troupe

@@ -30,10 +30,10 @@ namespace {
 // `model` (a built-in description) trained with `loss` instead.
 expected<std::string> description_with_loss(const std::string& model, const std::string& loss) {
   if (!names_builtin_model(model))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "--loss: model " + model + " is registered and computes its own loss");
   if (names_layered_model(model))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "--loss=" + loss + ": model " + model
                   + " has layers beyond dense ones, which train with softmax cross-entropy");
   const std::string base = without_loss_suffix(model);
@@ -101,7 +101,7 @@ expected<std::vector<float>> start_parameters(const program_config& cfg,
                                               const fit_options& options,
                                               const std::string& model) {
   if (!cfg.start_from.empty() && options.start_model() != nullptr)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "--start-from and fit_options::start_from: give the model to start from once");
   const trained_model* from = options.start_model();
   expected<trained_model> loaded = trained_model{};
@@ -116,7 +116,7 @@ expected<std::vector<float>> start_parameters(const program_config& cfg,
   auto theirs = model_description::resolve(from->description());
   auto ours = model_description::resolve(model);
   if (!theirs || !ours || theirs->text() != ours->text())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "--start-from: the saved model is " + from->description()
                   + ", but this fit trains " + model);
   return from->parameters();
@@ -147,7 +147,7 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
   if (!train.name().empty())
     config->data_dir = train.name(); // what nodes open, and what the banner names
   else if (!config->nodes.empty() && !options.has("data-dir"))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "--nodes: nodes open the training data by its name, and this training set "
                 "has none: it was built in memory (load it with load_data, serve it as a "
                 "registered data source, or name its --data-dir)");
@@ -173,7 +173,7 @@ status check_callbacks(const fit_options& options, reported_metrics scores,
   const auto metrics = reported_metric_names(scores, c);
   for (const auto& each : options.callbacks) {
     if (!each)
-      return fail(model_errc::invalid_argument, "fit_options::callbacks holds a null callback");
+      return fail(errc::invalid_argument, "fit_options::callbacks holds a null callback");
     if (auto checked = each->check(metrics); !checked)
       return checked;
   }
@@ -208,7 +208,7 @@ epoch_steering steering_for(const fit_options& options, const std::string& descr
 status write_model_files(const program_config& cfg, const trained_model& model) {
   if (!cfg.save.empty())
     if (auto saved = model.save(cfg.save); !saved)
-      return fail(model_errc::io_error, "--save: " + saved.error().message);
+      return fail(errc::io, "--save: " + saved.error().message);
   if (!cfg.export_onnx.empty())
     if (auto exported = model.export_onnx(cfg.export_onnx); !exported)
       return fail(exported.error().code, "--export-onnx: " + exported.error().message);
@@ -260,14 +260,14 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   if (auto err = cfg.parse_options(options.arguments()))
     return invalid_option(err);
   if (!train)
-    return fail(model_errc::invalid_argument, "fit: the training source is null");
+    return fail(errc::invalid_argument, "fit: the training source is null");
   auto config = run_config_for(cfg, description, optimizer, *train, options);
   if (!config)
     return config.error();
   if (!validation && config->validation_split > 0)
     validation = train; // unused: the split validates
   if (!validation)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "fit: the validation source is null (without one, give a validation_split)");
   const source_pair data{std::move(train), std::move(validation)};
   auto checked = check_run_config(*config, &data);
@@ -277,7 +277,7 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   if (!cfg.metrics.empty()) {
     auto log = metrics_log::open(cfg.metrics);
     if (!log)
-      return fail(model_errc::io_error, describe(log.error()));
+      return fail(errc::io, describe(log.error()));
     metrics = std::make_unique<metrics_log>(std::move(*log));
   }
   const auto scores =

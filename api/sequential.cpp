@@ -14,8 +14,8 @@ namespace troupe {
 
 namespace {
 
-model_error bad_layer(size_t index, const layer& l, const std::string& why) {
-  return fail(model_errc::invalid_argument, "layer " + std::to_string(index) + " (" + l.kind
+error bad_layer(size_t index, const layer& l, const std::string& why) {
+  return fail(errc::invalid_argument, "layer " + std::to_string(index) + " (" + l.kind
                                               + " " + std::to_string(l.units) + ", '"
                                               + l.activation + "'): " + why);
 }
@@ -111,13 +111,13 @@ expected<std::string> sequential::layered_description() const {
            && l.kind != "batch_normalization";
   });
   if (input_shape_.size() != 3 && (spatial || !input_shape_.empty()))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "a stack with conv2d, pooling or flatten takes an input shape "
                 "(height, width, channels)");
   const std::vector<int> shape = input_shape_.empty() ? std::vector<int>{1, 1, inputs_}
                                                       : input_shape_;
   if (squared_error())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "a stack beyond dense layers with relu trains with "
                 "sparse_categorical_crossentropy");
   stack_spec stack;
@@ -138,7 +138,7 @@ expected<std::string> sequential::layered_description() const {
 
 expected<std::string> sequential::description() const {
   if (layers_.empty())
-    return fail(model_errc::invalid_argument, "a sequential model needs at least one layer");
+    return fail(errc::invalid_argument, "a sequential model needs at least one layer");
   if (layered())
     return layered_description();
   std::string text = std::to_string(inputs_);
@@ -179,12 +179,12 @@ bool sequential::squared_error() const {
 
 status sequential::check_compiled() const {
   if (loss_ != "sparse_categorical_crossentropy" && !squared_error())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "loss '" + loss_ + "': a sequential model trains with "
                   "sparse_categorical_crossentropy (class labels) or mse (float targets)");
   for (const auto& metric : metrics_)
     if (metric == "accuracy" && squared_error())
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "metric 'accuracy' scores a classifier: a model trained with mse reports "
                   "its loss and, asked for, mae or mse");
   return {};
@@ -228,7 +228,7 @@ expected<history> sequential::fit(std::shared_ptr<const data_source> train,
 
 status sequential::check_trained(const std::string& what) const {
   if (trained_.parameters().empty())
-    return fail(model_errc::invalid_argument, what + ": the model is not trained (fit it first)");
+    return fail(errc::invalid_argument, what + ": the model is not trained (fit it first)");
   return {};
 }
 

@@ -21,7 +21,7 @@ double seconds_since_unix_epoch() {
 expected<std::unique_ptr<tensorboard_file>> open_file(const std::string& dir) {
   auto file = tensorboard_file::open(dir);
   if (!file)
-    return fail(model_errc::io_error, describe(file.error()));
+    return fail(errc::io, describe(file.error()));
   return std::make_unique<tensorboard_file>(std::move(*file));
 }
 

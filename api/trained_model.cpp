@@ -24,7 +24,7 @@ expected<model_description> described_for(const trained_model& m) {
   if (!described)
     return described.error();
   if (described->parameter_count() != m.parameters().size())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model " + described->text() + " has "
                   + std::to_string(described->parameter_count()) + " parameters, not "
                   + std::to_string(m.parameters().size()));
@@ -43,7 +43,7 @@ expected<std::unique_ptr<model>> instance_for(const trained_model& m) {
 expected<model_spec> builtin_spec_for(const model_description& described,
                                       const std::string& what) {
   if (!described.builtin())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model " + described.text()
                   + " is not a built-in sequential or layered model: only those " + what);
   return *described.builtin();
@@ -52,7 +52,7 @@ expected<model_spec> builtin_spec_for(const model_description& described,
 status check_features(int inputs, const data_source& data) {
   if (data.features() == inputs)
     return {};
-  return fail(model_errc::invalid_argument,
+  return fail(errc::invalid_argument,
               "the model takes " + std::to_string(inputs)
                 + " features per sample, the data has " + std::to_string(data.features()));
 }
@@ -61,7 +61,7 @@ status check_features(int inputs, const data_source& data) {
 status check_arrays(const dataset& data, bool answers_needed) {
   const size_t count = static_cast<size_t>(data.count);
   if (data.images.size() != count * static_cast<size_t>(data.features))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the data has " + std::to_string(data.images.size()) + " feature values for "
                   + std::to_string(data.count) + " samples of "
                   + std::to_string(data.features));
@@ -69,7 +69,7 @@ status check_arrays(const dataset& data, bool answers_needed) {
     data.regression() ? data.targets.size() == count * static_cast<size_t>(data.target_width)
                       : data.labels.size() == count;
   if (answers_needed && !answered)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the data has no label or target for every sample");
   return {};
 }

@@ -50,7 +50,7 @@ int usage_error(const std::string& message) {
   return exit_bad_usage;
 }
 
-int failed(const troupe::model_error& error) {
+int failed(const troupe::error& error) {
   std::fprintf(stderr, "error: %s\n", error.message.c_str());
   return exit_failed;
 }

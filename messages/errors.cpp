@@ -41,11 +41,11 @@ std::string render_troupe_error(uint8_t code, const caf::message& context) {
   return to_string(static_cast<troupe_errc>(code));
 }
 
-caf::error to_caf_error(const model_error& err) {
+caf::error to_caf_error(const error& err) {
   switch (err.code) {
-    case model_errc::device_error:
+    case errc::device:
       return make_troupe_error(troupe_errc::device_failure, err.message);
-    case model_errc::invalid_argument:
+    case errc::invalid_argument:
       return make_troupe_error(troupe_errc::bad_config, err.message);
     default:
       return make_troupe_error(troupe_errc::bad_data, err.message);

@@ -40,7 +40,7 @@ caf::error make_error(troupe_errc code);
 caf::error make_troupe_error(troupe_errc code, std::string why);
 
 /// Turns a model/ error into a caf::error (data, config or device).
-caf::error to_caf_error(const model_error& err);
+caf::error to_caf_error(const error& err);
 
 /// Renders Troupe's errors for CAF (registered by register_messages).
 std::string render_troupe_error(uint8_t code, const caf::message& context);

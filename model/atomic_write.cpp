@@ -56,7 +56,7 @@ status sync_directory_of(const std::string& path) {
     const int err = errno;
     if (dir_fd >= 0)
       ::close(dir_fd);
-    return fail(model_errc::io_error, path + ": written, but syncing directory " + dir.string()
+    return fail(errc::io, path + ": written, but syncing directory " + dir.string()
                                         + " failed, so it may not survive a crash: "
                                         + errno_text(err));
   }
@@ -70,15 +70,15 @@ status write_file_atomically(const std::string& path, const void* data, size_t s
   const std::string temp = temp_name(path);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    return fail(model_errc::io_error,
+    return fail(errc::io,
                 path + ": cannot create temporary file " + temp + ": " + errno_text(errno));
   // Reads errno first, before close or unlink can change it.
-  auto give_up = [&](const std::string& what, bool still_open) -> model_error {
+  auto give_up = [&](const std::string& what, bool still_open) -> error {
     const int err = errno;
     if (still_open)
       ::close(fd);
     ::unlink(temp.c_str());
-    return fail(model_errc::io_error, path + ": " + what + ": " + errno_text(err));
+    return fail(errc::io, path + ": " + what + ": " + errno_text(err));
   };
   if (!write_all(fd, static_cast<const char*>(data), size))
     return give_up("cannot write " + temp, true);

@@ -59,8 +59,8 @@ std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();
 }
 
-model_error bad_format(const std::string& path, const std::string& what) {
-  return fail(model_errc::bad_format, path + ": " + what);
+error bad_format(const std::string& path, const std::string& what) {
+  return fail(errc::bad_data, path + ": " + what);
 }
 
 // zlib takes uInt lengths, so feed it in chunks for files over 4 GiB.
@@ -186,7 +186,7 @@ public:
 
   size_t remaining() const { return in_.size() - pos_; }
 
-  model_error malformed(const std::string& what) const {
+  error malformed(const std::string& what) const {
     return bad_format(path_, "malformed payload: " + what);
   }
 
@@ -323,12 +323,12 @@ status validate(const bytes& in, const std::string& path) {
 expected<bytes> read_all(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return fail(model_errc::io_error, path + ": cannot open checkpoint: " + errno_text(errno));
+    return fail(errc::io, path + ": cannot open checkpoint: " + errno_text(errno));
   struct stat info {};
   if (::fstat(fd, &info) != 0 || S_ISDIR(info.st_mode)) {
     const int err = S_ISDIR(info.st_mode) ? EISDIR : errno;
     ::close(fd);
-    return fail(model_errc::io_error, path + ": cannot read checkpoint: " + errno_text(err));
+    return fail(errc::io, path + ": cannot read checkpoint: " + errno_text(err));
   }
   bytes in(static_cast<size_t>(info.st_size) + 1);
   size_t used = 0;
@@ -343,7 +343,7 @@ expected<bytes> read_all(const std::string& path) {
         continue;
       const int err = errno;
       ::close(fd);
-      return fail(model_errc::io_error, path + ": cannot read checkpoint: " + errno_text(err));
+      return fail(errc::io, path + ": cannot read checkpoint: " + errno_text(err));
     }
     used += static_cast<size_t>(n);
   }

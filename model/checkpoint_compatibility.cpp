@@ -59,22 +59,22 @@ status check_compatible(const checkpoint& c, const std::string& model,
                         const std::vector<setting_text>& settings, size_t parameter_count,
                         const std::string& path) {
   if (canonical_model(c.model) != canonical_model(model))
-    return fail(model_errc::invalid_argument, "checkpoint " + path + " was written for model "
+    return fail(errc::invalid_argument, "checkpoint " + path + " was written for model "
                                                 + c.model + ", this run trains " + model);
   if (!c.settings.empty()) {
     if (auto differ = differences(c.settings, settings); !differ.empty())
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "checkpoint " + path + " was written by a run with other settings ("
                     + differ + "): resume with the original settings");
   } else if (c.config_fingerprint != settings_fingerprint(settings)) {
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "checkpoint " + path + " was written with other run settings than this run's, "
                   "or by an older Troupe (settings fingerprint " + hex(c.config_fingerprint)
                   + " in the file, " + hex(settings_fingerprint(settings))
                   + " now; a file of this format does not record which)");
   }
   if (c.params.size() != parameter_count)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "checkpoint " + path + " holds " + std::to_string(c.params.size())
                   + " parameters, this run's model has " + std::to_string(parameter_count));
   return {};

@@ -15,8 +15,8 @@ namespace troupe {
 
 namespace {
 
-model_error bad_entry(const std::string& entry, const std::string& why) {
-  return fail(model_errc::invalid_argument, "--class-weights: '" + entry + "' " + why);
+error bad_entry(const std::string& entry, const std::string& why) {
+  return fail(errc::invalid_argument, "--class-weights: '" + entry + "' " + why);
 }
 
 // One "CLASS:WEIGHT" entry.

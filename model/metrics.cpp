@@ -70,13 +70,13 @@ expected<std::vector<metric_spec>> parse_metrics(const std::string& list) {
     } else if (name == "mse") {
       spec.what = metric_spec::kind::mse;
     } else if (name != "mae") {
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "unknown metric '" + name + "' (known: top_K_accuracy for a number K, "
                   "mae, mse)");
     }
     for (const auto& seen : specs)
       if (seen.name() == spec.name())
-        return fail(model_errc::invalid_argument, "metric '" + name + "' is named twice");
+        return fail(errc::invalid_argument, "metric '" + name + "' is named twice");
     specs.push_back(spec);
   }
   return specs;
@@ -87,15 +87,15 @@ status check_metrics(const std::vector<metric_spec>& specs, const data_source& d
   for (const auto& spec : specs) {
     const bool top_k = spec.what == metric_spec::kind::top_k_accuracy;
     if (top_k && data.regression())
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "metric " + spec.name() + " scores a classifier, and the data has targets "
                   "(for regression: mae, mse)");
     if (!top_k && !data.regression())
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "metric " + spec.name() + " scores a regression, and the data has class "
                   "labels (for a classifier: top_K_accuracy)");
     if (top_k && spec.k > outputs)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "metric " + spec.name() + ": k is larger than the model's "
                     + std::to_string(outputs) + " classes");
   }

@@ -92,7 +92,7 @@ expected<model_description> model_description::resolve(const std::string& text) 
     return instance.error();
   const model& m = **instance;
   if (m.inputs() <= 0 || m.outputs() <= 0 || m.parameter_count() == 0)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text + "' has " + std::to_string(m.inputs()) + " inputs, "
                   + std::to_string(m.outputs()) + " outputs and "
                   + std::to_string(m.parameter_count())
@@ -103,7 +103,7 @@ expected<model_description> model_description::resolve(const std::string& text) 
   d.honours_sample_weights_ = m.honours_sample_weights();
   d.state_spans_ = m.state_spans();
   if (auto refused = refuse_state_spans(d.state_spans_, d.parameter_count_); !refused.empty())
-    return fail(model_errc::invalid_argument, "model '" + text + "': " + refused);
+    return fail(errc::invalid_argument, "model '" + text + "': " + refused);
   d.fingerprint_ = registered_fingerprint(text, **instance);
   return d;
 }
@@ -115,7 +115,7 @@ expected<std::unique_ptr<model>> model_description::instantiate() const {
     return make_layered_model(text_);
   auto factory = find_model_factory(name_);
   if (!factory)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text_ + "': no model is registered as '" + name_ + "' ("
                   + known_models_text()
                   + "; a built-in model is written INPUTS-UNITS[relu]-...-CLASSES, e.g. "
@@ -124,7 +124,7 @@ expected<std::unique_ptr<model>> model_description::instantiate() const {
   if (!built)
     return fail(built.error().code, "model '" + text_ + "': " + built.error().message);
   if (!*built)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text_ + "': its factory returned no model");
   return std::move(*built);
 }
@@ -164,7 +164,7 @@ status check_model_fits(const model_description& model, const data_source& data,
   auto why = explain_misfit(shape, data, role);
   if (why.empty())
     return {};
-  return fail(model_errc::invalid_argument, why);
+  return fail(errc::invalid_argument, why);
 }
 
 } // namespace troupe

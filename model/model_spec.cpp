@@ -15,11 +15,11 @@ expected<int> parse_width(const std::string& text, const std::string& whole) {
   if (text.empty() || text.size() > 7
       || !std::all_of(text.begin(), text.end(),
                       [](unsigned char c) { return std::isdigit(c) != 0; }))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + whole + "': '" + text + "' is not a layer width");
   int width = std::stoi(text);
   if (width <= 0 || width > max_width)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + whole + "': width " + text + " is out of range 1.."
                   + std::to_string(max_width));
   return width;
@@ -49,7 +49,7 @@ expected<model_spec> parse_model_spec(const std::string& whole) {
   for (std::string part; std::getline(stream, part, '-');)
     parts.push_back(part);
   if (parts.size() < 2 || text.back() == '-')
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text + "': expected INPUTS-UNITS[relu]-...-CLASSES, e.g. 784-128relu-10");
   model_spec spec;
   auto inputs = parse_width(parts[0], text);
@@ -72,11 +72,11 @@ expected<model_spec> parse_model_spec(const std::string& whole) {
     spec.layers.push_back(layer);
   }
   if (spec.layers.back().act != activation::none)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text + "': the last layer gives logits and takes no activation");
   spec.loss = squared_error ? loss_kind::squared_error : loss_kind::softmax_cross_entropy;
   if (!squared_error && spec.classes() < 2)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model '" + text + "': the last layer needs at least 2 classes");
   return spec;
 }

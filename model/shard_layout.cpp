@@ -10,9 +10,9 @@ namespace troupe {
 
 expected<std::vector<shard_range>> split_into_shards(size_t parameter_count, size_t shards) {
   if (shards == 0)
-    return fail(model_errc::invalid_argument, "a store needs at least one shard");
+    return fail(errc::invalid_argument, "a store needs at least one shard");
   if (shards > 1 && parameter_count < shards * shard_alignment)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 std::to_string(shards) + " store shards are too many for "
                   + std::to_string(parameter_count) + " parameters (at most "
                   + std::to_string(std::max<size_t>(1, parameter_count / shard_alignment))

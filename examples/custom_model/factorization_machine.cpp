@@ -117,11 +117,11 @@ void register_factorization_machine() {
       else if (key == "factors")
         factors = value;
       else
-        return troupe::fail(troupe::model_errc::invalid_argument,
+        return troupe::fail(troupe::errc::invalid_argument,
                             "unknown setting '" + field + "' (inputs=N,factors=K)");
     }
     if (inputs < 1 || factors < 1)
-      return troupe::fail(troupe::model_errc::invalid_argument,
+      return troupe::fail(troupe::errc::invalid_argument,
                           "needs inputs=N,factors=K, each at least 1");
     return std::unique_ptr<troupe::model>(new factorization_machine(inputs, factors));
   });

@@ -31,12 +31,12 @@ open_interaction(const std::string& settings, troupe::data_split) {
     char extra = 0;
     if (std::sscanf(item.c_str(), "rows=%llu%c", &rows, &extra) != 1
         && std::sscanf(item.c_str(), "seed=%llu%c", &seed, &extra) != 1)
-      return troupe::fail(troupe::model_errc::invalid_argument,
+      return troupe::fail(troupe::errc::invalid_argument,
                           "unknown setting '" + item + "' (rows=N,seed=S)");
     begin = end + 1;
   }
   if (rows == 0 || rows > 100000000)
-    return troupe::fail(troupe::model_errc::invalid_argument,
+    return troupe::fail(troupe::errc::invalid_argument,
                         "rows=" + std::to_string(rows) + " is outside 1..100000000");
   return std::shared_ptr<const troupe::data_source>(
     std::make_shared<interaction_data>(static_cast<uint32_t>(rows), seed));

@@ -67,7 +67,7 @@ public:
   /// a bad option (invalid_argument), 128 + the signal for a run a signal
   /// stopped (its line says where it stopped, without "error"), 1 for
   /// anything else.
-  int fail(const model_error& error) const;
+  int fail(const error& error) const;
 
 private:
   struct settings;

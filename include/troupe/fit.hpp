@@ -254,10 +254,12 @@ struct TROUPE_API history {
 /// Trains the model `description` names on `train`, scoring `validation`
 /// after each epoch, as `options` say, starting from `optimizer`. Every
 /// wait inside is bounded or watches what it waits on (the callbacks run as
-/// long as they take); bad options are invalid_argument errors, a run that
-/// fails (a lost node, a timeout, a callback that threw) a run_failed error.
-/// With --save or --export-onnx among the options, the trained model is
-/// written there before fit returns (a file it cannot write is an io_error).
+/// long as they take); bad options are invalid_argument errors, and a run
+/// that ends early an error of its kind: bad_data, device, node_lost (a
+/// replica, shard or node lost), timeout, stopped (as the caller asked) or
+/// run_failed (a callback that threw). With --save or --export-onnx among
+/// the options, the trained model is written there before fit returns (a
+/// file it cannot write is an io error).
 TROUPE_API expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       std::shared_ptr<const data_source> train,
                       std::shared_ptr<const data_source> validation,

@@ -34,13 +34,13 @@ expected<void*> open_module() {
   if (void* handle = dlopen(there ? beside.c_str() : module_file, RTLD_NOW | RTLD_LOCAL))
     return handle;
   const char* error = dlerror();
-  return fail(model_errc::device_error, std::string("the CUDA backend (") + module_file
+  return fail(errc::device, std::string("the CUDA backend (") + module_file
                                           + ") does not load: " + (error ? error : "not found"));
 }
 
 expected<const cuda_module*> load_once() {
   if (!module_file)
-    return fail(model_errc::device_error,
+    return fail(errc::device,
                 "CUDA support was not built into Troupe (configure with nvcc available and "
                 "-DTROUPE_CUDA=ON)");
   auto handle = open_module();
@@ -49,7 +49,7 @@ expected<const cuda_module*> load_once() {
   using entry_fn = const cuda_module* (*) ();
   auto entry = reinterpret_cast<entry_fn>(dlsym(*handle, cuda_module_entry));
   if (!entry)
-    return fail(model_errc::device_error, std::string("the CUDA backend (") + module_file
+    return fail(errc::device, std::string("the CUDA backend (") + module_file
                                             + ") has no " + cuda_module_entry
                                             + ": a module of another build?");
   return entry();

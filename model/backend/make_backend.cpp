@@ -61,14 +61,14 @@ expected<std::unique_ptr<backend>> make_backend(const std::string& device) {
     const std::string index_text = device.substr(cuda_prefix.size());
     if (index_text.empty() || index_text.size() > 4
         || index_text.find_first_not_of("0123456789") != std::string::npos)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "device '" + device + "': expected cuda:N with N a device index");
     auto cuda = load_cuda_module();
     if (!cuda)
-      return fail(model_errc::device_error, "device '" + device + "': " + cuda.error().message);
+      return fail(errc::device, "device '" + device + "': " + cuda.error().message);
     return (*cuda)->make_backend(std::stoi(index_text));
   }
-  return fail(model_errc::invalid_argument,
+  return fail(errc::invalid_argument,
               "unknown device '" + device + "' (expected cpu or cuda:N)");
 }
 

@@ -18,8 +18,8 @@ namespace {
 
 constexpr size_t names_listed = 8; // column names quoted when the label is missing
 
-model_error format_error(const std::string& path, const std::string& what) {
-  return fail(model_errc::bad_format, path + ": " + what);
+error format_error(const std::string& path, const std::string& what) {
+  return fail(errc::bad_data, path + ": " + what);
 }
 
 
@@ -125,12 +125,12 @@ status parse_label(std::string_view field, int32_t& label) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && value >= INT32_MAX))
-    return fail(model_errc::bad_format, "label '" + std::string(field)
+    return fail(errc::bad_data, "label '" + std::string(field)
                                           + "' is too large: labels must be below 2147483647");
   if (ec != std::errc() || end != field.data() + field.size())
-    return fail(model_errc::bad_format, "label '" + std::string(field) + "' is not an integer");
+    return fail(errc::bad_data, "label '" + std::string(field) + "' is not an integer");
   if (value < 0)
-    return fail(model_errc::bad_format, "label " + std::to_string(value) + " is negative");
+    return fail(errc::bad_data, "label " + std::to_string(value) + " is negative");
   label = static_cast<int32_t>(value);
   return {};
 }
@@ -162,13 +162,13 @@ status parse_feature(std::string_view field, float& out) {
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
     if (!underflows(digits, value))
-      return fail(model_errc::bad_format, "'" + std::string(field) + "' is out of float range");
+      return fail(errc::bad_data, "'" + std::string(field) + "' is out of float range");
     ec = std::errc();
   }
   if (ec != std::errc() || end != digits.data() + digits.size())
-    return fail(model_errc::bad_format, "'" + std::string(field) + "' is not a number");
+    return fail(errc::bad_data, "'" + std::string(field) + "' is not a number");
   if (!std::isfinite(value))
-    return fail(model_errc::bad_format, "value '" + std::string(field) + "' is not finite");
+    return fail(errc::bad_data, "value '" + std::string(field) + "' is not finite");
   out = value;
   return {};
 }
@@ -187,7 +187,7 @@ status parse_row(const std::string& path, int line_number,
       continue;
     status ok;
     if (fields[column].empty()) {
-      ok = fail(model_errc::bad_format, "the field is empty");
+      ok = fail(errc::bad_data, "the field is empty");
     } else if (is_label && header.float_target) {
       table.targets.push_back(0);
       ok = parse_feature(fields[column], table.targets.back());

@@ -47,7 +47,7 @@ expected<dataset> with_npy_targets(npy_features features, const std::string& fea
   if (!targets)
     return targets.error();
   if (targets->count != features.count)
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 targets_path + ": count mismatch: it holds " + std::to_string(targets->count)
                   + " targets but " + features_path + " holds "
                   + std::to_string(features.count) + " samples");
@@ -75,7 +75,7 @@ expected<dataset> load_npy_pair(const std::string& features_path,
   if (!labels)
     return labels.error();
   if (labels->size() != static_cast<size_t>(features->count))
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 labels_path + ": count mismatch: it holds " + std::to_string(labels->size())
                   + " labels but " + features_path + " holds "
                   + std::to_string(features->count) + " samples");
@@ -109,13 +109,13 @@ expected<std::optional<csv_source>> parse_csv_source(const std::string& source) 
   const std::string target_option = "target=";
   csv.target = option.compare(0, target_option.size(), target_option) == 0;
   if (!csv.target && option.compare(0, label_option.size(), label_option) != 0)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "data source '" + source + "': unknown CSV option '" + option
                   + "'; the options are label=COLUMN (data.csv:label=class) and "
                     "target=COLUMN (a float target: data.csv:target=price)");
   csv.label_column = option.substr(csv.target ? target_option.size() : label_option.size());
   if (csv.label_column.empty())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "data source '" + source + "': " + (csv.target ? "target=" : "label=")
                   + " names no column");
   return std::optional<csv_source>(csv);
@@ -147,12 +147,12 @@ expected<dataset> load_npy_source(const std::string& source) {
   if (comma == std::string::npos) {
     std::error_code ec;
     if (ends_with(source, ".npy"))
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "data source '" + source + "' is one .npy file; give the features "
                   "and the labels as a pair: X.npy,y.npy");
     if (!std::filesystem::exists(source, ec))
-      return fail(model_errc::io_error, source + ": no such directory or file");
-    return fail(model_errc::invalid_argument,
+      return fail(errc::io, source + ": no such directory or file");
+    return fail(errc::invalid_argument,
                 "data source '" + source + "' is neither a directory of IDX files, "
                 "an X.npy,y.npy pair nor a .csv file");
   }
@@ -160,7 +160,7 @@ expected<dataset> load_npy_source(const std::string& source) {
   const std::string labels_path = trim(source.substr(comma + 1));
   if (features_path.empty() || labels_path.empty()
       || labels_path.find(',') != std::string::npos)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "data source '" + source + "': an .npy source names exactly two files, "
                 "features and labels: X.npy,y.npy");
   return load_npy_pair(features_path, labels_path);
@@ -170,7 +170,7 @@ expected<dataset> load_npy_source(const std::string& source) {
 
 expected<dataset> load_data_source(const std::string& source, data_split split) {
   if (source.empty())
-    return fail(model_errc::invalid_argument, "the data source is empty");
+    return fail(errc::invalid_argument, "the data source is empty");
   std::error_code ec;
   auto csv = parse_csv_source(source);
   if (!csv)
@@ -193,7 +193,7 @@ expected<dataset_pair> load_data_pair(const std::string& train_source,
     return test.error();
   if (train->regression() != test->regression()
       || train->target_width != test->target_width)
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 "the training data (" + train_source + ") has "
                   + (train->regression() ? std::to_string(train->target_width) + " float targets"
                                          : "class labels")
@@ -201,7 +201,7 @@ expected<dataset_pair> load_data_pair(const std::string& train_source,
                   + (test->regression() ? std::to_string(test->target_width) + " float targets"
                                         : "class labels"));
   if (train->features != test->features)
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 "the training data (" + train_source + ") has "
                   + std::to_string(train->features) + " features per sample but the test data ("
                   + test_source + ") has " + std::to_string(test->features));

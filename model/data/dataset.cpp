@@ -24,7 +24,7 @@ expected<std::string> find_file(const std::string& dir, const std::string& name)
     return gz;
   if (std::filesystem::exists(plain, ec))
     return plain;
-  return fail(model_errc::io_error, dir + ": missing " + name + ": looked for " + gz
+  return fail(errc::io, dir + ": missing " + name + ": looked for " + gz
                                       + " and " + plain);
 }
 
@@ -48,7 +48,7 @@ std::string default_data_dir() {
 expected<dataset> load_split(const std::string& images_path,
                              const std::string& labels_path, int classes) {
   if (classes <= 0 || classes > 256)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "load_split: classes must lie in [1, 256], got " + std::to_string(classes));
   auto images = read_idx_images(images_path);
   if (!images)
@@ -57,13 +57,13 @@ expected<dataset> load_split(const std::string& images_path,
   if (!labels)
     return labels.error();
   if (labels->size() != static_cast<size_t>(images->count))
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 labels_path + ": count mismatch: it holds " + std::to_string(labels->size())
                   + " labels but " + images_path + " holds "
                   + std::to_string(images->count) + " images");
   for (size_t i = 0; i < labels->size(); ++i)
     if ((*labels)[i] >= classes)
-      return fail(model_errc::bad_format,
+      return fail(errc::bad_data,
                   labels_path + ": label " + std::to_string((*labels)[i]) + " of sample "
                     + std::to_string(i) + " is out of range [0, " + std::to_string(classes)
                     + ")");
@@ -81,7 +81,7 @@ expected<dataset> load_split(const std::string& images_path,
 expected<dataset_pair> load_dataset(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return fail(model_errc::io_error, dir + ": data directory does not exist");
+    return fail(errc::io, dir + ": data directory does not exist");
   auto train = load_idx_split(dir, data_split::train);
   if (!train)
     return train.error();
@@ -89,7 +89,7 @@ expected<dataset_pair> load_dataset(const std::string& dir) {
   if (!test)
     return test.error();
   if (train->features != test->features)
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 dir + ": training images have " + std::to_string(train->features)
                   + " pixels but test images have " + std::to_string(test->features));
   return dataset_pair{std::move(*train), std::move(*test)};
@@ -141,7 +141,7 @@ status check_model_fits(const model_spec& spec, const data_source& data,
   auto why = explain_misfit(shape, data, role);
   if (why.empty())
     return {};
-  return fail(model_errc::invalid_argument, why);
+  return fail(errc::invalid_argument, why);
 }
 
 } // namespace troupe

@@ -12,17 +12,17 @@ expected<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status))
-    return fail(model_errc::io_error, path + ": no such file");
+    return fail(errc::io, path + ": no such file");
   if (std::filesystem::is_directory(status))
-    return fail(model_errc::io_error, path + ": is a directory, not a file");
+    return fail(errc::io, path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return fail(model_errc::io_error,
+    return fail(errc::io,
                 path + ": cannot be opened (" + std::strerror(errno) + ")");
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
                              std::istreambuf_iterator<char>()};
   if (in.bad())
-    return fail(model_errc::io_error, path + ": read failed");
+    return fail(errc::io, path + ": read failed");
   return bytes;
 }
 

@@ -17,8 +17,8 @@ constexpr uint32_t labels_magic = 2049; // 0x00000801: unsigned bytes, 1 dimensi
 constexpr size_t images_header_size = 16;
 constexpr size_t labels_header_size = 8;
 
-model_error format_error(const std::string& path, const std::string& what) {
-  return fail(model_errc::bad_format, path + ": " + what);
+error format_error(const std::string& path, const std::string& what) {
+  return fail(errc::bad_data, path + ": " + what);
 }
 
 uint32_t read_be32(const uint8_t* p) {
@@ -37,7 +37,7 @@ expected<std::vector<uint8_t>> gunzip(const std::string& path,
                                       const std::vector<uint8_t>& packed) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 32) != Z_OK)
-    return fail(model_errc::io_error, path + ": cannot start zlib inflate");
+    return fail(errc::io, path + ": cannot start zlib inflate");
   std::vector<uint8_t> out;
   std::vector<uint8_t> chunk(1 << 16);
   zs.next_in = const_cast<Bytef*>(packed.data());
@@ -79,7 +79,7 @@ expected<std::vector<uint8_t>> gunzip(const std::string& path,
     std::string detail = zs.msg ? zs.msg : "zlib error " + std::to_string(rc);
     inflateEnd(&zs);
     if (rc == Z_MEM_ERROR)
-      return fail(model_errc::io_error, path + ": out of memory while inflating");
+      return fail(errc::io, path + ": out of memory while inflating");
     if (detail == "incorrect data check")
       detail += " (CRC-32 mismatch)";
     return format_error(path, "gzip data is corrupt: " + detail + " at compressed byte "

@@ -16,8 +16,8 @@ constexpr char npy_magic[] = "\x93NUMPY";
 constexpr size_t npy_magic_size = 6;
 constexpr size_t header_excerpt = 200; // header characters quoted in an error
 
-model_error format_error(const std::string& path, const std::string& what) {
-  return fail(model_errc::bad_format, path + ": " + what);
+error format_error(const std::string& path, const std::string& what) {
+  return fail(errc::bad_data, path + ": " + what);
 }
 
 
@@ -47,7 +47,7 @@ public:
     npy_header header;
     skip_spaces();
     if (!eat('{'))
-      return error("it does not start with '{'");
+      return malformed("it does not start with '{'");
     for (;;) {
       skip_spaces();
       if (eat('}'))
@@ -60,15 +60,15 @@ public:
         continue;
       if (eat('}'))
         break;
-      return error("expected ',' or '}'");
+      return malformed("expected ',' or '}'");
     }
     skip_spaces();
     if (pos_ != text_.size())
-      return error("unexpected text after the closing '}'");
+      return malformed("unexpected text after the closing '}'");
     const char* names[3] = {"descr", "fortran_order", "shape"};
     for (int i = 0; i < 3; ++i)
       if (!header.seen[i])
-        return error(std::string("the key '") + names[i] + "' is missing");
+        return malformed(std::string("the key '") + names[i] + "' is missing");
     return header;
   }
 
@@ -86,7 +86,7 @@ private:
     return false;
   }
 
-  model_error error(const std::string& what) const {
+  troupe::error malformed(const std::string& what) const {
     std::string excerpt = text_.substr(0, header_excerpt);
     while (!excerpt.empty() && (excerpt.back() == ' ' || excerpt.back() == '\n'))
       excerpt.pop_back();
@@ -97,14 +97,14 @@ private:
   // A Python string literal without escapes, in single or double quotes.
   expected<std::string> parse_string(const char* what) {
     if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"'))
-      return error(std::string("expected a quoted ") + what);
+      return malformed(std::string("expected a quoted ") + what);
     const char quote = text_[pos_++];
     const size_t end = text_.find(quote, pos_);
     if (end == std::string::npos)
-      return error(std::string("unterminated ") + what);
+      return malformed(std::string("unterminated ") + what);
     std::string value = text_.substr(pos_, end - pos_);
     if (value.find('\\') != std::string::npos)
-      return error(std::string("escapes in the ") + what + " are not supported");
+      return malformed(std::string("escapes in the ") + what + " are not supported");
     pos_ = end + 1;
     return value;
   }
@@ -115,14 +115,14 @@ private:
       return key.error();
     skip_spaces();
     if (!eat(':'))
-      return error("expected ':' after the key '" + *key + "'");
+      return malformed("expected ':' after the key '" + *key + "'");
     skip_spaces();
     int index = *key == "descr" ? 0 : *key == "fortran_order" ? 1 : *key == "shape" ? 2 : -1;
     if (index < 0)
-      return error("unexpected key '" + *key
+      return malformed("unexpected key '" + *key
                    + "' (a header holds exactly 'descr', 'fortran_order' and 'shape')");
     if (header.seen[index])
-      return error("the key '" + *key + "' appears twice");
+      return malformed("the key '" + *key + "' appears twice");
     header.seen[index] = true;
     if (index == 0)
       return parse_descr(header.descr);
@@ -150,19 +150,19 @@ private:
       pos_ += 5;
       value = false;
     } else {
-      return error("'fortran_order' must be True or False");
+      return malformed("'fortran_order' must be True or False");
     }
     return {};
   }
 
   expected<uint64_t> parse_int() {
     if (pos_ >= text_.size() || text_[pos_] < '0' || text_[pos_] > '9')
-      return error("expected a non-negative integer in the shape");
+      return malformed("expected a non-negative integer in the shape");
     uint64_t value = 0;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
       const uint64_t digit = static_cast<uint64_t>(text_[pos_] - '0');
       if (value > (UINT64_MAX - digit) / 10)
-        return error("a dimension of the shape does not fit 64 bits");
+        return malformed("a dimension of the shape does not fit 64 bits");
       value = value * 10 + digit;
       ++pos_;
     }
@@ -172,7 +172,7 @@ private:
 
   status parse_shape(std::vector<uint64_t>& shape) {
     if (!eat('('))
-      return error("'shape' must be a tuple");
+      return malformed("'shape' must be a tuple");
     skip_spaces();
     if (eat(')'))
       return {};
@@ -184,11 +184,11 @@ private:
       skip_spaces();
       if (eat(')')) {
         if (shape.size() == 1)
-          return error("'shape' (" + std::to_string(*dim) + ") lacks the comma of a 1-tuple");
+          return malformed("'shape' (" + std::to_string(*dim) + ") lacks the comma of a 1-tuple");
         return {};
       }
       if (!eat(','))
-        return error("expected ',' or ')' in the shape");
+        return malformed("expected ',' or ')' in the shape");
       skip_spaces();
       if (eat(')'))
         return {};

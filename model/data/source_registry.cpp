@@ -64,11 +64,11 @@ bool names_builtin_source(const std::string& source) {
 
 status register_data_source(const std::string& kind, data_source_factory factory) {
   if (!is_kind_name(kind))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "register_data_source: '" + kind
                   + "' is not a kind name (letters, digits, '_' and '-')");
   if (!factory)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "register_data_source: the factory of '" + kind + "' is empty");
   auto& t = table();
   std::lock_guard<std::mutex> guard(t.lock);
@@ -84,12 +84,12 @@ expected<std::shared_ptr<const data_source>> open_data(const std::string& source
     if (!opened)
       return fail(opened.error().code, "data source '" + source + "': " + opened.error().message);
     if (!*opened)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "data source '" + source + "': its factory returned no source");
     return opened;
   }
   if (looks_registered(source))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "data source '" + source + "': no data source is registered as '"
                   + kind_of(source)
                   + "' in this program (register_data_source, in a node program before "
@@ -117,12 +117,12 @@ expected<source_pair> open_data_pair(const std::string& train_source,
   const data_source& a = **train;
   const data_source& b = **test;
   if (a.features() != b.features())
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 "the training data (" + train_source + ") has " + std::to_string(a.features())
                   + " features per sample but the test data (" + test_source + ") has "
                   + std::to_string(b.features()));
   if (a.target_width() != b.target_width())
-    return fail(model_errc::bad_format,
+    return fail(errc::bad_data,
                 "the training data (" + train_source + ") has " + label_or_target(a)
                   + " but the test data (" + test_source + ") has " + label_or_target(b));
   return source_pair{std::move(*train), std::move(*test)};
@@ -138,7 +138,7 @@ status check_gathered_labels(const data_source& source, const uint32_t* indices,
   const int32_t classes = source.classes();
   for (size_t i = 0; i < count; ++i)
     if (labels[i] < 0 || labels[i] >= classes)
-      return fail(model_errc::bad_format,
+      return fail(errc::bad_data,
                   (source.name().empty() ? std::string("the data source")
                                          : "data source '" + source.name() + "'")
                     + ": sample " + std::to_string(indices[i]) + " has label "

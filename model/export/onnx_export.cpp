@@ -56,10 +56,10 @@ void build_graph(onnx::GraphProto& graph, const model_spec& spec, const float* p
 
 status export_onnx(const std::string& path, const model_spec& spec, const float* params) {
   if (spec.inputs < 1 || spec.layers.empty() || params == nullptr)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": cannot export an ONNX model without inputs, layers or parameters");
   if (spec.layers.back().act != activation::none)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": cannot export " + to_string(spec) + ": its last layer must give logits");
   const std::string doc = "Troupe model " + to_string(spec)
                           + (spec.loss == loss_kind::squared_error ? ", mean squared error"

@@ -96,11 +96,11 @@ status write_model(const std::string& path, const std::string& doc,
   opset->set_version(onnx_opset);
   build(*model.mutable_graph());
   if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX))
-    return fail(model_errc::io_error,
+    return fail(errc::io,
                 path + ": the model is larger than the 2 GiB one ONNX protobuf can hold");
   std::string bytes;
   if (!model.SerializeToString(&bytes))
-    return fail(model_errc::io_error, path + ": cannot serialize the ONNX model");
+    return fail(errc::io, path + ": cannot serialize the ONNX model");
   return write_file_atomically(path, bytes);
 }
 

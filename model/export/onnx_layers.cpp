@@ -275,17 +275,17 @@ void layered_graph::gelu() {
 
 status export_onnx(const std::string& path, const stack_spec& spec, const float* params) {
   if (spec.layers.empty() || params == nullptr)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": cannot export an ONNX model without layers or parameters");
   for (size_t i = 0; i < spec.layers.size(); ++i)
     if (spec.layers[i].kind == layer_kind::custom)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   path + ": cannot export " + to_string(spec) + " to ONNX: layer "
                     + std::to_string(i) + " ('@" + spec.layers[i].name
                     + "') is a layer of one's own, which has no ONNX form");
   const layer_spec& last = spec.layers.back();
   if (last.kind != layer_kind::dense || last.act != activation_kind::none)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": cannot export " + to_string(spec) + ": its last layer must give logits");
   auto ops = make_layer_ops(spec);
   if (!ops)

@@ -102,14 +102,14 @@ std::optional<std::string> spec_disagreement(const std::string& model, uint64_t 
   return std::nullopt;
 }
 
-model_error bad_format(const std::string& path, const std::string& what) {
-  return fail(model_errc::bad_format, path + ": " + what);
+error bad_format(const std::string& path, const std::string& what) {
+  return fail(errc::bad_data, path + ": " + what);
 }
 
 expected<std::string> read_all(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr)
-    return fail(model_errc::io_error, path + ": cannot open saved model: "
+    return fail(errc::io, path + ": cannot open saved model: "
                                         + std::error_code(errno, std::generic_category()).message());
   std::string in;
   char chunk[1 << 16];
@@ -119,7 +119,7 @@ expected<std::string> read_all(const std::string& path) {
   const int err = std::ferror(file) ? errno : 0;
   std::fclose(file);
   if (err != 0)
-    return fail(model_errc::io_error, path + ": cannot read saved model: "
+    return fail(errc::io, path + ": cannot read saved model: "
                                         + std::error_code(err, std::generic_category()).message());
   return in;
 }
@@ -197,14 +197,14 @@ expected<saved_model> decode(const std::string& in, const std::string& path) {
 
 status save_model(const std::string& path, const saved_model& m) {
   if (m.model.empty() || m.inputs < 1 || m.outputs < 1)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 path + ": cannot save a model without a description or with "
                   + std::to_string(m.inputs) + " inputs and " + std::to_string(m.outputs)
                   + " outputs (each must be at least 1)");
   if (auto disagreement = spec_disagreement(m.model, static_cast<uint64_t>(m.inputs),
                                             static_cast<uint64_t>(m.outputs),
                                             m.parameters.size(), "the saved_model"))
-    return fail(model_errc::invalid_argument, path + ": cannot save: " + *disagreement);
+    return fail(errc::invalid_argument, path + ": cannot save: " + *disagreement);
   return write_file_atomically(path, encode(m));
 }
 

@@ -170,13 +170,13 @@ std::string layer_text(const layer_spec& l) {
 expected<std::unique_ptr<layer_op>> make_custom_layer(const layer_spec& l, tensor_shape in) {
   auto factory = find_layer_factory(l.name);
   if (!factory)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "no layer is registered as '" + l.name + "' (register_layer)");
   auto op = (*factory)(l.settings, in);
   if (!op)
     return fail(op.error().code, "layer " + l.name + ": " + op.error().message);
   if (!*op || (*op)->output_shape().size() == 0)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "layer " + l.name + ": its factory returned no layer, or one with no outputs");
   return std::move(*op);
 }
@@ -184,7 +184,7 @@ expected<std::unique_ptr<layer_op>> make_custom_layer(const layer_spec& l, tenso
 // The shape after `l` over `in`, or why it does not fit.
 expected<tensor_shape> shape_after(const layer_spec& l, tensor_shape in) {
   const auto refuse = [&](const std::string& why) -> expected<tensor_shape> {
-    return fail(model_errc::invalid_argument, why + " (input " + in.text() + ")");
+    return fail(errc::invalid_argument, why + " (input " + in.text() + ")");
   };
   switch (l.kind) {
   case layer_kind::conv2d:
@@ -254,7 +254,7 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
   stack_spec spec;
   auto input = parse_shape(tokens.front());
   if (!input)
-    return fail(model_errc::invalid_argument, "model " + text + ": the input '" +
+    return fail(errc::invalid_argument, "model " + text + ": the input '" +
                                                 tokens.front() + "' is not HxWxC");
   spec.input = *input;
   tensor_shape shape = spec.input;
@@ -263,7 +263,7 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
       "model " + text + ": layer " + std::to_string(i - 1) + " ('" + tokens[i] + "')";
     auto l = parse_layer(tokens[i]);
     if (!l)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   where + " is not convFkK[sS][ACT], maxpoolP, avgpoolP, globalavgpool, "
                           "flatten, dropoutR, layernorm, batchnorm, ACT or UNITS[ACT] (ACT: relu, tanh, sigmoid, "
                           "leaky_relu, elu, gelu)");
@@ -275,7 +275,7 @@ expected<stack_spec> parse_stack_spec(const std::string& text) {
   }
   if (spec.layers.empty() || spec.layers.back().kind != layer_kind::dense ||
       spec.layers.back().act != activation_kind::none)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "model " + text + ": the last layer must be a dense layer without an "
                                   "activation (its outputs are the logits of a softmax)");
   return spec;

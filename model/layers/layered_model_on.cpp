@@ -41,7 +41,7 @@ expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index,
   if (!spec)
     return spec.error();
   if (auto refused = refuse_cuda_layers(text, *spec); !refused.empty())
-    return fail(model_errc::invalid_argument, refused);
+    return fail(errc::invalid_argument, refused);
   auto reference = make_layered_model(text);
   if (!reference)
     return reference.error();
@@ -56,11 +56,11 @@ expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
     return make_layered_model(text);
   const int index = cuda_index(device);
   if (index < 0)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "device '" + device + "': a layered model runs on cpu or cuda:N");
   auto cuda = load_cuda_module();
   if (!cuda)
-    return fail(model_errc::device_error, "device '" + device + "': " + cuda.error().message);
+    return fail(errc::device, "device '" + device + "': " + cuda.error().message);
   return on_cuda(text, index, **cuda);
 }
 

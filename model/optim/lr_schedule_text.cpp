@@ -69,7 +69,7 @@ std::string set_parameter(lr_schedule& s, const std::string& name, std::string v
 
 expected<lr_schedule> parse_lr_schedule(const std::string& text) {
   const auto refuse = [&text](const std::string& why) {
-    return fail(model_errc::invalid_argument, "'" + text + "': " + why);
+    return fail(errc::invalid_argument, "'" + text + "': " + why);
   };
   lr_schedule s;
   const auto colon = text.find(':');

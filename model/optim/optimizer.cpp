@@ -84,9 +84,9 @@ bool steps_on_device(const optimizer_config& config) {
 expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config, size_t size,
                                                     backend* device) {
   if (auto why = refuse_optimizer_config(config); !why.empty())
-    return fail(model_errc::invalid_argument, why);
+    return fail(errc::invalid_argument, why);
   if (device != nullptr && !steps_on_device(config))
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 config.name + (config.weight_decay != 0.0f ? " with weight decay" : "")
                   + (config.global_clipnorm != 0.0f ? " with --global-clipnorm" : "")
                   + " steps on the host only, not on " + device->name());

@@ -15,21 +15,21 @@ device_trainer::make(const model_spec& spec, backend& compute, const dataset& tr
                      const optimizer_config& optimizer, uint64_t seed,
                      size_t batch_size, bool record_steps) {
   if (compute.resident_ops() == nullptr)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the device-resident trainer cannot run on '" + compute.name()
                   + "': it has no resident_ops()");
   if (optimizer.name != "adam")
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the device-resident trainer runs Adam only, not '" + optimizer.name + "'");
   if (optimizer.weight_decay != 0.0f || optimizer.schedule.kind != "constant"
       || optimizer.global_clipnorm != 0.0f)
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the device-resident trainer runs Adam at a constant learning rate without "
                 "weight decay or --global-clipnorm (it counts the steps on the device)");
   if (batch_size == 0)
-    return fail(model_errc::invalid_argument, "batch size must be at least 1");
+    return fail(errc::invalid_argument, "batch size must be at least 1");
   if (train.count == 0)
-    return fail(model_errc::invalid_argument, "the training set is empty");
+    return fail(errc::invalid_argument, "the training set is empty");
   if (auto fits = check_model_fits(spec, *borrowed_source(train)); !fits)
     return fits.error();
   return std::unique_ptr<device_trainer>(new device_trainer(

@@ -12,7 +12,7 @@ expected<local_trainer> local_trainer::make(const model_spec& spec, backend& com
                                             const optimizer_config& config,
                                             uint64_t seed, size_t batch_size) {
   if (batch_size == 0)
-    return fail(model_errc::invalid_argument, "batch size must be at least 1");
+    return fail(errc::invalid_argument, "batch size must be at least 1");
   auto optim = make_optimizer(config, parameter_layout(spec).size());
   if (!optim)
     return optim.error();

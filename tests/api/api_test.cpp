@@ -88,7 +88,7 @@ TEST_CASE("a sequential stack becomes the built-in description, or says what is 
   mse.compile(troupe::optimizers::adam(), "mse");
   auto refused = mse.fit(slice().train, slice().test, quiet_run());
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == troupe::model_errc::invalid_argument);
+  CHECK(refused.error().code == troupe::errc::invalid_argument);
 }
 
 TEST_CASE("fit returns a history whose model evaluates, predicts and saves as it trained",
@@ -135,7 +135,7 @@ TEST_CASE("options set for a fit win over what the model was compiled with",
   CHECK(history->model.description() == "784-16relu-10");
   auto bad = model.fit(slice().train, slice().test, quiet_run().set("replicas", "lots"));
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().code == troupe::model_errc::invalid_argument);
+  CHECK(bad.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(bad.error().message, Catch::Contains("--replicas"));
   auto in_memory = *troupe::make_dataset(slice().train.images, slice().train.labels, 784);
   auto nowhere = model.fit(in_memory, slice().test, quiet_run().nodes("127.0.0.1:9"));

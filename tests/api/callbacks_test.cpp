@@ -66,7 +66,7 @@ TEST_CASE("an epoch callback that throws ends the fit at once with the exception
   const double seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   REQUIRE_FALSE(history);
-  CHECK(history.error().code == troupe::model_errc::run_failed);
+  CHECK(history.error().code == troupe::errc::run_failed);
   CHECK_THAT(history.error().message,
              Catch::Contains("after epoch 1 threw: the validation metric went missing"));
   CHECK(seconds < 5.0);
@@ -183,7 +183,7 @@ TEST_CASE("a callback that monitors a figure the fit does not report is refused 
   options.callbacks.push_back(troupe::callbacks::early_stopping("val_top5"));
   auto history = model.fit(slice().train, slice().test, options);
   REQUIRE_FALSE(history);
-  CHECK(history.error().code == troupe::model_errc::invalid_argument);
+  CHECK(history.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(history.error().message, Catch::Contains("'val_top5'"));
 }
 
@@ -191,7 +191,7 @@ TEST_CASE("quiet() prints nothing, and --save and --export-onnx are written by f
           "[api][callbacks]") {
   const std::string saved_path = "callbacks_test_saved.troupe";
   const std::string onnx_path = "callbacks_test_saved.onnx";
-  troupe::expected<troupe::history> history = troupe::fail(troupe::model_errc::run_failed, "");
+  troupe::expected<troupe::history> history = troupe::fail(troupe::errc::run_failed, "");
   const auto printed = api_fixture::captured_output("callbacks_test_output.txt", true, [&] {
     auto model = small_mlp();
     auto options = quiet_run();
@@ -235,7 +235,7 @@ TEST_CASE("a label out of the model's outputs names the set, its file, the sampl
   std::remove("label_train.csv");
   std::remove("label_test.csv");
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == troupe::model_errc::invalid_argument);
+  CHECK(refused.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(refused.error().message,
              Catch::Contains("the test data (label_test.csv) has label 4 at sample 5"));
   CHECK_THAT(refused.error().message,
@@ -255,7 +255,7 @@ TEST_CASE("request_stop ends a fit gracefully: a stopped error that says where, 
   };
   auto history = model.fit(slice().train, slice().test, options);
   REQUIRE_FALSE(history);
-  CHECK(history.error().code == troupe::model_errc::stopped);
+  CHECK(history.error().code == troupe::errc::stopped);
   CHECK_THAT(history.error().message, Catch::Contains("stopped after epoch 2 of 5"));
   CHECK_THAT(history.error().message, Catch::Contains("resume with --resume=" + checkpoint));
   std::ifstream written{checkpoint, std::ios::binary};
@@ -300,6 +300,6 @@ TEST_CASE("a fit started from a trained model's weights fine-tunes it with a fre
   auto refused = other.fit(slice().train, slice().test,
                            quiet_run().epochs(1).start_from(trained->model));
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == troupe::model_errc::invalid_argument);
+  CHECK(refused.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(refused.error().message, Catch::Contains("the saved model is 784-32relu-10"));
 }

@@ -120,7 +120,7 @@ TEST_CASE("bad class weights are refused naming --class-weights", "[api][fit][cl
     auto history = model.fit(slice().train, slice().test, bad);
     REQUIRE_FALSE(history);
     INFO(history.error().message);
-    CHECK(history.error().code == troupe::model_errc::invalid_argument);
+    CHECK(history.error().code == troupe::errc::invalid_argument);
     CHECK_THAT(history.error().message, Catch::Contains("--class-weights")
                                           && Catch::Contains(says));
   }

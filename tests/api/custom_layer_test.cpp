@@ -69,7 +69,7 @@ void register_channel_affine() {
       char* end = nullptr;
       const float start = settings.empty() ? 1.0f : std::strtof(settings.c_str(), &end);
       if (!settings.empty() && *end != '\0')
-        return troupe::fail(troupe::model_errc::invalid_argument,
+        return troupe::fail(troupe::errc::invalid_argument,
                             "settings '" + settings + "' are not a number");
       return std::unique_ptr<troupe::layer_op>(std::make_unique<channel_affine>(in, start));
     });

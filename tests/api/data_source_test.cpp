@@ -84,7 +84,7 @@ TEST_CASE("a label out of range from a source stops the run, naming the sample",
   auto bad = std::make_shared<user_source>(train, static_cast<size_t>(train.count), 77);
   auto refused = small_mlp().fit(bad, troupe::in_memory(test_slice()), quiet_run().epochs(1));
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == troupe::model_errc::run_failed);
+  CHECK(refused.error().code == troupe::errc::bad_data);
   CHECK_THAT(refused.error().message, Catch::Contains("sample 77 has label 12"));
   auto bad_test = std::make_shared<user_source>(test_slice(), 500, 3);
   auto model = small_mlp();
@@ -94,7 +94,7 @@ TEST_CASE("a label out of range from a source stops the run, naming the sample",
   CHECK_THAT(scored.error().message, Catch::Contains("sample 3 has label 12"));
   auto null_source = small_mlp().fit(nullptr, bad_test, quiet_run());
   REQUIRE_FALSE(null_source);
-  CHECK(null_source.error().code == troupe::model_errc::invalid_argument);
+  CHECK(null_source.error().code == troupe::errc::invalid_argument);
 }
 
 TEST_CASE("a registered kind of source opens by name with its settings",
@@ -104,7 +104,7 @@ TEST_CASE("a registered kind of source opens by name with its settings",
     [](const std::string& settings, troupe::data_split split)
       -> troupe::expected<std::shared_ptr<const troupe::data_source>> {
       if (settings.rfind("rows=", 0) != 0)
-        return troupe::fail(troupe::model_errc::invalid_argument, "settings are rows=N");
+        return troupe::fail(troupe::errc::invalid_argument, "settings are rows=N");
       const auto& data = split == troupe::data_split::train ? train_slice() : test_slice();
       return std::shared_ptr<const troupe::data_source>(
         std::make_shared<user_source>(data, std::stoul(settings.substr(5))));

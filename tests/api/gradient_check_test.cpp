@@ -133,7 +133,7 @@ TEST_CASE("check_gradient refuses a batch that does not fit the model", "[api][g
   b.labels[2] = 3;
   auto label = troupe::check_gradient(model, b.view);
   REQUIRE_FALSE(label);
-  CHECK(label.error().code == troupe::model_errc::invalid_argument);
+  CHECK(label.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(label.error().message, Catch::Contains("sample 2 has label 3"));
   CHECK_THAT(label.error().message, Catch::Contains("labels 0..2"));
 }

@@ -16,7 +16,7 @@ TEST_CASE("make_backend builds the cpu backend", "[backend][factory]") {
 TEST_CASE("make_backend rejects an unknown device name", "[backend][factory]") {
   auto compute = make_backend("tpu");
   REQUIRE_FALSE(compute);
-  CHECK(compute.error().code == model_errc::invalid_argument);
+  CHECK(compute.error().code == errc::invalid_argument);
   CHECK_THAT(compute.error().message, Catch::Contains("tpu"));
 }
 
@@ -34,7 +34,7 @@ TEST_CASE("make_backend reports a missing cuda device as a device_error",
   auto missing = first ? make_backend(device) : std::move(first);
   INFO(device << ": " << (missing ? std::string("created") : missing.error().message));
   REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == model_errc::device_error);
+  CHECK(missing.error().code == errc::device);
   CHECK_THAT(missing.error().message, Catch::Contains("CUDA"));
   CHECK(missing.error().message.size() > 20); // a reason, not just a name
 }

@@ -251,7 +251,7 @@ TEST_CASE("a failed write leaves the old checkpoint intact and no temporary file
   fs::create_directories(fs::path(blocked) / "inside");
   auto result = write_checkpoint(blocked, sample(100));
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == model_errc::io_error);
+  CHECK(result.error().code == errc::io);
   CHECK_THAT(result.error().message, Catch::Contains(blocked) && Catch::Contains("rename"));
   CHECK(dir.names() == std::vector<std::string>{"blocked.ckpt"});
 
@@ -270,7 +270,7 @@ TEST_CASE("writing into a directory that cannot hold the file is an io_error", "
     const auto path = dir.file("missing/run.ckpt");
     auto result = write_checkpoint(path, sample(10));
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::io_error);
+    CHECK(result.error().code == errc::io);
     CHECK_THAT(result.error().message,
                Catch::Contains(path) && Catch::Contains("No such file or directory"));
   }
@@ -279,7 +279,7 @@ TEST_CASE("writing into a directory that cannot hold the file is an io_error", "
     const auto path = dir.file("plain/run.ckpt");
     auto result = write_checkpoint(path, sample(10));
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::io_error);
+    CHECK(result.error().code == errc::io);
     CHECK_THAT(result.error().message, Catch::Contains(path) && Catch::Contains("Not a directory"));
   }
   SECTION("the directory is read-only") {
@@ -293,7 +293,7 @@ TEST_CASE("writing into a directory that cannot hold the file is an io_error", "
       const auto path = (locked / "run.ckpt").string();
       auto result = write_checkpoint(path, sample(10));
       REQUIRE_FALSE(result);
-      CHECK(result.error().code == model_errc::io_error);
+      CHECK(result.error().code == errc::io);
       CHECK_THAT(result.error().message,
                  Catch::Contains(path) && Catch::Contains("Permission denied"));
     }
@@ -306,13 +306,13 @@ TEST_CASE("reading a missing file or a directory is an io_error", "[checkpoint]"
   temp_dir dir;
   auto missing = read_checkpoint(dir.file("nothing.ckpt"));
   REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == model_errc::io_error);
+  CHECK(missing.error().code == errc::io);
   CHECK_THAT(missing.error().message,
              Catch::Contains("nothing.ckpt") && Catch::Contains("No such file or directory"));
 
   auto directory = read_checkpoint(dir.path.string());
   REQUIRE_FALSE(directory);
-  CHECK(directory.error().code == model_errc::io_error);
+  CHECK(directory.error().code == errc::io);
   CHECK_THAT(directory.error().message, Catch::Contains("Is a directory"));
 }
 
@@ -337,7 +337,7 @@ TEST_CASE("a truncated checkpoint is refused at every cut point", "[checkpoint]"
     save(cut_path, bytes(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n)));
     auto result = read_checkpoint(cut_path);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::bad_format);
+    CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message, Catch::Contains(cut_path) && Catch::Contains("truncated"));
     if (n >= 40)
       CHECK_THAT(result.error().message,
@@ -359,7 +359,7 @@ TEST_CASE("a flipped byte in the payload fails the checksum", "[checkpoint]") {
     save(bad_path, bad);
     auto result = read_checkpoint(bad_path);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::bad_format);
+    CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message,
                Catch::Contains(bad_path) && Catch::Contains("checksum mismatch: the file is corrupt"));
   }
@@ -378,7 +378,7 @@ TEST_CASE("a flipped byte anywhere in the header is refused", "[checkpoint]") {
     save(bad_path, bad);
     auto result = read_checkpoint(bad_path);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::bad_format);
+    CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message, Catch::Contains(bad_path));
   }
 }
@@ -392,7 +392,7 @@ TEST_CASE("a file with the wrong magic is not taken for a checkpoint", "[checkpo
   save(path, file);
   auto result = read_checkpoint(path);
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == model_errc::bad_format);
+  CHECK(result.error().code == errc::bad_data);
   CHECK_THAT(result.error().message,
              Catch::Contains(path) && Catch::Contains("not a Troupe checkpoint"));
 
@@ -413,7 +413,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
     save(path, file);
     auto result = read_checkpoint(path);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::bad_format);
+    CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message,
                Catch::Contains("unknown format version " + std::to_string(version))
                  && Catch::Contains("reads versions 1 to 4"));
@@ -485,7 +485,7 @@ TEST_CASE("an epoch_complete flag other than 0 or 1 is refused", "[checkpoint]")
   save(path, file);
   auto result = read_checkpoint(path);
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == model_errc::bad_format);
+  CHECK(result.error().code == errc::bad_data);
   CHECK_THAT(result.error().message,
              Catch::Contains(path) && Catch::Contains("malformed payload: epoch_complete is 2"));
 }
@@ -515,7 +515,7 @@ TEST_CASE("trailing bytes after a checkpoint are refused", "[checkpoint]") {
   save(path, file);
   auto result = read_checkpoint(path);
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == model_errc::bad_format);
+  CHECK(result.error().code == errc::bad_data);
   CHECK_THAT(result.error().message,
              Catch::Contains(path)
                && Catch::Contains("4 trailing bytes after the " + std::to_string(size)));
@@ -536,7 +536,7 @@ TEST_CASE("lengths that lie inside a well-checksummed file are refused", "[check
     save(path, file);
     auto result = read_checkpoint(path);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == model_errc::bad_format);
+    CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message, Catch::Contains("malformed payload"));
   }
   // A float count larger than what remains, including one that would
@@ -574,7 +574,7 @@ TEST_CASE("check_compatible refuses another model, other settings, naming each, 
   c.model = "784-64relu-10";
   auto model = check_compatible(c, "784-128relu-10", sample_settings, 1000, "run.ckpt");
   REQUIRE_FALSE(model);
-  CHECK(model.error().code == model_errc::invalid_argument);
+  CHECK(model.error().code == errc::invalid_argument);
   CHECK(model.error().message
         == "checkpoint run.ckpt was written for model 784-64relu-10, this run trains 784-128relu-10");
 
@@ -584,14 +584,14 @@ TEST_CASE("check_compatible refuses another model, other settings, naming each, 
   other[3].value = "0.002";
   auto settings = check_compatible(c, c.model, other, 1000, "run.ckpt");
   REQUIRE_FALSE(settings);
-  CHECK(settings.error().code == model_errc::invalid_argument);
+  CHECK(settings.error().code == errc::invalid_argument);
   CHECK(settings.error().message
         == "checkpoint run.ckpt was written by a run with other settings (--seed=42 there, 7 "
            "here; --lr=0.001 there, 0.002 here): resume with the original settings");
 
   auto size = check_compatible(c, c.model, sample_settings, 1010, "run.ckpt");
   REQUIRE_FALSE(size);
-  CHECK(size.error().code == model_errc::invalid_argument);
+  CHECK(size.error().code == errc::invalid_argument);
   CHECK_THAT(size.error().message,
              Catch::Contains("run.ckpt") && Catch::Contains("1000 parameters")
                && Catch::Contains("1010"));

@@ -122,7 +122,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 // Checks the error code and that the message names the file and the problem.
 template <class T>
-void check_error(const expected<T>& result, model_errc code, const std::string& file,
+void check_error(const expected<T>& result, errc code, const std::string& file,
                  const std::string& problem) {
   REQUIRE_FALSE(result);
   INFO("message: " << result.error().message);
@@ -289,12 +289,12 @@ TEST_CASE("a missing file or directory is an io_error naming it", "[data_sources
   write_npy(dir.file("y.npy"), npy_dict("|u1", "(1,)"), bytes{0});
   check_error(load_data_source(dir.file("none.npy") + "," + dir.file("y.npy"),
                                data_split::train),
-              model_errc::io_error, dir.file("none.npy"), "no such file");
-  check_error(load_data_source(dir.file("none.csv"), data_split::train), model_errc::io_error,
+              errc::io, dir.file("none.npy"), "no such file");
+  check_error(load_data_source(dir.file("none.csv"), data_split::train), errc::io,
               dir.file("none.csv"), "no such file");
-  check_error(load_data_source(dir.file("nowhere"), data_split::train), model_errc::io_error,
+  check_error(load_data_source(dir.file("nowhere"), data_split::train), errc::io,
               dir.file("nowhere"), "no such directory or file");
-  check_error(load_data_source(dir.path.string(), data_split::test), model_errc::io_error,
+  check_error(load_data_source(dir.path.string(), data_split::test), errc::io,
               dir.path.string(), "missing t10k-images-idx3-ubyte");
 }
 
@@ -343,7 +343,7 @@ TEST_CASE("a broken features .npy is a bad_format error naming the file and the 
       write_npy(dir.file("y.npy"), npy_dict("|u1", "(2,)"), bytes{0, 1});
       check_error(load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"),
                                    data_split::train),
-                  model_errc::bad_format, dir.file("X.npy"), row.problem);
+                  errc::bad_data, dir.file("X.npy"), row.problem);
     }
   }
 }
@@ -354,10 +354,10 @@ TEST_CASE("a file that is not .npy, or of another version, is a bad_format error
   write_text(dir.file("X.npy"), "x,label\n1,2\n");
   write_npy(dir.file("y.npy"), npy_dict("|u1", "(1,)"), bytes{0});
   check_error(load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"), data_split::train),
-              model_errc::bad_format, dir.file("X.npy"), "not an .npy file");
+              errc::bad_data, dir.file("X.npy"), "not an .npy file");
   write_npy(dir.file("X.npy"), npy_dict("|u1", "(1, 1)"), bytes{0}, 4);
   check_error(load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"), data_split::train),
-              model_errc::bad_format, dir.file("X.npy"), "version 4.0");
+              errc::bad_data, dir.file("X.npy"), "version 4.0");
 }
 
 TEST_CASE("bad labels .npy files are bad_format errors naming the file and the problem",
@@ -378,7 +378,7 @@ TEST_CASE("bad labels .npy files are bad_format errors naming the file and the p
       write_npy(dir.file("y.npy"), row.dict, row.data);
       check_error(load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"),
                                    data_split::train),
-                  model_errc::bad_format, dir.file("y.npy"), row.problem);
+                  errc::bad_data, dir.file("y.npy"), row.problem);
     }
   }
 }
@@ -389,7 +389,7 @@ TEST_CASE("features and labels of different sample counts name both files and co
   write_npy(dir.file("X.npy"), npy_dict("|u1", "(3, 1)"), bytes{0, 1, 2});
   write_npy(dir.file("y.npy"), npy_dict("|u1", "(2,)"), bytes{0, 1});
   auto loaded = load_data_source(dir.file("X.npy") + "," + dir.file("y.npy"), data_split::train);
-  check_error(loaded, model_errc::bad_format, dir.file("y.npy"), "holds 2 labels");
+  check_error(loaded, errc::bad_data, dir.file("y.npy"), "holds 2 labels");
   CHECK(contains(loaded.error().message, dir.file("X.npy") + " holds 3 samples"));
 }
 
@@ -431,7 +431,7 @@ TEST_CASE("a broken CSV is a bad_format error naming the file, the line and the 
       temp_dir dir;
       write_text(dir.file("data.csv"), row.content);
       check_error(load_data_source(dir.file("data.csv"), data_split::train),
-                  model_errc::bad_format, dir.file("data.csv"), row.problem);
+                  errc::bad_data, dir.file("data.csv"), row.problem);
     }
   }
 }
@@ -441,15 +441,15 @@ TEST_CASE("a CSV source with a bad option, or a lone .npy file, is an invalid_ar
   temp_dir dir;
   write_text(dir.file("data.csv"), "a,label\n1,2\n");
   check_error(load_data_source(dir.file("data.csv") + ":labels=a", data_split::train),
-              model_errc::invalid_argument, "data.csv:labels=a", "unknown CSV option 'labels=a'");
+              errc::invalid_argument, "data.csv:labels=a", "unknown CSV option 'labels=a'");
   check_error(load_data_source(dir.file("data.csv") + ":label=", data_split::train),
-              model_errc::invalid_argument, "data.csv:label=", "names no column");
+              errc::invalid_argument, "data.csv:label=", "names no column");
   check_error(load_data_source(dir.file("data.csv") + ":label=b", data_split::train),
-              model_errc::bad_format, dir.file("data.csv"), "no column named 'b'");
+              errc::bad_data, dir.file("data.csv"), "no column named 'b'");
   check_error(load_data_source(dir.file("X.npy"), data_split::train),
-              model_errc::invalid_argument, dir.file("X.npy"), "X.npy,y.npy");
+              errc::invalid_argument, dir.file("X.npy"), "X.npy,y.npy");
   check_error(load_data_source(dir.file("data.csv") + ",a,b", data_split::train),
-              model_errc::invalid_argument, "data.csv,a,b", "exactly two files");
+              errc::invalid_argument, "data.csv,a,b", "exactly two files");
 }
 
 TEST_CASE("train and test sets of different feature widths name both sources",
@@ -457,7 +457,7 @@ TEST_CASE("train and test sets of different feature widths name both sources",
   temp_dir dir;
   write_text(dir.file("narrow.csv"), "a,label\n1,2\n");
   auto pair = load_data_pair(test_data_dir(), dir.file("narrow.csv"));
-  check_error(pair, model_errc::bad_format, test_data_dir(), "has 784 features per sample");
+  check_error(pair, errc::bad_data, test_data_dir(), "has 784 features per sample");
   CHECK(contains(pair.error().message, "test data (" + dir.file("narrow.csv") + ") has 1"));
 }
 

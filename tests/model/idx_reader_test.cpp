@@ -105,7 +105,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 // Checks the error code and that the message names the file and the problem.
 template <class T>
-void check_error(const expected<T>& result, model_errc code, const std::string& file_name,
+void check_error(const expected<T>& result, errc code, const std::string& file_name,
                  const std::string& problem) {
   REQUIRE_FALSE(result);
   INFO("message: " << result.error().message);
@@ -220,16 +220,16 @@ TEST_CASE("gather_batch copies the rows and labels named by the indices", "[data
 
 TEST_CASE("idx reader names the file when it does not exist", "[data][idx]") {
   temp_dir dir;
-  check_error(read_idx_images(dir.file("no-such-images")), model_errc::io_error,
+  check_error(read_idx_images(dir.file("no-such-images")), errc::io,
               "no-such-images", "no such file");
-  check_error(read_idx_labels(dir.file("no-such-labels")), model_errc::io_error,
+  check_error(read_idx_labels(dir.file("no-such-labels")), errc::io,
               "no-such-labels", "no such file");
 }
 
 TEST_CASE("idx reader says so when the path is a directory", "[data][idx]") {
   temp_dir dir;
   fs::create_directory(dir.file("a-directory"));
-  check_error(read_idx_images(dir.file("a-directory")), model_errc::io_error, "a-directory",
+  check_error(read_idx_images(dir.file("a-directory")), errc::io, "a-directory",
               "directory");
 }
 
@@ -240,13 +240,13 @@ TEST_CASE("load_dataset lists both names it looked for when a file is missing",
                            "t10k-images-idx3-ubyte"})
     fs::copy_file(data_dir + "/" + name + ".gz", dir.file(std::string(name) + ".gz"));
   auto pair = load_dataset(dir.path.string());
-  check_error(pair, model_errc::io_error, "t10k-labels-idx1-ubyte.gz", "looked for");
+  check_error(pair, errc::io, "t10k-labels-idx1-ubyte.gz", "looked for");
   CHECK(contains(pair.error().message, dir.file("t10k-labels-idx1-ubyte")));
 }
 
 TEST_CASE("load_dataset names the directory when it does not exist", "[data][dataset]") {
   temp_dir dir;
-  check_error(load_dataset(dir.file("nowhere")), model_errc::io_error, "nowhere",
+  check_error(load_dataset(dir.file("nowhere")), errc::io, "nowhere",
               "does not exist");
 }
 
@@ -254,7 +254,7 @@ TEST_CASE("load_dataset names the directory when it does not exist", "[data][dat
 
 TEST_CASE("idx reader says a label file is not an image file", "[data][idx]") {
   auto result = read_idx_images(train_labels_gz);
-  check_error(result, model_errc::bad_format, "train-labels-idx1-ubyte.gz",
+  check_error(result, errc::bad_data, "train-labels-idx1-ubyte.gz",
               "wrong magic number 2049, expected 2051");
   CHECK(contains(result.error().message, "label file"));
 }
@@ -311,7 +311,7 @@ TEST_CASE("idx reader names the file and the problem of every damaged header or 
   row.damage(content);
   write_bytes(dir.file(row.file), content);
   const auto check = [&](const auto& result) {
-    check_error(result, model_errc::bad_format, row.file, row.problem);
+    check_error(result, errc::bad_data, row.file, row.problem);
     if (row.also != nullptr)
       CHECK(contains(result.error().message, row.also));
   };
@@ -326,7 +326,7 @@ TEST_CASE("idx reader names the file and the problem of every damaged header or 
 TEST_CASE("load_split names both files when image and label counts differ",
           "[data][dataset]") {
   auto result = load_split(train_images_gz, test_labels_gz);
-  check_error(result, model_errc::bad_format, "t10k-labels-idx1-ubyte.gz", "count mismatch");
+  check_error(result, errc::bad_data, "t10k-labels-idx1-ubyte.gz", "count mismatch");
   CHECK(contains(result.error().message, "train-images-idx3-ubyte.gz"));
   CHECK(contains(result.error().message, "500 labels"));
   CHECK(contains(result.error().message, "2000 images"));
@@ -339,12 +339,12 @@ TEST_CASE("load_split names the file and the sample when a label is out of range
   content[8 + 123] = 10;
   write_bytes(dir.file("label-ten"), content);
   auto result = load_split(test_images_gz, dir.file("label-ten"));
-  check_error(result, model_errc::bad_format, "label-ten", "out of range");
+  check_error(result, errc::bad_data, "label-ten", "out of range");
   CHECK(contains(result.error().message, "label 10 of sample 123"));
 }
 
 TEST_CASE("load_split rejects a class count outside 1..256", "[data][dataset]") {
-  check_error(load_split(test_images_gz, test_labels_gz, 0), model_errc::invalid_argument,
+  check_error(load_split(test_images_gz, test_labels_gz, 0), errc::invalid_argument,
               "load_split", "classes");
 }
 
@@ -356,7 +356,7 @@ TEST_CASE("idx reader reports a CRC mismatch in a gzip file", "[data][idx][gzip]
   content[content.size() - 8] ^= 0x01; // the trailer: CRC-32, then the length
   write_bytes(dir.file("bad-crc.gz"), content);
   auto result = read_idx_labels(dir.file("bad-crc.gz"));
-  check_error(result, model_errc::bad_format, "bad-crc.gz", "gzip data is corrupt");
+  check_error(result, errc::bad_data, "bad-crc.gz", "gzip data is corrupt");
   CHECK(contains(result.error().message, "CRC"));
 }
 
@@ -365,7 +365,7 @@ TEST_CASE("idx reader reports a flipped byte inside compressed data", "[data][id
   bytes content = read_bytes(test_images_gz);
   content[content.size() / 2] ^= 0xff;
   write_bytes(dir.file("flipped.gz"), content);
-  check_error(read_idx_images(dir.file("flipped.gz")), model_errc::bad_format, "flipped.gz",
+  check_error(read_idx_images(dir.file("flipped.gz")), errc::bad_data, "flipped.gz",
               "gzip data is corrupt");
 }
 
@@ -374,7 +374,7 @@ TEST_CASE("idx reader reports a wrong length in the gzip trailer", "[data][idx][
   bytes content = read_bytes(test_labels_gz);
   content[content.size() - 1] ^= 0x01;
   write_bytes(dir.file("bad-length.gz"), content);
-  check_error(read_idx_labels(dir.file("bad-length.gz")), model_errc::bad_format,
+  check_error(read_idx_labels(dir.file("bad-length.gz")), errc::bad_data,
               "bad-length.gz", "gzip data is corrupt");
 }
 
@@ -383,7 +383,7 @@ TEST_CASE("idx reader reports a gzip stream cut in the middle", "[data][idx][gzi
   bytes content = read_bytes(test_images_gz);
   content.resize(content.size() / 2);
   write_bytes(dir.file("half.gz"), content);
-  check_error(read_idx_images(dir.file("half.gz")), model_errc::bad_format, "half.gz",
+  check_error(read_idx_images(dir.file("half.gz")), errc::bad_data, "half.gz",
               "gzip stream is truncated");
 }
 
@@ -392,7 +392,7 @@ TEST_CASE("idx reader reports a gzip stream cut inside its trailer", "[data][idx
   bytes content = read_bytes(test_labels_gz);
   content.resize(content.size() - 3);
   write_bytes(dir.file("no-trailer.gz"), content);
-  check_error(read_idx_labels(dir.file("no-trailer.gz")), model_errc::bad_format,
+  check_error(read_idx_labels(dir.file("no-trailer.gz")), errc::bad_data,
               "no-trailer.gz", "gzip stream is truncated");
 }
 
@@ -402,7 +402,7 @@ TEST_CASE("idx reader reports garbage after the gzip magic", "[data][idx][gzip]"
   for (int i = 0; i < 64; ++i)
     content.push_back(static_cast<uint8_t>(i * 37 + 11));
   write_bytes(dir.file("garbage.gz"), content);
-  check_error(read_idx_labels(dir.file("garbage.gz")), model_errc::bad_format, "garbage.gz",
+  check_error(read_idx_labels(dir.file("garbage.gz")), errc::bad_data, "garbage.gz",
               "gzip");
 }
 
@@ -411,7 +411,7 @@ TEST_CASE("idx reader reports garbage after the end of the gzip stream", "[data]
   bytes content = read_bytes(test_labels_gz);
   content.insert(content.end(), {'j', 'u', 'n', 'k'});
   write_bytes(dir.file("junk-after.gz"), content);
-  check_error(read_idx_labels(dir.file("junk-after.gz")), model_errc::bad_format,
+  check_error(read_idx_labels(dir.file("junk-after.gz")), errc::bad_data,
               "junk-after.gz", "4 trailing garbage bytes after the gzip stream");
 }
 
@@ -423,6 +423,6 @@ TEST_CASE("idx reader reads concatenated gzip members as one file", "[data][idx]
   bytes twice = content;
   twice.insert(twice.end(), content.begin(), content.end());
   write_bytes(dir.file("twice.gz"), twice);
-  check_error(read_idx_labels(dir.file("twice.gz")), model_errc::bad_format, "twice.gz",
+  check_error(read_idx_labels(dir.file("twice.gz")), errc::bad_data, "twice.gz",
               "508 trailing bytes");
 }

@@ -111,7 +111,7 @@ TEST_CASE("unknown optimizers and bad learning rates are clear errors",
   config.learning_rate = -1.0f;
   auto negative = make_optimizer(config, 1);
   REQUIRE_FALSE(negative);
-  CHECK(negative.error().code == model_errc::invalid_argument);
+  CHECK(negative.error().code == errc::invalid_argument);
 }
 
 TEST_CASE("a step on a weighted sum of gradients gives the same bits as the step on that sum",

@@ -71,7 +71,7 @@ TEST_CASE("malformed model descriptions are clear errors", "[model][spec]") {
     auto spec = parse_model_spec(text);
     INFO("'" << text << "'");
     REQUIRE_FALSE(spec);
-    CHECK(spec.error().code == model_errc::invalid_argument);
+    CHECK(spec.error().code == errc::invalid_argument);
     CHECK(spec.error().message.find("model '") != std::string::npos);
   }
 }

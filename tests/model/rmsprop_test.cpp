@@ -82,7 +82,7 @@ TEST_CASE("rmsprop refuses a rho below 0 or from 1 up and an epsilon that is not
   for (const auto& [config, named] : table) {
     auto refused = make_optimizer(config, 1);
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().code == model_errc::invalid_argument);
+    CHECK(refused.error().code == errc::invalid_argument);
     CHECK(refused.error().message.find(named) != std::string::npos);
   }
 }

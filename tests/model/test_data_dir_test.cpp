@@ -100,7 +100,7 @@ TEST_CASE("a missing test data directory is an error that names TROUPE_TEST_DATA
   REQUIRE_FALSE(loaded);
   const std::string& message = loaded.error().message;
   INFO(message);
-  CHECK(loaded.error().code == model_errc::io_error);
+  CHECK(loaded.error().code == errc::io);
   CHECK(message.find(missing) != std::string::npos);
   CHECK(message.find("does not exist") != std::string::npos);
   CHECK(message.find("$TROUPE_TEST_DATA_DIR") != std::string::npos);

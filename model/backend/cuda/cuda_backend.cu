@@ -37,8 +37,8 @@ using cuda_detail::launch_softmax_cross_entropy;
 
 using cuda_detail::row_major_gemm;
 
-model_error device_failure(std::string message) {
-  return fail(model_errc::device_error, std::move(message));
+error device_failure(std::string message) {
+  return fail(errc::device, std::move(message));
 }
 
 // One executable CUDA graph, launched on the backend's stream.

@@ -11,7 +11,7 @@ namespace troupe {
 
 /// Creates a backend on CUDA device `device_index` with its own stream and
 /// cuBLAS handle. No usable driver or device, or an index out of range, is a
-/// model_errc::device_error whose message says why.
+/// errc::device whose message says why.
 expected<std::unique_ptr<backend>> make_cuda_backend(int device_index);
 
 } // namespace troupe

@@ -42,7 +42,7 @@ private:
 
 /// Builds `spec`'s stack on CUDA device `device_index`. `reference`, the same
 /// stack on the host, writes the initial parameters, so that a seed gives
-/// the CPU's bits. Fails (model_errc::device_error) when the device cannot
+/// the CPU's bits. Fails (errc::device) when the device cannot
 /// be opened, and (invalid_argument) on a layer with no CUDA twin.
 expected<std::unique_ptr<cuda_layered_model>>
 make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference,

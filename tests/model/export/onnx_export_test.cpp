@@ -75,14 +75,14 @@ TEST_CASE("export_onnx refuses an empty spec and reports an unwritable path",
   const std::vector<float> none;
   auto empty = export_onnx(dir.file("empty.onnx"), model_spec{}, none.data());
   REQUIRE_FALSE(empty);
-  CHECK(empty.error().code == model_errc::invalid_argument);
+  CHECK(empty.error().code == errc::invalid_argument);
   auto spec = parse_model_spec("4-3");
   REQUIRE(spec);
   const std::vector<float> params(15, 0.5f);
   const std::string nowhere = dir.file("no/such/dir/model.onnx");
   auto unwritable = export_onnx(nowhere, *spec, params.data());
   REQUIRE_FALSE(unwritable);
-  CHECK(unwritable.error().code == model_errc::io_error);
+  CHECK(unwritable.error().code == errc::io);
   CHECK(unwritable.error().message.find(nowhere) != std::string::npos);
   CHECK(std::filesystem::is_empty(dir.path));
 }

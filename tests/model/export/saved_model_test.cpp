@@ -55,7 +55,7 @@ void reseal(std::string& bytes) {
 
 // Saves the example, damages the file with `damage`, and returns the error
 // that loading it gives.
-model_error load_damaged(const temp_dir& dir, void (*damage)(std::string&)) {
+error load_damaged(const temp_dir& dir, void (*damage)(std::string&)) {
   const std::string path = dir.file("damaged.troupe");
   REQUIRE(save_model(path, example_model()));
   std::string bytes = read_bytes(path);
@@ -153,7 +153,7 @@ TEST_CASE("saving refuses a model that contradicts itself", "[export][saved_mode
   wrong_count.parameters.pop_back();
   auto result = save_model(path, wrong_count);
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == model_errc::invalid_argument);
+  CHECK(result.error().code == errc::invalid_argument);
   CHECK(result.error().message.find("101769") != std::string::npos);
   auto no_outputs = example_model();
   no_outputs.outputs = 0;
@@ -170,15 +170,15 @@ TEST_CASE("a missing or unwritable saved model is an io_error naming the path",
   const std::string missing = dir.file("absent.troupe");
   auto loaded = load_saved_model(missing);
   REQUIRE_FALSE(loaded);
-  CHECK(loaded.error().code == model_errc::io_error);
+  CHECK(loaded.error().code == errc::io);
   CHECK(loaded.error().message.find(missing) != std::string::npos);
   CHECK(loaded.error().message.find("cannot open") != std::string::npos);
   auto as_directory = load_saved_model(dir.path.string());
   REQUIRE_FALSE(as_directory);
-  CHECK(as_directory.error().code == model_errc::io_error);
+  CHECK(as_directory.error().code == errc::io);
   auto saved = save_model(dir.file("no/such/dir/model.troupe"), example_model());
   REQUIRE_FALSE(saved);
-  CHECK(saved.error().code == model_errc::io_error);
+  CHECK(saved.error().code == errc::io);
 }
 
 TEST_CASE("every kind of damaged saved model gets its own clear error",
@@ -186,7 +186,7 @@ TEST_CASE("every kind of damaged saved model gets its own clear error",
   temp_dir dir;
   auto message_of = [&](void (*damage)(std::string&)) {
     const auto error = load_damaged(dir, damage);
-    CHECK(error.code == model_errc::bad_format);
+    CHECK(error.code == errc::bad_data);
     return error.message;
   };
   using Catch::Matchers::Contains;
@@ -218,7 +218,7 @@ TEST_CASE("a saved model whose header disagrees with its model_spec is refused",
     b.erase(b.size() - 12, 4);
     reseal(b);
   });
-  CHECK(error.code == model_errc::bad_format);
+  CHECK(error.code == errc::bad_data);
   INFO(error.message);
   CHECK(error.message.find("101770 parameters, but the header says 784, 10 and 101769")
         != std::string::npos);

@@ -173,17 +173,17 @@ expected<gemm_kernel_info> select_gemm_kernel(const std::string& name) {
     if (infos[i].name != name)
       continue;
     if (!infos[i].supported)
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "GEMM kernel '" + name + "' needs " + infos[i].needs
                     + ", which this CPU does not have");
     if (!infos[i].verified)
-      return fail(model_errc::device_error,
+      return fail(errc::device,
                   "GEMM kernel '" + name + "' does not reproduce its reference bits on "
                     "this host (a compiler or CPU fault): use another kernel");
     selected.store(i, std::memory_order_release);
     return infos[i];
   }
-  return fail(model_errc::invalid_argument,
+  return fail(errc::invalid_argument,
               "unknown GEMM kernel '" + name + "' (expected auto or one of " + known + ")");
 }
 

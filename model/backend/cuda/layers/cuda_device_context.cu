@@ -7,8 +7,8 @@ namespace {
 
 constexpr size_t blas_workspace_bytes = size_t{32} << 20; // as the backend's
 
-model_error device_failure(int index, const std::string& why) {
-  return fail(model_errc::device_error, "device cuda:" + std::to_string(index) + ": " + why);
+error device_failure(int index, const std::string& why) {
+  return fail(errc::device, "device cuda:" + std::to_string(index) + ": " + why);
 }
 
 } // namespace

@@ -29,7 +29,7 @@ private:
 };
 
 /// Opens device `device_index`, or says why it cannot (no driver, no
-/// device, an index out of range) as a model_errc::device_error.
+/// device, an index out of range) as a errc::device.
 expected<std::unique_ptr<owned_cuda_context>> open_cuda_context(int device_index);
 
 } // namespace troupe::cuda_detail

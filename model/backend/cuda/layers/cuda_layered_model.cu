@@ -201,7 +201,7 @@ make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference
                         int device_index) {
   for (size_t i = 0; i < spec.layers.size(); ++i)
     if (!has_cuda_twin(spec.layers[i].kind))
-      return fail(model_errc::invalid_argument,
+      return fail(errc::invalid_argument,
                   "layer " + std::to_string(i) + " has no CUDA implementation");
   auto device = open_cuda_context(device_index);
   if (!device)
@@ -219,7 +219,7 @@ make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference
   }
   s->outputs = std::vector<device_buffer<float>>(spec.layers.size());
   if (s->offsets.back() != s->reference->parameter_count())
-    return fail(model_errc::invalid_argument,
+    return fail(errc::invalid_argument,
                 "the CUDA stack has " + std::to_string(s->offsets.back()) +
                   " parameters where the host's has " +
                   std::to_string(s->reference->parameter_count()));
