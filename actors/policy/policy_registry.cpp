@@ -3,11 +3,10 @@
 #include "actors/policy/policy_registry.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <mutex>
 
 #include "actors/policy/builtin_policies.hpp"
 #include "actors/policy/stop_on_loss.hpp"
+#include "common/named_registry.hpp"
 
 namespace troupe {
 
@@ -17,15 +16,16 @@ TROUPE_BUILTIN_POLICIES(TROUPE_DECLARE_POLICY)
 
 namespace {
 
-struct registry {
-  std::mutex mutex;
-  std::deque<policy_descriptor> policies; // push_back keeps references valid
-};
+using registry = named_registry<policy_descriptor>;
 
 registry& the_registry() {
   static registry* all = [] {
     auto* r = new registry; // never destroyed: actors on other threads may read it at exit
-#define TROUPE_LIST_POLICY(name) r->policies.push_back(name##_policy_descriptor());
+    const auto add = [r](policy_descriptor d) {
+      const std::string name = d.name; // before the move
+      r->add(name, std::move(d));
+    };
+#define TROUPE_LIST_POLICY(name) add(name##_policy_descriptor());
     TROUPE_BUILTIN_POLICIES(TROUPE_LIST_POLICY)
 #undef TROUPE_LIST_POLICY
     return r;
@@ -55,34 +55,22 @@ std::vector<std::string> policies_with(const std::string& option) {
 } // namespace
 
 caf::error register_policy(policy_descriptor descriptor) {
-  auto& r = the_registry();
-  std::lock_guard<std::mutex> guard{r.mutex};
-  for (const auto& known : r.policies)
-    if (known.name == descriptor.name)
-      return make_troupe_error(troupe_errc::bad_config,
-                               "an update policy named '" + descriptor.name + "' exists");
   if (!descriptor.traits || !descriptor.make)
     return make_troupe_error(troupe_errc::bad_config,
                              "update policy '" + descriptor.name + "' needs traits and make");
-  r.policies.push_back(std::move(descriptor));
+  const std::string name = descriptor.name;
+  if (!the_registry().add(name, std::move(descriptor)))
+    return make_troupe_error(troupe_errc::bad_config,
+                             "an update policy named '" + name + "' exists");
   return caf::none;
 }
 
 const policy_descriptor* find_policy(const std::string& name) {
-  auto& r = the_registry();
-  std::lock_guard<std::mutex> guard{r.mutex};
-  auto found = std::find_if(r.policies.begin(), r.policies.end(),
-                            [&name](const policy_descriptor& d) { return d.name == name; });
-  return found == r.policies.end() ? nullptr : &*found; // entries are never removed
+  return the_registry().find_entry(name); // entries are never removed
 }
 
 std::vector<std::string> policy_names() {
-  auto& r = the_registry();
-  std::lock_guard<std::mutex> guard{r.mutex};
-  std::vector<std::string> names;
-  for (const auto& d : r.policies)
-    names.push_back(d.name);
-  return names;
+  return the_registry().names();
 }
 
 caf::error check_policy_spec(const policy_spec& spec) {

@@ -1,8 +1,7 @@
 // The backend factory: the one place that knows which backends were built.
-#include <map>
-#include <mutex>
 #include <string>
 
+#include "common/named_registry.hpp"
 #include "model/backend/backend.hpp"
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/backend/cuda_module.hpp"
@@ -11,13 +10,8 @@ namespace troupe {
 
 namespace {
 
-struct device_kinds {
-  std::mutex mutex;
-  std::map<std::string, device_factory> factories;
-};
-
-device_kinds& extra_kinds() {
-  static device_kinds kinds;
+named_registry<device_factory>& extra_kinds() {
+  static named_registry<device_factory> kinds;
   return kinds;
 }
 
@@ -27,20 +21,16 @@ std::pair<device_factory, int> registered_kind(const std::string& device) {
   if (colon == std::string::npos || colon + 1 == device.size() || device.size() - colon > 5
       || device.find_first_not_of("0123456789", colon + 1) != std::string::npos)
     return {};
-  auto& kinds = extra_kinds();
-  std::lock_guard<std::mutex> guard(kinds.mutex);
-  auto found = kinds.factories.find(device.substr(0, colon));
-  if (found == kinds.factories.end())
+  auto found = extra_kinds().find(device.substr(0, colon));
+  if (!found)
     return {};
-  return {found->second, std::stoi(device.substr(colon + 1))};
+  return {*found, std::stoi(device.substr(colon + 1))};
 }
 
 } // namespace
 
 void register_device_kind(const std::string& kind, device_factory factory) {
-  auto& kinds = extra_kinds();
-  std::lock_guard<std::mutex> guard(kinds.mutex);
-  kinds.factories[kind] = std::move(factory);
+  extra_kinds().put(kind, std::move(factory));
 }
 
 std::string device_kind(const std::string& device) {

@@ -4,23 +4,17 @@
 
 #include <cctype>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <optional>
 
+#include "common/named_registry.hpp"
 #include "model/data/data_source.hpp"
 
 namespace troupe {
 
 namespace {
 
-struct source_table {
-  std::mutex lock;
-  std::map<std::string, data_source_factory> factories;
-};
-
-source_table& table() {
-  static source_table instance;
+named_registry<data_source_factory>& table() {
+  static named_registry<data_source_factory> instance;
   return instance;
 }
 
@@ -36,12 +30,7 @@ bool is_kind_name(const std::string& text) {
 std::string kind_of(const std::string& source) { return source.substr(0, source.find(':')); }
 
 std::optional<data_source_factory> find_factory(const std::string& kind) {
-  auto& t = table();
-  std::lock_guard<std::mutex> guard(t.lock);
-  auto found = t.factories.find(kind);
-  if (found == t.factories.end())
-    return std::nullopt;
-  return found->second;
+  return table().find(kind);
 }
 
 // Tells whether `source` reads like "kind:settings" and names no file.
@@ -70,9 +59,7 @@ status register_data_source(const std::string& kind, data_source_factory factory
   if (!factory)
     return fail(errc::invalid_argument,
                 "register_data_source: the factory of '" + kind + "' is empty");
-  auto& t = table();
-  std::lock_guard<std::mutex> guard(t.lock);
-  t.factories[kind] = std::move(factory);
+  table().put(kind, std::move(factory));
   return {};
 }
 

@@ -1,20 +1,14 @@
 // The process-wide table of layers registered by name (troupe::register_layer).
 #include "model/layers/layer.hpp"
 
-#include <map>
-#include <mutex>
+#include "common/named_registry.hpp"
 
 namespace troupe {
 
 namespace {
 
-struct layer_table {
-  std::mutex mutex;
-  std::map<std::string, layer_factory> factories;
-};
-
-layer_table& table() {
-  static layer_table instance;
+named_registry<layer_factory>& table() {
+  static named_registry<layer_factory> instance;
   return instance;
 }
 
@@ -25,18 +19,11 @@ std::string tensor_shape::text() const {
 }
 
 void register_layer(const std::string& name, layer_factory factory) {
-  auto& t = table();
-  std::lock_guard<std::mutex> lock{t.mutex};
-  t.factories[name] = std::move(factory);
+  table().put(name, std::move(factory));
 }
 
 std::optional<layer_factory> find_layer_factory(const std::string& name) {
-  auto& t = table();
-  std::lock_guard<std::mutex> lock{t.mutex};
-  auto found = t.factories.find(name);
-  if (found == t.factories.end())
-    return std::nullopt;
-  return found->second;
+  return table().find(name);
 }
 
 } // namespace troupe
