@@ -18,9 +18,10 @@ inline bool has_cuda_twin(layer_kind kind) {
   case layer_kind::dropout:
   case layer_kind::activation:
   case layer_kind::layer_normalization:
+  case layer_kind::batch_normalization:
   case layer_kind::dense:
     return true;
-  default: // batch normalization, a registered layer of one's own
+  default: // a registered layer of one's own
     return false;
   }
 }

@@ -35,17 +35,22 @@ std::string refuse_cuda_layers(const std::string& text, const stack_spec& spec) 
   return {};
 }
 
-expected<std::unique_ptr<model>> on_cuda(const std::string& text, int index,
-                                         const cuda_module& cuda) {
+// The stack on CUDA device `index`: its layers checked first, then the module
+// loaded (a stack it cannot run is refused without it).
+expected<std::unique_ptr<model>> on_cuda(const std::string& text, const std::string& device,
+                                         int index) {
   auto spec = parse_stack_spec(text);
   if (!spec)
     return spec.error();
   if (auto refused = refuse_cuda_layers(text, *spec); !refused.empty())
     return fail(errc::invalid_argument, refused);
+  auto cuda = load_cuda_module();
+  if (!cuda)
+    return fail(errc::device, "device '" + device + "': " + cuda.error().message);
   auto reference = make_layered_model(text);
   if (!reference)
     return reference.error();
-  return cuda.make_layered_model(*spec, std::move(*reference), index);
+  return (*cuda)->make_layered_model(*spec, std::move(*reference), index);
 }
 
 } // namespace
@@ -58,10 +63,7 @@ expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
   if (index < 0)
     return fail(errc::invalid_argument,
                 "device '" + device + "': a layered model runs on cpu or cuda:N");
-  auto cuda = load_cuda_module();
-  if (!cuda)
-    return fail(errc::device, "device '" + device + "': " + cuda.error().message);
-  return on_cuda(text, index, **cuda);
+  return on_cuda(text, device, index);
 }
 
 std::string refuse_layered_device(const std::string& text, const std::string& device) {

@@ -126,7 +126,7 @@ TEST_CASE("the convnet on cuda gives the same bits run after run", "[cuda][layer
 TEST_CASE("a layered model on cuda gives the cpu's logits with every kind of layer",
           "[cuda][layers]") {
   const std::string text = "12x10x3-conv6k3s2samegelu-layernorm-avgpool2-conv4k1elu-"
-                           "globalavgpool-tanh-flatten-dropout0.3-7sigmoid-5";
+                           "batchnorm-globalavgpool-tanh-flatten-dropout0.3-7sigmoid-5";
   auto cpu_model = make_layered_stack(text);
   REQUIRE(cpu_model);
   auto spec = parse_stack_spec(text);

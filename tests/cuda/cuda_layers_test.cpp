@@ -1,7 +1,7 @@
 // Every built-in layer's CUDA twin against the CPU op, forward and backward.
 // Bounds: where the two sides sum in different orders (the GEMMs of conv2d and
 // dense: cuBLAS splits and fuses its sums, Troupe's GEMM blocks them its own
-// way; layer normalization's column sums; CUDA's expf, tanhf, erff, expm1f)
+// way; layer and batch normalization's column sums; CUDA's expf, tanhf, erff, expm1f)
 // each value may differ by a few roundings of its terms, far below 1e-4 of
 // its size (or of a tenth of the array's largest, where terms cancel).
 // Where both sides compute the same operations in the same order (pooling,
@@ -131,6 +131,13 @@ TEST_CASE("each activation layer on cuda matches the cpu", "[cuda][layers]") {
     INFO(token);
     check_near(run_layer_pair(token, in), math_rtol);
   }
+}
+
+TEST_CASE("batch normalization on cuda matches the cpu in training, the moving statistics' "
+          "asked change included",
+          "[cuda][layers][batch_normalization]") {
+  check_near(run_layer_pair("batchnorm", inputs({5, 3, 7}, 3, 23)), gemm_rtol);
+  check_near(run_layer_pair("batchnorm", inputs({1, 1, 33}, 6, 24)), gemm_rtol);
 }
 
 TEST_CASE("layer normalization on cuda matches the cpu", "[cuda][layers]") {

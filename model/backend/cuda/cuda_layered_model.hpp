@@ -26,6 +26,8 @@ public:
   int outputs() const override;
   size_t parameter_count() const override;
   void initialize(uint64_t seed, float* parameters) const override;
+  /// Returns the host stack's: batch normalization's moving statistics.
+  std::vector<parameter_span> state_spans() const override;
   batch_result gradient(const float* parameters, const batch& samples,
                         float* gradient) override;
   batch_result evaluate(const float* parameters, const batch& samples) override;

@@ -21,6 +21,8 @@ std::unique_ptr<cuda_layer> make_cuda_dropout(tensor_shape in, float rate,
                                               const cuda_context& context);
 std::unique_ptr<cuda_layer> make_cuda_activation(tensor_shape in, activation_kind act,
                                                  const cuda_context& context);
+std::unique_ptr<cuda_layer> make_cuda_batch_normalization(tensor_shape in,
+                                                          const cuda_context& context);
 std::unique_ptr<cuda_layer> make_cuda_layer_normalization(tensor_shape in,
                                                           const cuda_context& context);
 std::unique_ptr<cuda_layer> make_cuda_dense(tensor_shape in, int units, activation_kind act,

@@ -23,6 +23,8 @@ std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in
     return make_cuda_activation(in, l.act, context);
   case layer_kind::layer_normalization:
     return make_cuda_layer_normalization(in, context);
+  case layer_kind::batch_normalization:
+    return make_cuda_batch_normalization(in, context);
   case layer_kind::dense:
     return make_cuda_dense(in, l.units, l.act, context);
   default:

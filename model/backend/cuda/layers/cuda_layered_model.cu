@@ -136,6 +136,10 @@ void cuda_layered_model::initialize(uint64_t seed, float* parameters) const {
   state_->reference->initialize(seed, parameters);
 }
 
+std::vector<parameter_span> cuda_layered_model::state_spans() const {
+  return state_->reference->state_spans();
+}
+
 batch_result cuda_layered_model::gradient(const float* parameters, const batch& samples,
                                           float* gradient) {
   state& s = *state_;
