@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "model/backend/cuda/layers/cuda_device_context.cuh"
+#include "model/backend/cuda/cuda_device_context.cuh"
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/layers/layer_spec.hpp"
 #include "tests/cuda/cuda_test_support.hpp"

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "model/backend/cuda/cuda_check.hpp"
+#include "model/backend/cuda/cuda_device_context.cuh"
 #include "model/backend/cuda/cuda_gemm.cuh"
 #include "model/backend/cuda/cuda_kernels.cuh"
 #include "model/backend/resident_ops.hpp"
@@ -18,9 +19,6 @@
 namespace troupe {
 
 namespace {
-
-// cuBLAS's recommended workspace on Hopper.
-constexpr size_t blas_workspace_bytes = size_t{32} << 20;
 
 using cuda_detail::launch_adam_update;
 using cuda_detail::launch_adam_update_sum;
@@ -80,18 +78,16 @@ private:
 
 class cuda_backend final : public backend, public resident_loop_ops {
 public:
-  cuda_backend(int device, cudaStream_t stream, cublasHandle_t blas, void* workspace)
-    : device_(device), stream_(stream), blas_(blas), blas_workspace_(workspace) {}
+  explicit cuda_backend(std::unique_ptr<cuda_detail::owned_cuda_context> context)
+    : device_(context->get().device), stream_(context->get().stream),
+      blas_(context->get().blas), context_(std::move(context)) {}
 
-  ~cuda_backend() override {
+  ~cuda_backend() override { // the context, freed after, holds the stream and cuBLAS
     make_current();
     if (flag_ != nullptr)
       TROUPE_CUDA_CHECK(cudaFree(flag_));
     if (sum_ != nullptr)
       TROUPE_CUDA_CHECK(cudaFree(sum_));
-    TROUPE_CUBLAS_CHECK(cublasDestroy(blas_));
-    TROUPE_CUDA_CHECK(cudaFree(blas_workspace_));
-    TROUPE_CUDA_CHECK(cudaStreamDestroy(stream_));
   }
 
   std::string name() const override { return "cuda:" + std::to_string(device_); }
@@ -363,7 +359,7 @@ private:
   int device_;
   cudaStream_t stream_;
   cublasHandle_t blas_;
-  void* blas_workspace_;
+  std::unique_ptr<cuda_detail::owned_cuda_context> context_;
   float* flag_ = nullptr; // has_non_finite's answer, allocated on first use
   float* sum_ = nullptr;  // adam_update_sum's partial sum of many terms
   size_t sum_count_ = 0;
@@ -372,61 +368,10 @@ private:
 } // namespace
 
 expected<std::unique_ptr<backend>> make_cuda_backend(int device_index) {
-  int count = 0;
-  cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void) cudaGetLastError();
-    int runtime = 0;
-    (void) cudaRuntimeGetVersion(&runtime); // works without a driver
-    return device_failure("cudaGetDeviceCount failed under CUDA runtime "
-                          + std::to_string(runtime / 1000) + "."
-                          + std::to_string(runtime % 1000 / 10) + ": "
-                          + cudaGetErrorString(status));
-  }
-  if (count == 0)
-    return device_failure("the CUDA driver reports no device");
-  if (device_index < 0 || device_index >= count)
-    return device_failure("cuda:" + std::to_string(device_index)
-                          + " is out of range: this machine has "
-                          + std::to_string(count) + " CUDA device"
-                          + (count == 1 ? "" : "s") + " (cuda:0 to cuda:"
-                          + std::to_string(count - 1) + ")");
-  std::string where = " on cuda:" + std::to_string(device_index) + ": ";
-  status = cudaSetDevice(device_index);
-  if (status != cudaSuccess)
-    return device_failure("cudaSetDevice failed" + where + cudaGetErrorString(status));
-  cudaStream_t stream = nullptr;
-  // Non-blocking: the stream does not wait for work on the legacy default stream.
-  status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  if (status != cudaSuccess)
-    return device_failure("cudaStreamCreateWithFlags failed" + where
-                          + cudaGetErrorString(status));
-  // A workspace of our own (cublasSetStream resets it, so it is set after):
-  // cuBLAS then never allocates while a step is being recorded into a graph.
-  void* workspace = nullptr;
-  status = cudaMalloc(&workspace, blas_workspace_bytes);
-  if (status != cudaSuccess) {
-    (void) cudaGetLastError();
-    cudaStreamDestroy(stream);
-    return device_failure("cannot allocate the cuBLAS workspace" + where
-                          + cudaGetErrorString(status));
-  }
-  cublasHandle_t blas = nullptr;
-  cublasStatus_t blas_status = cublasCreate(&blas);
-  if (blas_status == CUBLAS_STATUS_SUCCESS) {
-    blas_status = cublasSetStream(blas, stream);
-    if (blas_status == CUBLAS_STATUS_SUCCESS)
-      blas_status = cublasSetWorkspace(blas, workspace, blas_workspace_bytes);
-    if (blas_status != CUBLAS_STATUS_SUCCESS)
-      cublasDestroy(blas);
-  }
-  if (blas_status != CUBLAS_STATUS_SUCCESS) {
-    cudaFree(workspace);
-    cudaStreamDestroy(stream);
-    return device_failure("cuBLAS setup failed" + where
-                          + cublasGetStatusString(blas_status));
-  }
-  return std::unique_ptr<backend>(new cuda_backend(device_index, stream, blas, workspace));
+  auto context = cuda_detail::open_cuda_context(device_index);
+  if (!context)
+    return context.error();
+  return std::unique_ptr<backend>(new cuda_backend(std::move(*context)));
 }
 
 } // namespace troupe

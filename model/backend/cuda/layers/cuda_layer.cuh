@@ -11,18 +11,11 @@
 #include <cuda_runtime.h>
 
 #include "model/backend/cuda/cuda_check.hpp"
+#include "model/backend/cuda/cuda_device_context.cuh"
 #include "model/layers/cuda_twins.hpp"
 #include "model/layers/layer_spec.hpp"
 
 namespace troupe::cuda_detail {
-
-/// Names the device, stream and cuBLAS handle (bound to that stream) a
-/// stack's layers run on; one stream, so every launch is ordered.
-struct cuda_context {
-  int device = 0;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t blas = nullptr;
-};
 
 /// Says where a batch's samples came from, as pass_keys does, with the
 /// sample indices in device memory.

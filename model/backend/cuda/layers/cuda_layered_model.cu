@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/backend/cuda/layers/cuda_device_context.cuh"
+#include "model/backend/cuda/cuda_device_context.cuh"
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 

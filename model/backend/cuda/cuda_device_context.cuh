@@ -1,14 +1,26 @@
-// Opens one CUDA device for a stack of layers: its stream, and a cuBLAS
-// handle bound to that stream with a workspace of its own.
+// Opens one CUDA device, for the backend and for a stack of layers: its
+// stream, and a cuBLAS handle bound to that stream with a workspace of its
+// own (so cuBLAS never allocates while a step is recorded into a graph).
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
 #include "common/expected.hpp"
-#include "model/backend/cuda/layers/cuda_layer.cuh"
+#include "model/backend/cuda/cuda_check.hpp"
 
 namespace troupe::cuda_detail {
+
+/// Names the device, stream and cuBLAS handle (bound to that stream) a
+/// backend or a stack's layers run on; one stream, so every launch is ordered.
+struct cuda_context {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+};
 
 /// Owns a device's stream, cuBLAS handle and workspace; frees them when it goes.
 class owned_cuda_context {
