@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/config/run_options.hpp"
 
 namespace troupe {

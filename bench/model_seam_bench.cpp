@@ -13,7 +13,7 @@
 #include <fmt/core.h>
 
 #include "actors/run/coordinator.hpp"
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "messages/errors.hpp"
 #include "model/builtin_model.hpp"
 #include "model/data/dataset.hpp"

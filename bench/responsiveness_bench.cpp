@@ -13,7 +13,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/run/coordinator.hpp"
 #include "messages/errors.hpp"
 

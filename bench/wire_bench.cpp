@@ -37,7 +37,7 @@
 
 #include <fmt/core.h>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "messages/errors.hpp"
 #include "messages/protocol.hpp"
 

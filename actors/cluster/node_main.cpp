@@ -21,15 +21,15 @@
 #include <caf/openssl/manager.hpp>
 #include <caf/openssl/publish.hpp>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/cluster/frame_guard.hpp"
-#include "actors/cluster/host_port.hpp"
+#include "actors/config/host_port.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
 #include "actors/cluster/send_bound.hpp"
 #include "actors/cluster/tls.hpp"
 #include "actors/cluster/watched_request.hpp"
-#include "actors/replica/slow_replica.hpp"
+#include "actors/config/slow_replica.hpp"
 #include "actors/runtime/known_peers.hpp"
 #include "actors/runtime/node_fault.hpp"
 #include "actors/store/variable_store.hpp"

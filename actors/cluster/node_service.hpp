@@ -8,7 +8,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
-#include "actors/cluster/host_port.hpp"
+#include "actors/config/host_port.hpp"
 #include "messages/interfaces.hpp"
 
 namespace troupe {

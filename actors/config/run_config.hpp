@@ -11,9 +11,9 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/cluster/host_port.hpp"
-#include "actors/replica/backend_wrapper.hpp"
-#include "actors/replica/slow_replica.hpp"
+#include "actors/config/host_port.hpp"
+#include "actors/config/backend_wrapper.hpp"
+#include "actors/config/slow_replica.hpp"
 #include "common/optimizer_config.hpp"
 #include "common/settings_fields.hpp"
 #include "messages/policy_spec.hpp"

@@ -7,7 +7,7 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/config/run_config.hpp"
 
 namespace troupe {

@@ -9,7 +9,7 @@
 #include <caf/actor_factory.hpp>
 #include <caf/fwd.hpp>
 
-#include "actors/replica/backend_wrapper.hpp"
+#include "actors/config/backend_wrapper.hpp"
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
 

@@ -11,7 +11,7 @@
 #include <troupe/data_source.hpp>
 #include <troupe/model.hpp>
 
-#include "actors/replica/backend_wrapper.hpp"
+#include "actors/config/backend_wrapper.hpp"
 #include "actors/replica/store_group.hpp"
 #include "messages/interfaces.hpp"
 #include "model/device_capability.hpp"

@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/config/run_options.hpp"
 #include "messages/errors.hpp"
 #include "tests/test_slice.hpp"

@@ -11,7 +11,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 #include "actors/runtime/spinning_scheduler.hpp"
 
 using namespace troupe;

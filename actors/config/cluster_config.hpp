@@ -12,7 +12,7 @@
 
 #include <caf/actor_system_config.hpp>
 
-#include "actors/cluster/option_docs.hpp"
+#include "actors/config/option_docs.hpp"
 
 namespace troupe {
 

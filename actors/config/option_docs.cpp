@@ -1,5 +1,5 @@
 // Rendering a program's options for people: --help, --dump-config, errors.
-#include "actors/cluster/option_docs.hpp"
+#include "actors/config/option_docs.hpp"
 
 #include <algorithm>
 #include <cstdio>

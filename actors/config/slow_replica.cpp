@@ -1,5 +1,5 @@
 // Parsing --slow-replica.
-#include "actors/replica/slow_replica.hpp"
+#include "actors/config/slow_replica.hpp"
 
 #include <stdexcept>
 

@@ -1,5 +1,5 @@
 // Parsing node addresses.
-#include "actors/cluster/host_port.hpp"
+#include "actors/config/host_port.hpp"
 
 #include <sstream>
 

@@ -1,5 +1,5 @@
 // Cluster-wide config defaults and their checks.
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/config/cluster_config.hpp"
 
 #include <algorithm>
 #include <chrono>
