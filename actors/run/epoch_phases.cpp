@@ -8,6 +8,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/store_group.hpp"
 #include "actors/run/graceful_stop.hpp"
 #include "actors/run/epoch_records.hpp"
 #include "actors/run/learning_rate.hpp"
@@ -38,11 +39,11 @@ auto fail_on_error(coordinator_pointer self) {
 void shutdown(coordinator_pointer self) {
   auto& st = self->state;
   if (st.setup.trace)
-    st.setup.trace->close(st.setup.where.clock_error_ns);
+    st.setup.trace->close(st.nodes.clock_error_ns);
   for (auto& replica : st.replicas)
-    self->send_exit(replica, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.store.shards)
-    self->send_exit(shard, caf::exit_reason::user_shutdown);
+    self->send_exit(replica.actor, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.shards)
+    self->send_exit(shard.actor, caf::exit_reason::user_shutdown);
   if (st.writer)
     self->send_exit(st.writer, caf::exit_reason::user_shutdown);
   self->quit();
@@ -74,7 +75,7 @@ void fetch_params(coordinator_pointer self, Then then) {
   ask_every_shard<params_msg>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            params_atom::value);
     },
     [self, then](std::vector<params_msg>& parts) mutable {
@@ -83,7 +84,7 @@ void fetch_params(coordinator_pointer self, Then then) {
         return;
       }
       std::shared_ptr<std::vector<float>> copy;
-      auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
+      auto joined = join_params(parts, self->state.setup.plan.parameter_count, copy, true);
       then(joined);
     });
 }
@@ -200,15 +201,17 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
 void write_epoch_trace(coordinator_state& st, const std::vector<store_stats>& shards) {
   if (!st.setup.trace)
     return;
-  for (size_t i = 0; i < st.reports.size(); ++i)
-    if (st.reported[i])
-      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
-                                        st.setup.where.replica_clock_offsets[i]);
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    const auto& replica = st.replicas[i];
+    if (replica.reported)
+      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), replica.report.trace,
+                                        st.nodes.clock_offset(replica.where.node));
+  }
   for (size_t k = 0; k < shards.size(); ++k) {
-    auto& spans = st.shard_spans[k];
+    auto& spans = st.shards[k].spans;
     spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
     st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
-                                    st.setup.where.store_clock_offsets[k]);
+                                    st.nodes.clock_offset(st.shards[k].where.node));
     spans.clear();
   }
   trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
@@ -222,7 +225,7 @@ void collect_epoch_stats(coordinator_pointer self) {
   ask_every_shard<store_stats>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            stats_atom::value);
     },
     [self, seconds](std::vector<store_stats>& shards) {
@@ -241,8 +244,8 @@ void collect_epoch_stats(coordinator_pointer self) {
 // Moves on once every live replica has reported this epoch.
 void collect_if_epoch_complete(coordinator_pointer self) {
   auto& st = self->state;
-  for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.alive[i] && !st.reported[i])
+  for (const auto& replica : st.replicas)
+    if (replica.alive && !replica.reported)
       return;
   st.training = false;
   snapshot_store(self, [self] { collect_epoch_stats(self); });
@@ -251,12 +254,13 @@ void collect_if_epoch_complete(coordinator_pointer self) {
 // Tells the store where the epoch starts and sends each live replica its order.
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
-  std::fill(st.reported.begin(), st.reported.end(), false);
+  for (auto& replica : st.replicas)
+    replica.reported = false;
   st.epoch_start = clock_type::now();
   const uint64_t skipped = st.epoch == st.setup.plan.first_epoch ? st.setup.plan.resume_round : 0;
   epoch_order order{st.epoch, params, skipped};
-  for (const auto& shard : st.store.shards)
-    self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  for (const auto& shard : st.shards)
+    self->send(shard.actor, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
   if (st.setup.observer.on_progress)
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
@@ -266,7 +270,7 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   st.training = true;
   st.epoch_recorded = false;
   for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.alive[i] && !st.respawning[i])
+    if (st.replicas[i].alive && !st.replicas[i].respawning)
       order_epoch(self, i, order);
 }
 
@@ -290,19 +294,20 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
                         st.replicas.size());
   // A replica waits at most one step timeout per round; this is the backstop.
   const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
-  const auto ordered = st.replicas[index].address();
+  const auto ordered = st.replicas[index].actor.address();
   const size_t i = index;
   epoch_order addressed = order;
-  addressed.membership = st.replica_membership[i];
-  self->request(st.replicas[i], epoch_timeout, epoch_atom::value, std::move(addressed))
+  addressed.membership = st.replicas[i].membership;
+  self->request(st.replicas[i].actor, epoch_timeout, epoch_atom::value, std::move(addressed))
       .then(
         [self, i, ordered](replica_report& report) {
           auto& st = self->state;
           if (!counts_as_report(st, i, ordered, report))
             return;
-          st.reports[i] = report;
-          st.reported[i] = true;
-          auto& total = st.totals[i];
+          auto& slot = st.replicas[i];
+          slot.report = report;
+          slot.reported = true;
+          auto& total = slot.total;
           total.replica = report.replica;
           total.samples += report.samples;
           total.loss_sum += report.loss_sum;
@@ -313,7 +318,7 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
           collect_if_epoch_complete(self);
         },
         [self, i, ordered](caf::error& err) {
-          if (self->state.replicas[i].address() != ordered)
+          if (self->state.replicas[i].actor.address() != ordered)
             return; // an actor respawned since: its own request answers for it
           if (err == caf::sec::request_receiver_down) {
             lose_replica(self, i, describe(err));
@@ -325,7 +330,7 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
           if (err.category() == caf::atom("troupe")
               && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
             return;
-          if (self->state.alive[i])
+          if (self->state.replicas[i].alive)
             fail_run(self, err);
         });
 }
@@ -334,8 +339,8 @@ bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& or
                       const replica_report& report) {
   if (st.done)
     return false;
-  if (st.replicas[i].address() == ordered && report.membership == st.replica_membership[i]
-      && !st.reported[i])
+  const auto& slot = st.replicas[i];
+  if (slot.actor.address() == ordered && report.membership == slot.membership && !slot.reported)
     return true;
   ++st.fenced_answers;
   return false;
@@ -359,7 +364,7 @@ void gather_store_parts(coordinator_pointer self,
   ask_every_shard<checkpoint_part>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            save_atom::value);
     },
     std::move(then));
@@ -381,17 +386,18 @@ void start_epoch(coordinator_pointer self) {
 void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
                   bool node_lost) {
   auto& st = self->state;
-  if (st.done || !st.alive[index] || st.respawning[index])
+  auto& slot = st.replicas[index];
+  if (st.done || !slot.alive || slot.respawning)
     return;
-  const std::string what = "replica " + std::to_string(index) + " on "
-                           + st.setup.where.replica_places[index] + " died in epoch "
+  const std::string what = "replica " + std::to_string(index) + " on " + slot.where.text
+                           + " died in epoch "
                            + std::to_string(st.epoch + 1) + ": " + reason;
   const auto action = st.setup.plan.config.on_replica_loss;
   if (action == replica_loss_action::respawn) {
     respawn_replica(self, index, what, reason, node_lost);
     return;
   }
-  st.alive[index] = false;
+  slot.alive = false;
   if (action == replica_loss_action::abort) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + " (--on-replica-loss=abort)"));
@@ -405,7 +411,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
   trace_instant(st, "replica " + std::to_string(index) + " lost");
   const auto live = live_count(st);
   warn(st, what + "; continuing with " + std::to_string(live) + (live == 1 ? " replica" : " replicas"));
-  if (!st.reported[index])
+  if (!slot.reported)
     collect_if_epoch_complete(self);
 }
 
@@ -424,9 +430,9 @@ void fail_run(coordinator_pointer self, caf::error err) {
   // over the live replicas) and a shard's periodic part could reach the
   // writer after fit() returned, replacing the file a resume is reading.
   for (auto& replica : st.replicas)
-    self->send_exit(replica, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.store.shards)
-    self->send_exit(shard, caf::exit_reason::user_shutdown);
+    self->send_exit(replica.actor, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.shards)
+    self->send_exit(shard.actor, caf::exit_reason::user_shutdown);
   // Once the writer answers, every part sent before is on disk: ask it
   // after each live shard has answered, or bounced, a request sent behind
   // its exit, so that whatever the shard sent before it stopped is ahead of
@@ -443,14 +449,16 @@ void fail_run(coordinator_pointer self, caf::error err) {
   };
   // A shard may be dead already with its down message still on the way
   // (its replicas told first): that message, or the answer, settles it.
-  auto shards_left = std::make_shared<size_t>(
-    std::count(st.shard_alive.begin(), st.shard_alive.end(), true));
-  st.flush_pending = st.shard_alive;
+  auto shards_left = std::make_shared<size_t>(0);
+  for (auto& shard : st.shards) {
+    shard.flush_pending = shard.alive;
+    *shards_left += shard.alive ? 1 : 0;
+  }
   st.shard_flushed = [self, ask_writer, shards_left](size_t k) {
-    auto& pending = self->state.flush_pending;
-    if (k >= pending.size() || !pending[k])
+    auto& shards = self->state.shards;
+    if (k >= shards.size() || !shards[k].flush_pending)
       return;
-    pending[k] = false;
+    shards[k].flush_pending = false;
     if (--*shards_left == 0)
       ask_writer();
   };
@@ -458,9 +466,9 @@ void fail_run(coordinator_pointer self, caf::error err) {
     ask_writer();
     return;
   }
-  for (size_t k = 0; k < st.store.shards.size(); ++k)
-    if (st.shard_alive[k])
-      self->request(st.store.shards[k], step_timeout(st), stats_atom::value)
+  for (size_t k = 0; k < st.shards.size(); ++k)
+    if (st.shards[k].alive)
+      self->request(st.shards[k].actor, step_timeout(st), stats_atom::value)
         .then([self, k](store_stats&) { self->state.shard_flushed(k); },
               [self, k](caf::error&) { self->state.shard_flushed(k); });
 }

@@ -21,9 +21,9 @@ void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t
   // The round closes within a step timeout of its last push, or the
   // replicas give up on it and the run fails.
   gather<uint64_t>(
-    st.store.shards.size(),
+    st.shards.size(),
     [self, round](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            await_atom::value, round);
     },
     [self, record, noticed, generation = st.generation](std::vector<uint64_t>&) mutable {

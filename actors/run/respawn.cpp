@@ -29,8 +29,8 @@ std::optional<size_t> choose_place(const coordinator_state& st) {
   const auto hosted = replicas_per_node(st);
   const auto bound = st.setup.plan.config.max_replicas_per_node;
   std::optional<size_t> best;
-  for (size_t k = 0; k < hosted.size(); ++k)
-    if (st.node_alive[k] && (bound == 0 || hosted[k] < bound)
+  for (size_t k : st.nodes.replica_nodes())
+    if (st.nodes.alive(k) && (bound == 0 || hosted[k] < bound)
         && (!best || hosted[k] < hosted[*best]))
       best = k;
   if (!best && (started_here || st.setup.plan.config.respawn_anywhere))
@@ -41,7 +41,7 @@ std::optional<size_t> choose_place(const coordinator_state& st) {
 std::string place_text(const coordinator_state& st, size_t place, const replica_config& cfg) {
   if (place == placement::here)
     return cfg.device;
-  return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
+  return "node " + st.nodes.nodes[place].address + " (" + cfg.device + ")";
 }
 
 // No place can host replica `index` now: with --respawn-timeout and joins
@@ -86,10 +86,10 @@ std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
                                        bool moved) {
   auto& st = self->state;
   std::shared_ptr<std::vector<float>> copy;
-  auto joined = join_params(parts, st.store.parameter_count, copy, true);
+  auto joined = join_params(parts, st.setup.plan.parameter_count, copy, true);
   if (moved)
     return joined;
-  auto& [round, losses] = st.losses_in_round[index];
+  auto& [round, losses] = st.replicas[index].losses_in_round;
   losses = round == joined.round ? losses + 1 : 1;
   round = joined.round;
   if (losses >= losses_per_round) {
@@ -116,11 +116,12 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
   auto params = round_params(self, index, parts, what, record.moved);
   if (!params)
     return;
-  st.respawning[index] = false;
+  auto& slot = st.replicas[index];
+  slot.respawning = false;
   ++st.respawns;
   record.round = params->round;
-  record.respawned_on = st.setup.where.replica_places[index];
-  record.membership = st.replica_membership[index];
+  record.respawned_on = slot.where.text;
+  record.membership = slot.membership;
   record.milliseconds =
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
   const std::string verb = record.moved ? " moved to " : " respawned on ";
@@ -134,7 +135,7 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
     st.setup.observer.on_respawn(record);
   if (!record.moved)
     watch_recovery(self, "respawn", params->round, record.membership, lost_at);
-  if (!st.reported[index]) // else the next epoch's order reaches it
+  if (!slot.reported) // else the next epoch's order reaches it
     order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
 }
 
@@ -175,7 +176,7 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
   gather<params_msg>(
     ahead.size(),
     [self, ahead, low](size_t j) {
-      return self->request(self->state.store.shards[ahead[j]], step_timeout(self->state),
+      return self->request(self->state.shards[ahead[j]].actor, step_timeout(self->state),
                            params_atom::value, low);
     },
     [self, parts, ahead, then,
@@ -202,7 +203,7 @@ void order_from_shards(coordinator_pointer self, size_t index, const std::string
   ask_every_shard<params_msg>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            params_atom::value);
     },
     [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
@@ -233,16 +234,16 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
   }
   const auto replica = *outcome.actor;
   self->monitor(replica);
-  st.replicas[index] = replica;
+  st.replicas[index].actor = replica;
   // Each shard forgets the dead actor's push of the open round when it
   // watches the new one; the round's parameters are read after that, so no
   // shard can close the round in between.
   gather<uint64_t>(
-    st.store.shards.size(),
+    st.shards.size(),
     [self, index, replica](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            watch_atom::value, static_cast<uint32_t>(index), replica,
-                           self->state.replica_membership[index]);
+                           self->state.replicas[index].membership);
     },
     [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
       if (!still_current(self->state, generation))
@@ -267,11 +268,11 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
   ++st.membership;
-  record.lost_on = st.setup.where.replica_places[index];
+  record.lost_on = st.replicas[index].where.text;
   record.noticed_at = std::chrono::duration<double>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-  st.respawning[index] = true;
+  st.replicas[index].respawning = true;
   place_and_order(self, parked_respawn{index, what, std::move(record), clock_type::now(), 0},
                   first);
 }
@@ -288,14 +289,12 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
     first.reset();
     if (!place)
       return outcome;
-    auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
+    auto spawned =
+      st.setup.where.spawn_replica(st.nodes.replica_rank(*place), cfg, shard_actors(st));
     if (spawned) {
-      auto& where = st.setup.where;
-      where.replica_node[index] = *place;
-      where.replica_places[index] = place_text(st, *place, cfg);
-      where.replica_clock_offsets[index] =
-        *place == placement::here ? 0 : where.replica_node_offsets[*place];
-      st.replica_membership[index] = cfg.membership;
+      auto& slot = st.replicas[index];
+      slot.where = site{*place, place_text(st, *place, cfg)};
+      slot.membership = cfg.membership;
       outcome.actor = *spawned;
       return outcome;
     }
@@ -305,16 +304,15 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
       outcome.failed_here = true;
       return outcome;
     }
-    st.node_alive[*place] = false;
+    st.nodes.lose(*place);
   }
 }
 
 std::vector<size_t> replicas_per_node(const coordinator_state& st) {
-  const auto& where = st.setup.where;
-  std::vector<size_t> hosted(where.replica_nodes.size(), 0);
-  for (size_t i = 0; i < where.replica_node.size(); ++i)
-    if (where.replica_node[i] != placement::here && st.alive[i])
-      ++hosted[where.replica_node[i]];
+  std::vector<size_t> hosted(st.nodes.nodes.size(), 0);
+  for (const auto& replica : st.replicas)
+    if (replica.where.node != placement::here && replica.alive)
+      ++hosted[replica.where.node];
   return hosted;
 }
 
@@ -322,9 +320,8 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
                      const std::string& reason, bool node_lost) {
   auto& st = self->state;
   trace_instant(st, "replica " + std::to_string(index) + " lost");
-  const size_t node = st.setup.where.replica_node[index];
-  if (node_lost && node != placement::here)
-    st.node_alive[node] = false;
+  if (node_lost)
+    st.nodes.lose(st.replicas[index].where.node);
   respawn_record record;
   record.reason = reason;
   replace_replica(self, index, what, std::move(record), std::nullopt);
@@ -335,12 +332,12 @@ void move_replica(coordinator_pointer self, size_t index, size_t node,
   auto& st = self->state;
   // The old actor stops first; a push it still sends is fenced, and one the
   // shards hold is forgotten when they watch the new one.
-  self->send_exit(st.replicas[index], caf::exit_reason::user_shutdown);
+  self->send_exit(st.replicas[index].actor, caf::exit_reason::user_shutdown);
   respawn_record record;
   record.moved = true;
   record.reason = why;
   const std::string what = "replica " + std::to_string(index) + " on "
-                           + st.setup.where.replica_places[index] + " moving (" + why + ")";
+                           + st.replicas[index].where.text + " moving (" + why + ")";
   replace_replica(self, index, what, std::move(record), node);
 }
 

@@ -65,7 +65,7 @@ void ask_shards(coordinator_pointer self, std::vector<size_t> shards, Ask ask, T
 /// Asks every shard: ask_shards over all of them.
 template <class Answer, class Ask, class Then>
 void ask_every_shard(coordinator_pointer self, Ask ask, Then then) {
-  std::vector<size_t> all(self->state.store.shards.size());
+  std::vector<size_t> all(self->state.shards.size());
   std::iota(all.begin(), all.end(), size_t{0});
   ask_shards<Answer>(self, std::move(all), std::move(ask), std::move(then));
 }

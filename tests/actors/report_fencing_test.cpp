@@ -33,9 +33,9 @@ TEST_CASE("the coordinator drops and counts a report of a replaced actor, of ano
   auto current = sys.spawn(idle_replica);
   auto replaced = sys.spawn(idle_replica);
   coordinator_state st;
-  st.replicas = {current};
-  st.replica_membership = {2};
-  st.reported = {false};
+  st.replicas.resize(1);
+  st.replicas[0].actor = current;
+  st.replicas[0].membership = 2;
   replica_report report;
   report.membership = 2;
   CHECK_FALSE(counts_as_report(st, 0, replaced.address(), report));
@@ -46,7 +46,7 @@ TEST_CASE("the coordinator drops and counts a report of a replaced actor, of ano
   report.membership = 2;
   CHECK(counts_as_report(st, 0, current.address(), report));
   CHECK(st.fenced_answers == 2);
-  st.reported[0] = true;
+  st.replicas[0].reported = true;
   CHECK_FALSE(counts_as_report(st, 0, current.address(), report));
   CHECK(st.fenced_answers == 3);
   for (const auto& actor : {current, replaced})

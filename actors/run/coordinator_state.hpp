@@ -1,0 +1,119 @@
+// The coordinator's state: what the run started from, a slot per replica,
+// shard and node, the membership and the epoch under way.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/report/fit_observer.hpp"
+#include "actors/report/trace_file.hpp"
+#include "actors/run/node_table.hpp"
+#include "actors/run/placement.hpp"
+#include "actors/run/run_plan.hpp"
+#include "actors/run/run_slots.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/protocol.hpp"
+#include "model/data/dataset.hpp"
+#include "model/metrics.hpp"
+#include "model/model_description.hpp"
+
+namespace troupe {
+
+/// Holds what a run starts from; fit() builds it once, the state keeps it.
+struct coordinator_setup {
+  bool steered = false; // the caller hears each epoch and may stop the run
+  run_plan plan;
+  source_pair data;
+  fit_observer observer;
+  placement where;   // the spawners
+  run_layout layout; // the nodes and the starting places, moved into the state's slots
+  std::shared_ptr<trace_file> trace; // with --trace
+  std::chrono::steady_clock::time_point run_start;
+};
+
+/// Holds a respawn under way: which replica, why, and since when; parked
+/// (with an id) while it waits for a node to join (--respawn-timeout).
+struct parked_respawn {
+  size_t index = 0;
+  std::string what;
+  respawn_record record;
+  std::chrono::steady_clock::time_point lost_at;
+  uint64_t id = 0;
+};
+
+/// Holds an actor a store heal stopped, until its down message comes (which
+/// tells whether its node is gone).
+struct retired_actor {
+  caf::actor_addr address;
+  size_t node; // an index into the node table, or node_table::here
+};
+
+/// Holds the coordinator's run: its setup, the actors and the epoch under way.
+struct coordinator_state {
+  static inline const char* name = "troupe.coordinator";
+
+  coordinator_setup setup;
+  std::unique_ptr<model> evaluator; // scores the test set after each epoch
+  std::vector<replica_slot> replicas;
+  std::vector<shard_slot> shards; // the store, in shard order
+  node_table nodes;
+  checkpoint_writer_actor writer; // with --checkpoint
+  uint32_t respawns = 0;
+  // The membership epoch: one more at every respawn, move, join and heal;
+  // each replica's actor belongs to the one it was spawned in (its slot's).
+  uint64_t membership = 1;
+  uint64_t store_membership = 1; // the epoch the store's shards were spawned in
+  // Answers dropped because their actor was replaced since it was asked (a
+  // report of a replaced replica, shards' answers from before a heal).
+  uint64_t fenced_answers = 0;
+  uint64_t fenced_answers_recorded = 0; // of those, the ones the epoch records counted
+  std::vector<parked_respawn> parked; // respawns waiting for a join
+  uint64_t last_park_id = 0;
+  uint64_t epoch_first_round = 0; // the store round this epoch started at
+  bool training = false; // the epoch's orders are out and not every report is in
+  bool epoch_recorded = true; // between epochs: the last one's record is out (or none began)
+  // A healing store (heals_store): each heal bumps the generation, so the
+  // continuations of requests to the actors it replaced drop out.
+  uint64_t generation = 0;
+  uint32_t heals = 0;
+  std::pair<uint64_t, uint32_t> heals_from = {UINT64_MAX, 0}; // (snapshot round, heals from it)
+  uint64_t samples_before_heal = 0; // this epoch's, up to the snapshot a heal rolled back to
+  uint64_t pushes_before_heal = 0;  // the same for pushes
+  // The actors a heal stopped and what the heal does once they are down: it
+  // spawns nothing before, so no spawn waits on a node that is dead but not
+  // yet known so.
+  std::vector<retired_actor> retired;
+  std::function<void()> when_retired;
+  uint64_t retired_deadline = 0; // the id of that wait's deadline
+  uint32_t epoch = 0;
+  std::chrono::steady_clock::time_point epoch_start;
+  store_stats last_stats;
+  checkpoint_stats last_checkpoint_stats;
+  double train_seconds = 0;
+  uint64_t train_samples = 0;
+  epoch_record last_record;
+  caf::typed_response_promise<fit_summary> promise;
+  bool done = false;
+  caf::actor caller;              // fit()'s own actor, which steers after each epoch
+  bool awaiting_verdict = false;  // an epoch's record is with the caller
+  bool stop_requested = false;    // a callback or the caller ended the run after an epoch
+  float learning_rate_factor = 1.0f; // the schedule's rate is times this (callbacks, resume)
+  std::vector<metric_spec> metrics;  // --extra-metrics, scored with the test set
+  bool stop_graceful = false;     // the caller asked to stop (stop_atom): it ends as stopped
+  // What settles a failed run's last question to a shard (fail_run): its
+  // answer or its down message (shard_slot::flush_pending says which wait).
+  std::function<void(size_t)> shard_flushed;
+};
+
+/// Returns the shards' actors in shard order, as replicas are given them.
+std::vector<store_actor> shard_actors(const coordinator_state& st);
+
+} // namespace troupe
