@@ -18,6 +18,7 @@
 #include "model/data/row_range.hpp"
 #include "actors/run/join.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/retired_actors.hpp"
 #include "actors/run/store_heal.hpp"
 #include "model/model_description.hpp"
 
@@ -81,9 +82,9 @@ bool spawn_store(coordinator_pointer self) {
   // other cores just read; shards on a device step buffers of their own
   // there. One replica runs where its shard does and steps in place there.
   shared_parameter_buffers shared;
-  const bool store_here = std::all_of(st.shards.begin(), st.shards.end(), [](const shard_slot& s) {
-    return s.where.node == placement::here;
-  });
+  const bool store_here =
+    std::all_of(st.shards.begin(), st.shards.end(),
+                [](const shard_slot& shard) { return shard.where.node == placement::here; });
   if (store_here && plan.config.store_device == "cpu" && plan.config.replicas > 1
       && plan.traits.replicas_wait_for_rounds)
     shared = shared_parameter_buffers::holding(plan.start.parameters.to_vector());

@@ -35,20 +35,6 @@ auto fail_on_error(coordinator_pointer self) {
   };
 }
 
-// Sends every actor an exit and stops the coordinator.
-void shutdown(coordinator_pointer self) {
-  auto& st = self->state;
-  if (st.setup.trace)
-    st.setup.trace->close(st.nodes.clock_error_ns);
-  for (auto& replica : st.replicas)
-    self->send_exit(replica.actor, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.shards)
-    self->send_exit(shard.actor, caf::exit_reason::user_shutdown);
-  if (st.writer)
-    self->send_exit(st.writer, caf::exit_reason::user_shutdown);
-  self->quit();
-}
-
 // Every push reaches every shard, so once the replicas are done with an
 // epoch each shard has taken as many steps: a difference means a push was
 // applied twice or lost. Under --on-replica-loss=continue a replica that
@@ -95,7 +81,7 @@ void finish_run(coordinator_pointer self) {
     auto& st = self->state;
     st.done = true;
     st.promise.deliver(summarize(st, params));
-    shutdown(self);
+    shutdown_run(self);
   });
 }
 
@@ -241,16 +227,6 @@ void collect_epoch_stats(coordinator_pointer self) {
     });
 }
 
-// Moves on once every live replica has reported this epoch.
-void collect_if_epoch_complete(coordinator_pointer self) {
-  auto& st = self->state;
-  for (const auto& replica : st.replicas)
-    if (replica.alive && !replica.reported)
-      return;
-  st.training = false;
-  snapshot_store(self, [self] { collect_epoch_stats(self); });
-}
-
 // Tells the store where the epoch starts and sends each live replica its order.
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
@@ -276,6 +252,15 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
 
 } // namespace
 
+void collect_if_epoch_complete(coordinator_pointer self) {
+  auto& st = self->state;
+  for (const auto& replica : st.replicas)
+    if (replica.alive && !replica.reported)
+      return;
+  st.training = false;
+  snapshot_store(self, [self] { collect_epoch_stats(self); });
+}
+
 // Marks a moment of the run on the trace's coordinator track, with --trace.
 void trace_instant(coordinator_state& st, const std::string& name) {
   if (st.setup.trace)
@@ -286,64 +271,6 @@ void trace_instant(coordinator_state& st, const std::string& name) {
 void warn(const coordinator_state& st, const std::string& text) {
   if (st.setup.observer.on_warning)
     st.setup.observer.on_warning(text);
-}
-
-void order_epoch(coordinator_pointer self, size_t index, const epoch_order& order) {
-  auto& st = self->state;
-  const batch_plan plan(st.setup.data.train->size(), st.setup.plan.config.batch_size,
-                        st.replicas.size());
-  // A replica waits at most one step timeout per round; this is the backstop.
-  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
-  const auto ordered = st.replicas[index].actor.address();
-  const size_t i = index;
-  epoch_order addressed = order;
-  addressed.membership = st.replicas[i].membership;
-  self->request(st.replicas[i].actor, epoch_timeout, epoch_atom::value, std::move(addressed))
-      .then(
-        [self, i, ordered](replica_report& report) {
-          auto& st = self->state;
-          if (!counts_as_report(st, i, ordered, report))
-            return;
-          auto& slot = st.replicas[i];
-          slot.report = report;
-          slot.reported = true;
-          auto& total = slot.total;
-          total.replica = report.replica;
-          total.samples += report.samples;
-          total.loss_sum += report.loss_sum;
-          total.correct += report.correct;
-          total.pushes += report.pushes;
-          total.compute_seconds += report.compute_seconds;
-          total.wait_seconds += report.wait_seconds;
-          collect_if_epoch_complete(self);
-        },
-        [self, i, ordered](caf::error& err) {
-          if (self->state.replicas[i].actor.address() != ordered)
-            return; // an actor respawned since: its own request answers for it
-          if (err == caf::sec::request_receiver_down) {
-            lose_replica(self, i, describe(err));
-            return;
-          }
-          // A survivor whose shards stopped over another replica's death
-          // (--on-replica-loss=abort): that death's own notice, which names
-          // the replica and where it ran, ends the run.
-          if (err.category() == caf::atom("troupe")
-              && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
-            return;
-          if (self->state.replicas[i].alive)
-            fail_run(self, err);
-        });
-}
-
-bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& ordered,
-                      const replica_report& report) {
-  if (st.done)
-    return false;
-  const auto& slot = st.replicas[i];
-  if (slot.actor.address() == ordered && report.membership == slot.membership && !slot.reported)
-    return true;
-  ++st.fenced_answers;
-  return false;
 }
 
 std::chrono::milliseconds step_timeout(const coordinator_state& st) {
@@ -381,96 +308,6 @@ void start_epoch(coordinator_pointer self) {
     return;
   }
   fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
-}
-
-void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
-                  bool node_lost) {
-  auto& st = self->state;
-  auto& slot = st.replicas[index];
-  if (st.done || !slot.alive || slot.respawning)
-    return;
-  const std::string what = "replica " + std::to_string(index) + " on " + slot.where.text
-                           + " died in epoch "
-                           + std::to_string(st.epoch + 1) + ": " + reason;
-  const auto action = st.setup.plan.config.on_replica_loss;
-  if (action == replica_loss_action::respawn) {
-    respawn_replica(self, index, what, reason, node_lost);
-    return;
-  }
-  slot.alive = false;
-  if (action == replica_loss_action::abort) {
-    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                     what + " (--on-replica-loss=abort)"));
-    return;
-  }
-  if (live_count(st) == 0) {
-    fail_run(self,
-             make_troupe_error(troupe_errc::replica_lost, what + "; no replica is left"));
-    return;
-  }
-  trace_instant(st, "replica " + std::to_string(index) + " lost");
-  const auto live = live_count(st);
-  warn(st, what + "; continuing with " + std::to_string(live) + (live == 1 ? " replica" : " replicas"));
-  if (!slot.reported)
-    collect_if_epoch_complete(self);
-}
-
-void fail_run(coordinator_pointer self, caf::error err) {
-  auto& st = self->state;
-  if (st.done)
-    return;
-  st.done = true;
-  if (!st.writer) {
-    st.promise.deliver(std::move(err));
-    shutdown(self);
-    return;
-  }
-  // The run stops first: the surviving replicas and the shards get their
-  // exits now, or they would go on closing rounds (a shard closes a round
-  // over the live replicas) and a shard's periodic part could reach the
-  // writer after fit() returned, replacing the file a resume is reading.
-  for (auto& replica : st.replicas)
-    self->send_exit(replica.actor, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.shards)
-    self->send_exit(shard.actor, caf::exit_reason::user_shutdown);
-  // Once the writer answers, every part sent before is on disk: ask it
-  // after each live shard has answered, or bounced, a request sent behind
-  // its exit, so that whatever the shard sent before it stopped is ahead of
-  // the question in the writer's mailbox. A dead shard sends nothing more,
-  // and a request to it would only time out.
-  auto report = [self, err]() mutable {
-    self->state.promise.deliver(std::move(err));
-    shutdown(self);
-  };
-  auto ask_writer = [self, report]() {
-    self->request(self->state.writer, step_timeout(self->state), stats_atom::value)
-      .then([report](checkpoint_stats&) mutable { report(); },
-            [report](caf::error&) mutable { report(); });
-  };
-  // A shard may be dead already with its down message still on the way
-  // (its replicas told first): that message, or the answer, settles it.
-  auto shards_left = std::make_shared<size_t>(0);
-  for (auto& shard : st.shards) {
-    shard.flush_pending = shard.alive;
-    *shards_left += shard.alive ? 1 : 0;
-  }
-  st.shard_flushed = [self, ask_writer, shards_left](size_t k) {
-    auto& shards = self->state.shards;
-    if (k >= shards.size() || !shards[k].flush_pending)
-      return;
-    shards[k].flush_pending = false;
-    if (--*shards_left == 0)
-      ask_writer();
-  };
-  if (*shards_left == 0) {
-    ask_writer();
-    return;
-  }
-  for (size_t k = 0; k < st.shards.size(); ++k)
-    if (st.shards[k].alive)
-      self->request(st.shards[k].actor, step_timeout(st), stats_atom::value)
-        .then([self, k](store_stats&) { self->state.shard_flushed(k); },
-              [self, k](caf::error&) { self->state.shard_flushed(k); });
 }
 
 } // namespace troupe

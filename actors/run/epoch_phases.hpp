@@ -79,6 +79,12 @@ void warn(const coordinator_state& st, const std::string& text);
 /// Marks a moment of the run in the trace (with --trace).
 void trace_instant(coordinator_state& st, const std::string& name);
 
+/// Moves on once every live replica has reported this epoch.
+void collect_if_epoch_complete(coordinator_pointer self);
+
+/// Sends every actor an exit and stops the coordinator.
+void shutdown_run(coordinator_pointer self);
+
 /// Ends the run with `err` (once) and sends every actor an exit.
 void fail_run(coordinator_pointer self, caf::error err);
 

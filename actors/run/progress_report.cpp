@@ -55,7 +55,7 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         progress.run_seconds = std::chrono::duration<double>(now - st.setup.run_start).count();
         if (st.setup.trace) // the poll took shard 0's spans: keep them for the epoch's end
           st.shards[0].spans.insert(st.shards[0].spans.end(), stats.trace.begin(),
-                                   stats.trace.end());
+                                    stats.trace.end());
         st.setup.observer.on_progress(progress);
         next();
       },

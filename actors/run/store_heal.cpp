@@ -10,6 +10,8 @@
 #include "actors/replica/gather.hpp"
 #include "actors/run/recovery.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/retired_actors.hpp"
+#include "actors/run/shard_respawn.hpp"
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -27,127 +29,6 @@ constexpr uint32_t heals_per_snapshot = 3;
 std::string shard_text(const coordinator_state& st, size_t k) {
   return "shard " + std::to_string(k) + " of " + std::to_string(st.shards.size()) + " on "
          + st.shards[k].where.text;
-}
-
-void fail_store(coordinator_pointer self, const std::string& text) {
-  fail_run(self, make_troupe_error(troupe_errc::store_lost, text));
-}
-
-// Stops every replica and shard. The coordinator forgets their handles, so
-// their late answers match no actor it holds, and awaits their down messages
-// (monitored again: one that is down already, as a lost replica whose
-// respawn waits for a join, reports it once more).
-void stop_run_actors(coordinator_pointer self) {
-  auto& st = self->state;
-  ++st.generation;
-  st.retired.clear();
-  for (auto& replica : st.replicas) {
-    if (replica.actor) {
-      self->send_exit(replica.actor, caf::exit_reason::user_shutdown);
-      st.retired.push_back({replica.actor.address(), replica.where.node});
-      self->monitor(replica.actor);
-    }
-    replica.actor = replica_actor{};
-    replica.respawning = true;
-  }
-  for (auto& shard : st.shards) {
-    if (shard.alive) {
-      self->send_exit(shard.actor, caf::exit_reason::user_shutdown);
-      st.retired.push_back({shard.actor.address(), shard.where.node});
-      self->monitor(shard.actor);
-    }
-    shard.actor = store_actor{};
-    shard.alive = false;
-  }
-  st.parked.clear(); // every replica respawns now
-}
-
-// Calls `then` once every actor stop_run_actors stopped is down, or after a
-// step timeout (a frozen node without heartbeats is never reported).
-void await_retired(coordinator_pointer self, std::function<void()> then) {
-  auto& st = self->state;
-  if (st.retired.empty()) {
-    then();
-    return;
-  }
-  st.when_retired = std::move(then);
-  st.retired_deadline = ++st.last_park_id;
-  self->delayed_send(caf::actor_cast<coordinator_actor>(self), step_timeout(st),
-                     deadline_atom::value, st.retired_deadline);
-}
-
-// Runs the heal waiting for the stopped actors, if any.
-void go_on_retired(coordinator_state& st) {
-  st.retired.clear();
-  if (auto then = std::move(st.when_retired)) {
-    st.when_retired = nullptr;
-    then();
-  }
-}
-
-// Where shard `k` goes: its store node while alive, else the next live one
-// after it that has not `refused` it; here for a store that was here, or
-// with --respawn=anywhere once no store node is left; nothing when no place
-// can host it.
-std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
-                                         const std::vector<bool>& refused) {
-  const size_t own = st.shards[k].where.node;
-  if (own == placement::here)
-    return placement::here;
-  const auto store_nodes = st.nodes.store_nodes(); // by store rank
-  const size_t first = st.nodes.store_rank(own);
-  for (size_t step = 0; step < store_nodes.size(); ++step) {
-    const size_t node = store_nodes[(first + step) % store_nodes.size()];
-    if (st.nodes.alive(node) && !refused[node])
-      return node;
-  }
-  if (st.setup.plan.config.respawn_anywhere)
-    return placement::here;
-  return std::nullopt;
-}
-
-// Spawns shard `k` from plan.start where choose_store_place says, trying
-// the next place when a node turns out to be gone or refuses the shard (a
-// bad_config: too large for its frames); false (the run failed) when no
-// place is left.
-bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what) {
-  auto& st = self->state;
-  std::string tried;
-  std::vector<bool> refused(st.nodes.nodes.size(), false); // by node
-  for (;;) {
-    const auto place = choose_store_place(st, k, refused);
-    if (!place) {
-      fail_store(self, what + "; no live store node can host shard " + std::to_string(k)
-                         + (tried.empty() ? "" : " (" + tried + ")")
-                         + "; --respawn=anywhere lets this process host it");
-      return false;
-    }
-    const std::string text =
-      *place == placement::here ? "this process" : "node " + st.nodes.nodes[*place].address;
-    auto spawned = st.setup.where.spawn_store(st.nodes.store_rank(*place),
-                                              store_config_for(st.setup.plan, k, st.membership),
-                                              st.writer, caf::actor_cast<caf::actor>(self), {});
-    if (spawned) {
-      auto& shard = st.shards[k];
-      shard.where = site{*place, text};
-      self->monitor(*spawned);
-      shard.actor = *spawned;
-      shard.alive = true;
-      self->send(*spawned, epoch_atom::value, uint64_t{st.epoch}, st.epoch_first_round);
-      return true;
-    }
-    tried += (tried.empty() ? "" : "; ") + text + ": " + describe(spawned.error());
-    if (*place == placement::here) {
-      fail_store(self, what + "; shard " + std::to_string(k) + " cannot start here (" + tried
-                         + ")");
-      return false;
-    }
-    if (spawned.error().category() == caf::atom("troupe")
-        && spawned.error().code() == static_cast<uint8_t>(troupe_errc::bad_config))
-      refused[*place] = true;
-    else
-      st.nodes.lose(*place);
-  }
 }
 
 // Counts the epoch's samples and pushes up to the snapshot's store round
@@ -261,32 +142,6 @@ bool count_heal(coordinator_pointer self, uint64_t round, const std::string& wha
   return false;
 }
 
-// Spawns every shard again from `start`; the shards that moved, as
-// "shard K on PLACE, ..." (empty: none), or nothing when the run failed.
-std::optional<std::string> respawn_store(coordinator_pointer self, const store_start& start,
-                                         const std::string& what) {
-  auto& st = self->state;
-  st.setup.plan.start = start;
-  // A heal restores the epoch under way or the end of the last one, after
-  // which the callbacks may have changed the rate: the coordinator's holds.
-  st.setup.plan.start.learning_rate_factor = st.learning_rate_factor;
-  st.store_membership = st.membership;
-  std::string moved;
-  bool placed = true;
-  for (uint32_t k = 0; placed && k < st.shards.size(); ++k) {
-    const std::string before = st.shards[k].where.text;
-    placed = respawn_shard(self, k, what);
-    const std::string& now = st.shards[k].where.text;
-    if (placed && now != before)
-      moved += (moved.empty() ? "" : ", ") + ("shard " + std::to_string(k) + " on ") + now;
-  }
-  st.setup.plan.start = store_start{};
-  if (!placed)
-    return std::nullopt;
-  introduce_shards(self);
-  return moved;
-}
-
 // The store's state in the snapshot `parts`, or nothing when the run failed.
 std::optional<store_start> snapshot_start(coordinator_pointer self,
                                           std::vector<checkpoint_part>& parts,
@@ -390,29 +245,6 @@ void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
 }
 
 } // namespace
-
-bool retired_down(coordinator_pointer self, const caf::down_msg& msg) {
-  auto& st = self->state;
-  auto found = std::find_if(st.retired.begin(), st.retired.end(),
-                            [&](const auto& r) { return r.address == msg.source; });
-  if (found == st.retired.end())
-    return false;
-  if (msg.reason == caf::exit_reason::remote_link_unreachable)
-    st.nodes.lose(found->node);
-  st.retired.erase(found);
-  if (st.retired.empty())
-    go_on_retired(st);
-  return true;
-}
-
-bool retired_deadline(coordinator_pointer self, uint64_t id) {
-  auto& st = self->state;
-  if (id != st.retired_deadline)
-    return false;
-  if (st.when_retired)
-    go_on_retired(st);
-  return true;
-}
 
 void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
                 bool node_lost) {
