@@ -91,7 +91,7 @@ bool spawn_store(coordinator_pointer self) {
   for (uint32_t k = 0; k < st.shards.size(); ++k) {
     auto& shard = st.shards[k];
     auto spawned = where.spawn_store(st.nodes.store_rank(shard.where.node),
-                                     store_config_for(plan, k, st.membership), st.writer,
+                                     store_config_for(plan, k, st.members.epoch), st.writer,
                                      caf::actor_cast<caf::actor>(self), shared);
     if (!spawned) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
@@ -122,7 +122,7 @@ bool spawn_actors(coordinator_pointer self) {
   const auto shards = shard_actors(st);
   for (uint32_t i = 0; i < st.replicas.size(); ++i) {
     auto& slot = st.replicas[i];
-    auto job = replica_config_for(st.setup.plan, i, st.membership);
+    auto job = replica_config_for(st.setup.plan, i, st.members.epoch);
     auto replica = where.spawn_replica(st.nodes.replica_rank(slot.where.node), job, shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
@@ -133,11 +133,11 @@ bool spawn_actors(coordinator_pointer self) {
     }
     self->monitor(*replica);
     slot.actor = *replica;
-    slot.membership = st.membership;
+    slot.membership = st.members.epoch;
     // Watches reach every shard before any push: the first epoch order
     // follows each shard's answer to a later request from this actor.
     for (const auto& shard : shards)
-      self->request(shard, step_timeout(st), watch_atom::value, i, *replica, st.membership)
+      self->request(shard, step_timeout(st), watch_atom::value, i, *replica, st.members.epoch)
         .then([](uint64_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
   return true;

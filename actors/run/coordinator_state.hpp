@@ -15,6 +15,7 @@
 
 #include "actors/report/fit_observer.hpp"
 #include "actors/report/trace_file.hpp"
+#include "actors/run/membership.hpp"
 #include "actors/run/node_table.hpp"
 #include "actors/run/placement.hpp"
 #include "actors/run/run_plan.hpp"
@@ -39,23 +40,6 @@ struct coordinator_setup {
   std::chrono::steady_clock::time_point run_start;
 };
 
-/// Holds a respawn under way: which replica, why, and since when; parked
-/// (with an id) while it waits for a node to join (--respawn-timeout).
-struct parked_respawn {
-  size_t index = 0;
-  std::string what;
-  respawn_record record;
-  std::chrono::steady_clock::time_point lost_at;
-  uint64_t id = 0;
-};
-
-/// Holds an actor a store heal stopped, until its down message comes (which
-/// tells whether its node is gone).
-struct retired_actor {
-  caf::actor_addr address;
-  size_t node; // an index into the node table, or node_table::here
-};
-
 /// Holds the coordinator's run: its setup, the actors and the epoch under way.
 struct coordinator_state {
   static inline const char* name = "troupe.coordinator";
@@ -67,32 +51,14 @@ struct coordinator_state {
   node_table nodes;
   checkpoint_writer_actor writer; // with --checkpoint
   uint32_t respawns = 0;
-  // The membership epoch: one more at every respawn, move, join and heal;
-  // each replica's actor belongs to the one it was spawned in (its slot's).
-  uint64_t membership = 1;
-  uint64_t store_membership = 1; // the epoch the store's shards were spawned in
-  // Answers dropped because their actor was replaced since it was asked (a
-  // report of a replaced replica, shards' answers from before a heal).
-  uint64_t fenced_answers = 0;
-  uint64_t fenced_answers_recorded = 0; // of those, the ones the epoch records counted
-  std::vector<parked_respawn> parked; // respawns waiting for a join
-  uint64_t last_park_id = 0;
+  run_membership members;
   uint64_t epoch_first_round = 0; // the store round this epoch started at
   bool training = false; // the epoch's orders are out and not every report is in
   bool epoch_recorded = true; // between epochs: the last one's record is out (or none began)
-  // A healing store (heals_store): each heal bumps the generation, so the
-  // continuations of requests to the actors it replaced drop out.
-  uint64_t generation = 0;
-  uint32_t heals = 0;
+  uint32_t heals = 0; // of a healing store (heals_store)
   std::pair<uint64_t, uint32_t> heals_from = {UINT64_MAX, 0}; // (snapshot round, heals from it)
   uint64_t samples_before_heal = 0; // this epoch's, up to the snapshot a heal rolled back to
   uint64_t pushes_before_heal = 0;  // the same for pushes
-  // The actors a heal stopped and what the heal does once they are down: it
-  // spawns nothing before, so no spawn waits on a node that is dead but not
-  // yet known so.
-  std::vector<retired_actor> retired;
-  std::function<void()> when_retired;
-  uint64_t retired_deadline = 0; // the id of that wait's deadline
   uint32_t epoch = 0;
   std::chrono::steady_clock::time_point epoch_start;
   store_stats last_stats;
@@ -101,7 +67,7 @@ struct coordinator_state {
   uint64_t train_samples = 0;
   epoch_record last_record;
   caf::typed_response_promise<fit_summary> promise;
-  bool done = false;
+  bool done = false; // with members.end(), which stops the guarded continuations
   caf::actor caller;              // fit()'s own actor, which steers after each epoch
   bool awaiting_verdict = false;  // an epoch's record is with the caller
   bool stop_requested = false;    // a callback or the caller ended the run after an epoch

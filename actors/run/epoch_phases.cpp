@@ -29,10 +29,8 @@ using clock_type = std::chrono::steady_clock;
 // Fails the run with a request's error: the one error path of every phase,
 // unless a store heal replaced the actor asked since.
 auto fail_on_error(coordinator_pointer self) {
-  return [self, generation = self->state.generation](caf::error& err) {
-    if (still_current(self->state, generation))
-      fail_run(self, std::move(err));
-  };
+  return self->state.members.guard(
+    [self](caf::error& err) { fail_run(self, std::move(err)); });
 }
 
 // Every push reaches every shard, so once the replicas are done with an
@@ -80,6 +78,7 @@ void finish_run(coordinator_pointer self) {
   fetch_params(self, [self](params_msg& params) {
     auto& st = self->state;
     st.done = true;
+    st.members.end();
     st.promise.deliver(summarize(st, params));
     shutdown_run(self);
   });
@@ -93,18 +92,14 @@ void checkpoint_if_due(coordinator_pointer self) {
     start_epoch(self);
     return;
   }
-  gather_store_parts(self, [self, generation = st.generation](
-                             std::vector<checkpoint_part>& parts) {
+  auto saved = st.members.guard([self](uint64_t) {
+    trace_instant(self->state, "checkpoint");
+    start_epoch(self);
+  });
+  gather_store_parts(self, [self, saved](std::vector<checkpoint_part>& parts) {
     auto& st = self->state;
     self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
-      .then(
-        [self, generation](uint64_t) {
-          if (!still_current(self->state, generation))
-            return;
-          trace_instant(self->state, "checkpoint");
-          start_epoch(self);
-        },
-        fail_on_error(self));
+      .then(saved, fail_on_error(self));
   });
 }
 
@@ -172,14 +167,11 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
     return;
   }
   self->request(st.writer, step_timeout(st), stats_atom::value)
-    .then(
-      [self, record, generation = st.generation](checkpoint_stats& stats) {
-        if (!still_current(self->state, generation))
-          return;
-        warn_failed_checkpoints(self->state, stats);
-        evaluate_epoch(self, record);
-      },
-      fail_on_error(self));
+    .then(st.members.guard([self, record](checkpoint_stats& stats) {
+            warn_failed_checkpoints(self->state, stats);
+            evaluate_epoch(self, record);
+          }),
+          fail_on_error(self));
 }
 
 // With --trace, writes the epoch's spans: the replicas' from their reports,
@@ -220,7 +212,7 @@ void collect_epoch_stats(coordinator_pointer self) {
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
       st.last_stats = stats;
-      st.fenced_answers_recorded = st.fenced_answers;
+      st.members.fenced_answers_recorded = st.members.fenced_answers;
       st.train_seconds += seconds;
       st.train_samples += record.samples;
       check_checkpoints(self, record);

@@ -21,12 +21,6 @@ namespace troupe {
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
 
-/// Says whether a continuation begun at `generation` still counts: the run
-/// goes on and no store heal has replaced its actors since.
-inline bool still_current(const coordinator_state& st, uint64_t generation) {
-  return !st.done && st.generation == generation;
-}
-
 /// Bounds one request of the coordinator: the run's step timeout.
 std::chrono::milliseconds step_timeout(const coordinator_state& st);
 
@@ -65,7 +59,7 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
 /// `ordered`, counts: that actor is still the replica's, of the membership
 /// epoch the coordinator knows it by, and has not reported this epoch. Any
 /// other is a late report of a replaced actor: dropped and counted
-/// (st.fenced_answers).
+/// (st.members.fenced_answers).
 bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& ordered,
                       const replica_report& report);
 

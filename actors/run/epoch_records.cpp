@@ -77,8 +77,8 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.live_nodes = static_cast<uint32_t>(st.nodes.live_replica_nodes());
   record.respawns = st.respawns;
   record.fenced = stats.fenced - std::min(stats.fenced, last.fenced);
-  record.fenced_answers = st.fenced_answers - st.fenced_answers_recorded;
-  record.membership = st.membership;
+  record.fenced_answers = st.members.fenced_answers - st.members.fenced_answers_recorded;
+  record.membership = st.members.epoch;
   return record;
 }
 
@@ -90,7 +90,7 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.live_replicas = live_count(st);
   summary.respawns = st.respawns;
   summary.store_heals = st.heals;
-  summary.membership = st.membership;
+  summary.membership = st.members.epoch;
   summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;

@@ -94,7 +94,7 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
   if (!known)
     st.nodes.nodes.push_back(node_entry{address.text(), *added, true, {}, {}});
   st.nodes.add_replica_role(node);
-  ++st.membership;
+  st.members.next_epoch();
   place_parked(self, node); // respawns waiting for a place come first
   const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";

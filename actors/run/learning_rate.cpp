@@ -30,14 +30,8 @@ void scale_learning_rate(coordinator_pointer self, float factor, std::function<v
       return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            rate_atom::value, now);
     },
-    [self, then, generation = st.generation](std::vector<bool>&) {
-      if (still_current(self->state, generation))
-        then();
-    },
-    [self, generation = st.generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, std::move(err));
-    });
+    st.members.guard([then](std::vector<bool>&) { then(); }),
+    st.members.guard([self](caf::error& err) { fail_run(self, std::move(err)); }));
 }
 
 } // namespace troupe

@@ -31,8 +31,8 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         auto& st = self->state;
         if (st.done || epoch != st.epoch + 1)
           return; // the epoch ended while the counters travelled
-        if (stats.membership != st.store_membership) {
-          ++st.fenced_answers; // from a shard a heal replaced since
+        if (stats.membership != st.members.store_epoch) {
+          ++st.members.fenced_answers; // from a shard a heal replaced since
           next();
           return;
         }

@@ -64,7 +64,7 @@ bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& or
   const auto& slot = st.replicas[i];
   if (slot.actor.address() == ordered && report.membership == slot.membership && !slot.reported)
     return true;
-  ++st.fenced_answers;
+  ++st.members.fenced_answers;
   return false;
 }
 

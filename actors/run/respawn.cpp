@@ -51,11 +51,11 @@ void no_place_for(coordinator_pointer self, parked_respawn waiting,
   auto& st = self->state;
   const auto& c = st.setup.plan.config;
   if (!outcome.failed_here && c.respawn_timeout_ms > 0 && c.accept_joins) {
-    waiting.id = ++st.last_park_id;
+    waiting.id = ++st.members.last_park_id;
     const uint64_t id = waiting.id;
     warn(st, waiting.what + "; no live node can host its respawn: waiting up to "
                + std::to_string(c.respawn_timeout_ms) + " ms for a node to join");
-    st.parked.push_back(std::move(waiting));
+    st.members.parked.push_back(std::move(waiting));
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        std::chrono::milliseconds(c.respawn_timeout_ms), deadline_atom::value,
                        id);
@@ -159,15 +159,13 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
   for (size_t k = 0; k < parts.size(); ++k)
     if (parts[k].version == high)
       ahead.push_back(k);
-  auto fail = [self, what, low, high, generation = self->state.generation](caf::error& err) {
-    if (!still_current(self->state, generation))
-      return; // a store heal replaced the shards asked
+  auto fail = self->state.members.guard([self, what, low, high](caf::error& err) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + "; after it the store's shards stand at versions "
                                        + std::to_string(low) + " and " + std::to_string(high)
                                        + ", and the ones ahead no longer hold version "
                                        + std::to_string(low) + " (" + describe(err) + ")"));
-  };
+  });
   if (high != low + 1) {
     caf::error err = make_troupe_error(troupe_errc::bad_config, "more than one round apart");
     fail(err);
@@ -180,7 +178,7 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
                            params_atom::value, low);
     },
     [self, parts, ahead, then,
-     generation = self->state.generation](std::vector<params_msg>& before) mutable {
+     generation = self->state.members.generation](std::vector<params_msg>& before) mutable {
       if (!current_answers(self, generation, ahead, before))
         return;
       for (size_t j = 0; j < ahead.size(); ++j)
@@ -199,24 +197,22 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
 void order_from_shards(coordinator_pointer self, size_t index, const std::string& what,
                        respawn_record record, clock_type::time_point lost_at,
                        std::optional<uint64_t> next) {
-  const uint64_t generation = self->state.generation;
+  auto from_settled = self->state.members.guard(
+    [self, index, what, record, lost_at](std::vector<params_msg>& settled) {
+      start_from(self, index, what, record, lost_at, settled, std::nullopt);
+    });
   ask_every_shard<params_msg>(
     self,
     [self](size_t k) {
       return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            params_atom::value);
     },
-    [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
+    [self, index, what, record, lost_at, next, from_settled](std::vector<params_msg>& parts) {
       if (next) {
         start_from(self, index, what, record, lost_at, parts, next);
         return;
       }
-      settle_round(self, parts, what,
-                   [self, index, what, record, lost_at,
-                    generation](std::vector<params_msg>& settled) {
-                     if (still_current(self->state, generation))
-                       start_from(self, index, what, record, lost_at, settled, std::nullopt);
-                   });
+      settle_round(self, parts, what, from_settled);
     });
 }
 
@@ -245,19 +241,14 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
                            watch_atom::value, static_cast<uint32_t>(index), replica,
                            self->state.replicas[index].membership);
     },
-    [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
-      if (!still_current(self->state, generation))
-        return;
+    st.members.guard([self, waiting](std::vector<uint64_t>& next_pushes) {
       std::optional<uint64_t> next;
       if (self->state.setup.plan.traits.resumes_pushes)
         next = *std::min_element(next_pushes.begin(), next_pushes.end());
       order_from_shards(self, waiting.index, waiting.what, waiting.record, waiting.lost_at,
                         next);
-    },
-    [self, generation = st.generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
-    });
+    }),
+    st.members.guard([self](caf::error& err) { fail_run(self, err); }));
 }
 
 // Puts a new actor in replica `index`'s place (on `first` if it can) and
@@ -267,7 +258,7 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
   auto& st = self->state;
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
-  ++st.membership;
+  st.members.next_epoch();
   record.lost_on = st.replicas[index].where.text;
   record.noticed_at = std::chrono::duration<double>(
                         std::chrono::system_clock::now().time_since_epoch())
@@ -282,7 +273,7 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
 spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
                              std::optional<size_t> first) {
   auto& st = self->state;
-  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index), st.membership);
+  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index), st.members.epoch);
   spawn_outcome outcome;
   for (;;) {
     const auto place = first ? first : choose_place(st);
@@ -343,20 +334,20 @@ void move_replica(coordinator_pointer self, size_t index, size_t node,
 
 void place_parked(coordinator_pointer self, size_t node) {
   auto& st = self->state;
-  auto waiting = std::move(st.parked);
-  st.parked.clear();
+  auto waiting = std::move(st.members.parked);
+  st.members.parked.clear();
   for (auto& respawn : waiting)
     place_and_order(self, std::move(respawn), node);
 }
 
 void respawn_deadline(coordinator_pointer self, uint64_t id) {
   auto& st = self->state;
-  auto parked = std::find_if(st.parked.begin(), st.parked.end(),
+  auto parked = std::find_if(st.members.parked.begin(), st.members.parked.end(),
                              [id](const parked_respawn& p) { return p.id == id; });
-  if (st.done || parked == st.parked.end())
+  if (st.done || parked == st.members.parked.end())
     return;
   const std::string what = parked->what;
-  st.parked.erase(parked);
+  st.members.parked.erase(parked);
   fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                    what + "; no node joined within --respawn-timeout="
                                      + std::to_string(st.setup.plan.config.respawn_timeout_ms)

@@ -61,6 +61,7 @@ void fail_run(coordinator_pointer self, caf::error err) {
   if (st.done)
     return;
   st.done = true;
+  st.members.end();
   if (!st.writer) {
     st.promise.deliver(std::move(err));
     shutdown_run(self);

@@ -49,7 +49,7 @@ bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what
     const std::string text =
       *place == placement::here ? "this process" : "node " + st.nodes.nodes[*place].address;
     auto spawned = st.setup.where.spawn_store(st.nodes.store_rank(*place),
-                                              store_config_for(st.setup.plan, k, st.membership),
+                                              store_config_for(st.setup.plan, k, st.members.epoch),
                                               st.writer, caf::actor_cast<caf::actor>(self), {});
     if (spawned) {
       auto& shard = st.shards[k];
@@ -87,7 +87,7 @@ std::optional<std::string> respawn_store(coordinator_pointer self, const store_s
   // A heal restores the epoch under way or the end of the last one, after
   // which the callbacks may have changed the rate: the coordinator's holds.
   st.setup.plan.start.learning_rate_factor = st.learning_rate_factor;
-  st.store_membership = st.membership;
+  st.members.store_epoch = st.members.epoch;
   std::string moved;
   bool placed = true;
   for (uint32_t k = 0; placed && k < st.shards.size(); ++k) {

@@ -84,7 +84,6 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
     st.replicas[i].respawning = false;
   }
   const size_t shards = st.shards.size();
-  const uint64_t generation = st.generation;
   gather<uint64_t>(
     st.replicas.size() * shards,
     [self, shards](size_t j) {
@@ -93,14 +92,8 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
       return self->request(st.shards[j % shards].actor, step_timeout(st), watch_atom::value,
                            static_cast<uint32_t>(j / shards), replica.actor, replica.membership);
     },
-    [self, generation, then](std::vector<uint64_t>&) {
-      if (still_current(self->state, generation))
-        then();
-    },
-    [self, generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
-    });
+    st.members.guard([then](std::vector<uint64_t>&) { then(); }),
+    st.members.guard([self](caf::error& err) { fail_run(self, err); }));
   return true;
 }
 
@@ -219,7 +212,7 @@ void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
   store_heal_record record;
   record.shard = static_cast<uint32_t>(shard);
   record.epoch = st.epoch + 1;
-  record.membership = ++st.membership;
+  record.membership = st.members.next_epoch();
   record.lost_on = st.shards[shard].where.text;
   record.reason = why;
   record.noticed_at =
@@ -227,21 +220,16 @@ void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
   const auto lost_at = clock_type::now();
   trace_instant(st, "store shard " + std::to_string(shard) + " lost");
   stop_run_actors(self);
-  const uint64_t generation = st.generation;
-  await_retired(self, [self, record, lost_at, what, generation] {
-    if (!still_current(self->state, generation))
-      return;
+  await_retired(self, st.members.guard([self, record, lost_at, what] {
+    const auto& members = self->state.members;
     self->request(self->state.writer, step_timeout(self->state), restore_atom::value)
-      .then(
-        [self, record, lost_at, what, generation](std::vector<checkpoint_part>& parts) {
-          if (still_current(self->state, generation))
-            restart_from(self, parts, record, lost_at, what);
-        },
-        [self, what, generation](caf::error& err) {
-          if (still_current(self->state, generation))
-            fail_store(self, what + "; the store cannot heal: " + describe(err));
-        });
-  });
+      .then(members.guard([self, record, lost_at, what](std::vector<checkpoint_part>& parts) {
+              restart_from(self, parts, record, lost_at, what);
+            }),
+            members.guard([self, what](caf::error& err) {
+              fail_store(self, what + "; the store cannot heal: " + describe(err));
+            }));
+  }));
 }
 
 } // namespace
