@@ -2,6 +2,7 @@
 // entry point around it; the epoch loop's phases are in epoch_phases.cpp.
 #include "actors/run/coordinator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -17,6 +18,7 @@
 #include "model/data/row_range.hpp"
 #include "actors/run/join.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/retired_actors.hpp"
 #include "actors/run/store_heal.hpp"
 #include "model/model_description.hpp"
 
@@ -42,19 +44,18 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
     if (heals_store(st.setup.plan.config))
       return; // the shard's own down message follows, and heals the store
     std::string places;
-    for (size_t k = 0; k < st.setup.where.store_places.size(); ++k)
+    for (size_t k = 0; k < st.shards.size(); ++k)
       places += (k == 0 ? "shard 0 on " : ", shard " + std::to_string(k) + " on ")
-                + st.setup.where.store_places[k];
+                + st.shards[k].where.text;
     store_died(self, places, "its replicas lost it (" + describe(msg.reason) + ")");
     return;
   }
   for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.replicas[i].address() == msg.source)
+    if (st.replicas[i].actor.address() == msg.source)
       lose_replica(self, i, describe(msg.reason),
                    msg.reason == caf::exit_reason::remote_link_unreachable);
-  const auto& shards = st.store.shards;
-  for (size_t k = 0; k < shards.size(); ++k)
-    if (shards[k].address() == msg.source) {
+  for (size_t k = 0; k < st.shards.size(); ++k)
+    if (st.shards[k].actor.address() == msg.source) {
       lose_shard(self, k, describe(msg.reason),
                  msg.reason == caf::exit_reason::remote_link_unreachable);
       return;
@@ -74,8 +75,6 @@ bool spawn_store(coordinator_pointer self) {
   auto& st = self->state;
   const run_plan& plan = st.setup.plan;
   const auto& where = st.setup.where;
-  st.store.parameter_count = plan.parameter_count;
-  st.store.ranges = plan.ranges;
   if (!plan.config.checkpoint_path.empty() || heals_store(plan.config))
     st.writer = spawn_checkpoint_writer(self->system(), checkpoint_target_for(plan));
   // Sync shards of this process step two host buffers in turn (see
@@ -83,23 +82,27 @@ bool spawn_store(coordinator_pointer self) {
   // other cores just read; shards on a device step buffers of their own
   // there. One replica runs where its shard does and steps in place there.
   shared_parameter_buffers shared;
-  if (where.store_here && plan.config.store_device == "cpu" && plan.config.replicas > 1
+  const bool store_here =
+    std::all_of(st.shards.begin(), st.shards.end(),
+                [](const shard_slot& shard) { return shard.where.node == placement::here; });
+  if (store_here && plan.config.store_device == "cpu" && plan.config.replicas > 1
       && plan.traits.replicas_wait_for_rounds)
     shared = shared_parameter_buffers::holding(plan.start.parameters.to_vector());
-  for (uint32_t k = 0; k < plan.config.store_shards; ++k) {
-    auto spawned = where.spawn_store(where.store_node[k],
-                                     store_config_for(plan, k, st.membership), st.writer,
+  for (uint32_t k = 0; k < st.shards.size(); ++k) {
+    auto& shard = st.shards[k];
+    auto spawned = where.spawn_store(st.nodes.store_rank(shard.where.node),
+                                     store_config_for(plan, k, st.members.epoch), st.writer,
                                      caf::actor_cast<caf::actor>(self), shared);
     if (!spawned) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start store shard " + std::to_string(k)
-                                         + " on " + where.store_places[k] + ": "
+                                         + " on " + shard.where.text + ": "
                                          + describe(spawned.error())));
       return false;
     }
     self->monitor(*spawned);
-    st.store.shards.push_back(*spawned);
-    st.shard_alive.push_back(true);
+    shard.actor = *spawned;
+    shard.alive = true;
   }
   if (st.writer)
     self->monitor(st.writer);
@@ -116,34 +119,27 @@ bool spawn_actors(coordinator_pointer self) {
     return false;
   st.learning_rate_factor = st.setup.plan.start.learning_rate_factor;
   st.setup.plan.start = store_start{}; // the shards have their slices
-  const uint32_t replicas = st.setup.plan.config.replicas;
-  for (uint32_t i = 0; i < replicas; ++i) {
-    auto job = replica_config_for(st.setup.plan, i, st.membership);
-    auto replica = where.spawn_replica(where.replica_node[i], job, st.store.shards);
+  const auto shards = shard_actors(st);
+  for (uint32_t i = 0; i < st.replicas.size(); ++i) {
+    auto& slot = st.replicas[i];
+    auto job = replica_config_for(st.setup.plan, i, st.members.epoch);
+    auto replica = where.spawn_replica(st.nodes.replica_rank(slot.where.node), job, shards);
     if (!replica) {
       fail_run(self, make_troupe_error(troupe_errc::bad_config,
                                        "cannot start replica " + std::to_string(i) + " on "
-                                         + where.replica_places[i] + ": "
+                                         + slot.where.text + ": "
                                          + describe(replica.error())));
       return false;
     }
     self->monitor(*replica);
-    st.replicas.push_back(*replica);
+    slot.actor = *replica;
+    slot.membership = st.members.epoch;
     // Watches reach every shard before any push: the first epoch order
     // follows each shard's answer to a later request from this actor.
-    for (const auto& shard : st.store.shards)
-      self->request(shard, step_timeout(st), watch_atom::value, i, *replica, st.membership)
+    for (const auto& shard : shards)
+      self->request(shard, step_timeout(st), watch_atom::value, i, *replica, st.members.epoch)
         .then([](uint64_t) {}, [self](caf::error& err) { fail_run(self, err); });
   }
-  st.alive.assign(st.replicas.size(), true);
-  st.respawning.assign(st.replicas.size(), false);
-  st.replica_membership.assign(st.replicas.size(), st.membership);
-  st.losses_in_round.assign(st.replicas.size(), {UINT64_MAX, 0});
-  st.node_alive.assign(where.replica_nodes.size(), true);
-  st.reported.assign(st.replicas.size(), false);
-  st.reports.assign(st.replicas.size(), replica_report{});
-  st.totals.assign(st.replicas.size(), replica_report{});
-  st.shard_spans.assign(st.store.shards.size(), {});
   return true;
 }
 
@@ -151,6 +147,9 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
                                              std::shared_ptr<coordinator_setup> setup) {
   auto& st = self->state;
   st.setup = std::move(*setup);
+  st.nodes = std::move(st.setup.layout.nodes);
+  st.replicas = std::move(st.setup.layout.replicas);
+  st.shards = std::move(st.setup.layout.shards);
   st.epoch = st.setup.plan.first_epoch;
   st.evaluator = std::move(*model_description::resolve(st.setup.plan.config.model)
                              ->instantiate()); // checked by check_run_config
@@ -289,7 +288,7 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
       return trace.error();
     setup->trace = std::move(*trace);
   }
-  auto placed = make_placement(system, setup->plan, setup->data.train);
+  auto placed = make_placement(system, setup->plan, setup->data.train, setup->layout);
   if (!placed)
     return placed.error();
   setup->where = std::move(*placed);
@@ -301,14 +300,21 @@ make_coordinator_setup(caf::actor_system& system, const run_config& config,
 void introduce_shards(coordinator_pointer self) {
   auto& st = self->state;
   const auto& config = st.setup.plan.config;
-  if (st.store.shards.size() < 2 || config.optimizer.global_clipnorm <= 0.0f
+  if (st.shards.size() < 2 || config.optimizer.global_clipnorm <= 0.0f
       || !st.setup.plan.traits.steps_per_round)
     return;
   std::vector<caf::actor> shards;
-  for (const auto& shard : st.store.shards)
-    shards.push_back(caf::actor_cast<caf::actor>(shard));
-  for (const auto& shard : st.store.shards)
-    self->send(shard, peers_atom::value, shards);
+  for (const auto& shard : st.shards)
+    shards.push_back(caf::actor_cast<caf::actor>(shard.actor));
+  for (const auto& shard : st.shards)
+    self->send(shard.actor, peers_atom::value, shards);
+}
+
+std::vector<store_actor> shard_actors(const coordinator_state& st) {
+  std::vector<store_actor> actors;
+  for (const auto& shard : st.shards)
+    actors.push_back(shard.actor);
+  return actors;
 }
 
 caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,

@@ -11,7 +11,8 @@
 //        |  |
 //        |  +-------------------------------------------+
 //        v                                              |
-//   (replicas train; each live one reports)             |
+//   (replicas train; each live one reports:             |
+//    order_epoch, replica_orders.cpp)                   |
 //        | the last live replica reports                |
 //        v                                              |
 //   collect_epoch_stats: the store's stats -> record,   |
@@ -19,12 +20,22 @@
 //        v                                              |
 //   evaluate_epoch: test set -> observer.on_epoch       |
 //        v                                              |
+//   steer_epoch: the caller's callbacks (fit steered)   |
+//        v                                              |
 //   checkpoint_if_due: with --checkpoint, save ---------+
 //
 //   Beside the loop: an error in any phase, the store's death (store_lost),
 //   or a replica's (replica_lost) under --on-replica-loss=abort or with none
-//   left -> fail_run: the error to the caller, exits. A replica's death under
-//   continue -> observer.on_warning; the epoch ends once the survivors report.
+//   left -> fail_run (run_end.cpp): the error to the caller, exits. A
+//   replica's death under continue -> observer.on_warning; the epoch ends
+//   once the survivors report. Under respawn -> respawn.cpp: a new actor in
+//   its slot, ordered from the open round. A shard's death with a healing
+//   store -> store_heal.cpp: stop every actor (retired_actors.cpp), respawn
+//   the shards (shard_respawn.cpp) and the replicas from the newest
+//   snapshot. A node that joins -> join.cpp: replicas move onto it.
+//
+// Its state (coordinator_state.hpp): a replica_slot per replica and a
+// shard_slot per shard (run_slots.hpp), one node_table for the nodes.
 #pragma once
 
 #include <memory>

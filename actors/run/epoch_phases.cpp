@@ -8,6 +8,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/store_group.hpp"
 #include "actors/run/graceful_stop.hpp"
 #include "actors/run/epoch_records.hpp"
 #include "actors/run/learning_rate.hpp"
@@ -28,24 +29,8 @@ using clock_type = std::chrono::steady_clock;
 // Fails the run with a request's error: the one error path of every phase,
 // unless a store heal replaced the actor asked since.
 auto fail_on_error(coordinator_pointer self) {
-  return [self, generation = self->state.generation](caf::error& err) {
-    if (still_current(self->state, generation))
-      fail_run(self, std::move(err));
-  };
-}
-
-// Sends every actor an exit and stops the coordinator.
-void shutdown(coordinator_pointer self) {
-  auto& st = self->state;
-  if (st.setup.trace)
-    st.setup.trace->close(st.setup.where.clock_error_ns);
-  for (auto& replica : st.replicas)
-    self->send_exit(replica, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.store.shards)
-    self->send_exit(shard, caf::exit_reason::user_shutdown);
-  if (st.writer)
-    self->send_exit(st.writer, caf::exit_reason::user_shutdown);
-  self->quit();
+  return self->state.members.guard(
+    [self](caf::error& err) { fail_run(self, std::move(err)); });
 }
 
 // Every push reaches every shard, so once the replicas are done with an
@@ -74,7 +59,7 @@ void fetch_params(coordinator_pointer self, Then then) {
   ask_every_shard<params_msg>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            params_atom::value);
     },
     [self, then](std::vector<params_msg>& parts) mutable {
@@ -83,7 +68,7 @@ void fetch_params(coordinator_pointer self, Then then) {
         return;
       }
       std::shared_ptr<std::vector<float>> copy;
-      auto joined = join_params(parts, self->state.store.parameter_count, copy, true);
+      auto joined = join_params(parts, self->state.setup.plan.parameter_count, copy, true);
       then(joined);
     });
 }
@@ -93,8 +78,9 @@ void finish_run(coordinator_pointer self) {
   fetch_params(self, [self](params_msg& params) {
     auto& st = self->state;
     st.done = true;
+    st.members.end();
     st.promise.deliver(summarize(st, params));
-    shutdown(self);
+    shutdown_run(self);
   });
 }
 
@@ -106,18 +92,14 @@ void checkpoint_if_due(coordinator_pointer self) {
     start_epoch(self);
     return;
   }
-  gather_store_parts(self, [self, generation = st.generation](
-                             std::vector<checkpoint_part>& parts) {
+  auto saved = st.members.guard([self](uint64_t) {
+    trace_instant(self->state, "checkpoint");
+    start_epoch(self);
+  });
+  gather_store_parts(self, [self, saved](std::vector<checkpoint_part>& parts) {
     auto& st = self->state;
     self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
-      .then(
-        [self, generation](uint64_t) {
-          if (!still_current(self->state, generation))
-            return;
-          trace_instant(self->state, "checkpoint");
-          start_epoch(self);
-        },
-        fail_on_error(self));
+      .then(saved, fail_on_error(self));
   });
 }
 
@@ -185,14 +167,11 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
     return;
   }
   self->request(st.writer, step_timeout(st), stats_atom::value)
-    .then(
-      [self, record, generation = st.generation](checkpoint_stats& stats) {
-        if (!still_current(self->state, generation))
-          return;
-        warn_failed_checkpoints(self->state, stats);
-        evaluate_epoch(self, record);
-      },
-      fail_on_error(self));
+    .then(st.members.guard([self, record](checkpoint_stats& stats) {
+            warn_failed_checkpoints(self->state, stats);
+            evaluate_epoch(self, record);
+          }),
+          fail_on_error(self));
 }
 
 // With --trace, writes the epoch's spans: the replicas' from their reports,
@@ -200,15 +179,17 @@ void check_checkpoints(coordinator_pointer self, epoch_record record) {
 void write_epoch_trace(coordinator_state& st, const std::vector<store_stats>& shards) {
   if (!st.setup.trace)
     return;
-  for (size_t i = 0; i < st.reports.size(); ++i)
-    if (st.reported[i])
-      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), st.reports[i].trace,
-                                        st.setup.where.replica_clock_offsets[i]);
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    const auto& replica = st.replicas[i];
+    if (replica.reported)
+      st.setup.trace->add_replica_spans(static_cast<uint32_t>(i), replica.report.trace,
+                                        st.nodes.clock_offset(replica.where.node));
+  }
   for (size_t k = 0; k < shards.size(); ++k) {
-    auto& spans = st.shard_spans[k];
+    auto& spans = st.shards[k].spans;
     spans.insert(spans.end(), shards[k].trace.begin(), shards[k].trace.end());
     st.setup.trace->add_shard_spans(static_cast<uint32_t>(k), spans,
-                                    st.setup.where.store_clock_offsets[k]);
+                                    st.nodes.clock_offset(st.shards[k].where.node));
     spans.clear();
   }
   trace_instant(st, "epoch " + std::to_string(st.epoch + 1) + " end");
@@ -222,7 +203,7 @@ void collect_epoch_stats(coordinator_pointer self) {
   ask_every_shard<store_stats>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            stats_atom::value);
     },
     [self, seconds](std::vector<store_stats>& shards) {
@@ -231,32 +212,23 @@ void collect_epoch_stats(coordinator_pointer self) {
       const auto stats = combine_shard_stats(shards);
       auto record = sum_epoch(st, stats, seconds);
       st.last_stats = stats;
-      st.fenced_answers_recorded = st.fenced_answers;
+      st.members.fenced_answers_recorded = st.members.fenced_answers;
       st.train_seconds += seconds;
       st.train_samples += record.samples;
       check_checkpoints(self, record);
     });
 }
 
-// Moves on once every live replica has reported this epoch.
-void collect_if_epoch_complete(coordinator_pointer self) {
-  auto& st = self->state;
-  for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.alive[i] && !st.reported[i])
-      return;
-  st.training = false;
-  snapshot_store(self, [self] { collect_epoch_stats(self); });
-}
-
 // Tells the store where the epoch starts and sends each live replica its order.
 void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
-  std::fill(st.reported.begin(), st.reported.end(), false);
+  for (auto& replica : st.replicas)
+    replica.reported = false;
   st.epoch_start = clock_type::now();
   const uint64_t skipped = st.epoch == st.setup.plan.first_epoch ? st.setup.plan.resume_round : 0;
   epoch_order order{st.epoch, params, skipped};
-  for (const auto& shard : st.store.shards)
-    self->send(shard, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
+  for (const auto& shard : st.shards)
+    self->send(shard.actor, epoch_atom::value, uint64_t{st.epoch}, params.round - skipped);
   if (st.setup.observer.on_progress)
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        st.setup.observer.progress_interval, tick_atom::value, st.epoch + 1);
@@ -266,11 +238,20 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   st.training = true;
   st.epoch_recorded = false;
   for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.alive[i] && !st.respawning[i])
+    if (st.replicas[i].alive && !st.replicas[i].respawning)
       order_epoch(self, i, order);
 }
 
 } // namespace
+
+void collect_if_epoch_complete(coordinator_pointer self) {
+  auto& st = self->state;
+  for (const auto& replica : st.replicas)
+    if (replica.alive && !replica.reported)
+      return;
+  st.training = false;
+  snapshot_store(self, [self] { collect_epoch_stats(self); });
+}
 
 // Marks a moment of the run on the trace's coordinator track, with --trace.
 void trace_instant(coordinator_state& st, const std::string& name) {
@@ -282,63 +263,6 @@ void trace_instant(coordinator_state& st, const std::string& name) {
 void warn(const coordinator_state& st, const std::string& text) {
   if (st.setup.observer.on_warning)
     st.setup.observer.on_warning(text);
-}
-
-void order_epoch(coordinator_pointer self, size_t index, const epoch_order& order) {
-  auto& st = self->state;
-  const batch_plan plan(st.setup.data.train->size(), st.setup.plan.config.batch_size,
-                        st.replicas.size());
-  // A replica waits at most one step timeout per round; this is the backstop.
-  const auto epoch_timeout = step_timeout(st) * (plan.rounds() + 2);
-  const auto ordered = st.replicas[index].address();
-  const size_t i = index;
-  epoch_order addressed = order;
-  addressed.membership = st.replica_membership[i];
-  self->request(st.replicas[i], epoch_timeout, epoch_atom::value, std::move(addressed))
-      .then(
-        [self, i, ordered](replica_report& report) {
-          auto& st = self->state;
-          if (!counts_as_report(st, i, ordered, report))
-            return;
-          st.reports[i] = report;
-          st.reported[i] = true;
-          auto& total = st.totals[i];
-          total.replica = report.replica;
-          total.samples += report.samples;
-          total.loss_sum += report.loss_sum;
-          total.correct += report.correct;
-          total.pushes += report.pushes;
-          total.compute_seconds += report.compute_seconds;
-          total.wait_seconds += report.wait_seconds;
-          collect_if_epoch_complete(self);
-        },
-        [self, i, ordered](caf::error& err) {
-          if (self->state.replicas[i].address() != ordered)
-            return; // an actor respawned since: its own request answers for it
-          if (err == caf::sec::request_receiver_down) {
-            lose_replica(self, i, describe(err));
-            return;
-          }
-          // A survivor whose shards stopped over another replica's death
-          // (--on-replica-loss=abort): that death's own notice, which names
-          // the replica and where it ran, ends the run.
-          if (err.category() == caf::atom("troupe")
-              && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
-            return;
-          if (self->state.alive[i])
-            fail_run(self, err);
-        });
-}
-
-bool counts_as_report(coordinator_state& st, size_t i, const caf::actor_addr& ordered,
-                      const replica_report& report) {
-  if (st.done)
-    return false;
-  if (st.replicas[i].address() == ordered && report.membership == st.replica_membership[i]
-      && !st.reported[i])
-    return true;
-  ++st.fenced_answers;
-  return false;
 }
 
 std::chrono::milliseconds step_timeout(const coordinator_state& st) {
@@ -359,7 +283,7 @@ void gather_store_parts(coordinator_pointer self,
   ask_every_shard<checkpoint_part>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            save_atom::value);
     },
     std::move(then));
@@ -376,93 +300,6 @@ void start_epoch(coordinator_pointer self) {
     return;
   }
   fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
-}
-
-void lose_replica(coordinator_pointer self, size_t index, const std::string& reason,
-                  bool node_lost) {
-  auto& st = self->state;
-  if (st.done || !st.alive[index] || st.respawning[index])
-    return;
-  const std::string what = "replica " + std::to_string(index) + " on "
-                           + st.setup.where.replica_places[index] + " died in epoch "
-                           + std::to_string(st.epoch + 1) + ": " + reason;
-  const auto action = st.setup.plan.config.on_replica_loss;
-  if (action == replica_loss_action::respawn) {
-    respawn_replica(self, index, what, reason, node_lost);
-    return;
-  }
-  st.alive[index] = false;
-  if (action == replica_loss_action::abort) {
-    fail_run(self, make_troupe_error(troupe_errc::replica_lost,
-                                     what + " (--on-replica-loss=abort)"));
-    return;
-  }
-  if (live_count(st) == 0) {
-    fail_run(self,
-             make_troupe_error(troupe_errc::replica_lost, what + "; no replica is left"));
-    return;
-  }
-  trace_instant(st, "replica " + std::to_string(index) + " lost");
-  const auto live = live_count(st);
-  warn(st, what + "; continuing with " + std::to_string(live) + (live == 1 ? " replica" : " replicas"));
-  if (!st.reported[index])
-    collect_if_epoch_complete(self);
-}
-
-void fail_run(coordinator_pointer self, caf::error err) {
-  auto& st = self->state;
-  if (st.done)
-    return;
-  st.done = true;
-  if (!st.writer) {
-    st.promise.deliver(std::move(err));
-    shutdown(self);
-    return;
-  }
-  // The run stops first: the surviving replicas and the shards get their
-  // exits now, or they would go on closing rounds (a shard closes a round
-  // over the live replicas) and a shard's periodic part could reach the
-  // writer after fit() returned, replacing the file a resume is reading.
-  for (auto& replica : st.replicas)
-    self->send_exit(replica, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.store.shards)
-    self->send_exit(shard, caf::exit_reason::user_shutdown);
-  // Once the writer answers, every part sent before is on disk: ask it
-  // after each live shard has answered, or bounced, a request sent behind
-  // its exit, so that whatever the shard sent before it stopped is ahead of
-  // the question in the writer's mailbox. A dead shard sends nothing more,
-  // and a request to it would only time out.
-  auto report = [self, err]() mutable {
-    self->state.promise.deliver(std::move(err));
-    shutdown(self);
-  };
-  auto ask_writer = [self, report]() {
-    self->request(self->state.writer, step_timeout(self->state), stats_atom::value)
-      .then([report](checkpoint_stats&) mutable { report(); },
-            [report](caf::error&) mutable { report(); });
-  };
-  // A shard may be dead already with its down message still on the way
-  // (its replicas told first): that message, or the answer, settles it.
-  auto shards_left = std::make_shared<size_t>(
-    std::count(st.shard_alive.begin(), st.shard_alive.end(), true));
-  st.flush_pending = st.shard_alive;
-  st.shard_flushed = [self, ask_writer, shards_left](size_t k) {
-    auto& pending = self->state.flush_pending;
-    if (k >= pending.size() || !pending[k])
-      return;
-    pending[k] = false;
-    if (--*shards_left == 0)
-      ask_writer();
-  };
-  if (*shards_left == 0) {
-    ask_writer();
-    return;
-  }
-  for (size_t k = 0; k < st.store.shards.size(); ++k)
-    if (st.shard_alive[k])
-      self->request(st.store.shards[k], step_timeout(st), stats_atom::value)
-        .then([self, k](store_stats&) { self->state.shard_flushed(k); },
-              [self, k](caf::error&) { self->state.shard_flushed(k); });
 }
 
 } // namespace troupe

@@ -10,7 +10,8 @@
 namespace troupe {
 
 uint32_t live_count(const coordinator_state& st) {
-  return static_cast<uint32_t>(std::count(st.alive.begin(), st.alive.end(), true));
+  return static_cast<uint32_t>(std::count_if(st.replicas.begin(), st.replicas.end(),
+                                             [](const replica_slot& r) { return r.alive; }));
 }
 
 // Writes the test set's loss and accuracy under `params` into `record`: the
@@ -38,10 +39,10 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   double loss_sum = 0;
   uint64_t correct = 0;
   uint64_t reported_samples = 0; // of replicas that finished the epoch
-  for (size_t i = 0; i < st.reports.size(); ++i) {
-    if (!st.reported[i])
+  for (const auto& replica : st.replicas) {
+    if (!replica.reported)
       continue;
-    const auto& report = st.reports[i];
+    const auto& report = replica.report;
     reported_samples += report.samples;
     loss_sum += report.loss_sum;
     correct += report.correct;
@@ -73,12 +74,11 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
   record.version = stats.version;
   record.learning_rate = last_step_learning_rate(st, stats.version);
   record.live_replicas = live_count(st);
-  record.live_nodes = static_cast<uint32_t>(std::count(st.node_alive.begin(),
-                                                       st.node_alive.end(), true));
+  record.live_nodes = static_cast<uint32_t>(st.nodes.live_replica_nodes());
   record.respawns = st.respawns;
   record.fenced = stats.fenced - std::min(stats.fenced, last.fenced);
-  record.fenced_answers = st.fenced_answers - st.fenced_answers_recorded;
-  record.membership = st.membership;
+  record.fenced_answers = st.members.fenced_answers - st.members.fenced_answers_recorded;
+  record.membership = st.members.epoch;
   return record;
 }
 
@@ -90,7 +90,7 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.live_replicas = live_count(st);
   summary.respawns = st.respawns;
   summary.store_heals = st.heals;
-  summary.membership = st.membership;
+  summary.membership = st.members.epoch;
   summary.epochs = st.setup.plan.config.epochs;
   summary.test_loss = st.last_record.test_loss;
   summary.test_accuracy = st.last_record.test_accuracy;
@@ -98,12 +98,13 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   summary.version = params.version;
   summary.params_fnv1a64 = fnv1a64(params.values.data(), params.values.size() * sizeof(float));
   summary.params = params.values;
-  summary.replica_totals = st.totals;
   summary.waited_on = st.last_stats.waited_on;
   summary.waited_on.resize(st.replicas.size());
-  for (size_t i = 0; i < st.alive.size(); ++i)
-    if (!st.alive[i])
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    summary.replica_totals.push_back(st.replicas[i].total);
+    if (!st.replicas[i].alive)
       summary.lost_replicas.push_back(static_cast<uint32_t>(i));
+  }
   return summary;
 }
 

@@ -52,7 +52,7 @@ void stop_gracefully(coordinator_pointer self) {
   st.stop_graceful = true;
   if (!st.training)
     return; // start_epoch ends the run, after the epoch's checkpoint
-  if (!st.setup.plan.traits.steps_per_round || st.store.shards.empty()) {
+  if (!st.setup.plan.traits.steps_per_round || st.shards.empty()) {
     fail_run(self, stopped_error("in epoch " + std::to_string(st.epoch + 1),
                                  "a run without rounds resumes from its last epoch's "
                                  "checkpoint"));
@@ -61,7 +61,7 @@ void stop_gracefully(coordinator_pointer self) {
   ask_every_shard<store_stats>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            halt_atom::value);
     },
     [self](std::vector<store_stats>& halted) {
@@ -71,7 +71,7 @@ void stop_gracefully(coordinator_pointer self) {
       ask_every_shard<checkpoint_part>(
         self,
         [self, until](size_t k) {
-          return self->request(self->state.store.shards[k], step_timeout(self->state),
+          return self->request(self->state.shards[k].actor, step_timeout(self->state),
                                halt_atom::value, until);
         },
         [self, until](std::vector<checkpoint_part>& parts) { write_and_end(self, until, parts); });

@@ -32,14 +32,11 @@ join_door_actor::behavior_type join_door(join_door_actor::pointer self,
 // node hosts its share of the live places (at least one, at most
 // --max-replicas-per-node).
 std::vector<size_t> plan_moves(const coordinator_state& st, size_t node) {
-  const auto& where = st.setup.where;
   auto hosted = replicas_per_node(st);
   size_t here = 0;
-  for (size_t i = 0; i < where.replica_node.size(); ++i)
-    here += st.alive[i] && where.replica_node[i] == placement::here;
-  const size_t places = static_cast<size_t>(std::count(st.node_alive.begin(),
-                                                       st.node_alive.end(), true))
-                        + (here > 0 ? 1 : 0);
+  for (const auto& replica : st.replicas)
+    here += replica.alive && replica.where.node == placement::here;
+  const size_t places = st.nodes.live_replica_nodes() + (here > 0 ? 1 : 0);
   size_t share = std::max<size_t>(1, st.replicas.size() / std::max<size_t>(places, 1));
   if (const auto bound = st.setup.plan.config.max_replicas_per_node; bound > 0)
     share = std::min<size_t>(share, bound);
@@ -49,17 +46,19 @@ std::vector<size_t> plan_moves(const coordinator_state& st, size_t node) {
     // The busiest place other than the new node: here, or a live node.
     size_t from = placement::here;
     size_t most = here;
-    for (size_t k = 0; k < hosted.size(); ++k)
-      if (k != node && st.node_alive[k] && hosted[k] > most) {
+    for (size_t k : st.nodes.replica_nodes())
+      if (k != node && st.nodes.alive(k) && hosted[k] > most) {
         from = k;
         most = hosted[k];
       }
     if (most <= hosted[node] + 1)
       break; // already even
     std::optional<size_t> pick;
-    for (size_t i = 0; i < st.replicas.size() && !pick; ++i)
-      if (st.alive[i] && !st.respawning[i] && !taken[i] && where.replica_node[i] == from)
+    for (size_t i = 0; i < st.replicas.size() && !pick; ++i) {
+      const auto& replica = st.replicas[i];
+      if (replica.alive && !replica.respawning && !taken[i] && replica.where.node == from)
         pick = i;
+    }
     if (!pick)
       break;
     taken[*pick] = true;
@@ -81,21 +80,21 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
   const host_port address{host, port};
   if (st.done)
     return make_troupe_error(troupe_errc::bad_config, "the run is ending");
-  auto& where = st.setup.where;
-  for (size_t k = 0; k < where.replica_nodes.size(); ++k)
-    if (where.replica_nodes[k] == address.text() && st.node_alive[k])
-      return make_troupe_error(troupe_errc::bad_config,
-                               "node " + address.text() + " is already in this run");
-  auto added = where.add_replica_node(address);
+  // A live store node may join as a replica node too: it keeps its entry.
+  const auto known = st.nodes.find_live(address.text());
+  if (known && st.nodes.nodes[*known].replica_rank)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "node " + address.text() + " is already in this run");
+  auto added = st.setup.where.add_replica_node(address, st.nodes.store_nodes_alive());
   if (!added)
     return make_troupe_error(troupe_errc::bad_config, "node " + address.text()
                                                         + " cannot join: "
                                                         + describe(added.error()));
-  where.replica_nodes.push_back(address.text());
-  where.replica_node_offsets.push_back(*added);
-  st.node_alive.push_back(true);
-  const size_t node = where.replica_nodes.size() - 1;
-  ++st.membership;
+  size_t node = known ? *known : st.nodes.nodes.size();
+  if (!known)
+    st.nodes.nodes.push_back(node_entry{address.text(), *added, true, {}, {}});
+  st.nodes.add_replica_role(node);
+  st.members.next_epoch();
   place_parked(self, node); // respawns waiting for a place come first
   const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";

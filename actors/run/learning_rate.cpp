@@ -25,19 +25,13 @@ void scale_learning_rate(coordinator_pointer self, float factor, std::function<v
   st.learning_rate_factor *= factor;
   const float now = st.learning_rate_factor;
   gather<bool>(
-    st.store.shards.size(),
+    st.shards.size(),
     [self, now](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            rate_atom::value, now);
     },
-    [self, then, generation = st.generation](std::vector<bool>&) {
-      if (still_current(self->state, generation))
-        then();
-    },
-    [self, generation = st.generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, std::move(err));
-    });
+    st.members.guard([then](std::vector<bool>&) { then(); }),
+    st.members.guard([self](caf::error& err) { fail_run(self, std::move(err)); }));
 }
 
 } // namespace troupe

@@ -58,11 +58,10 @@ struct placing {
   std::set<std::pair<std::string, std::string>> linked = {};
 };
 
-void place_store_here(placement& out, const placing& p) {
+void place_store_here(placement& out, const placing& p, run_layout& layout) {
   auto& system = p.system;
-  out.store_places.assign(p.config.store_shards, "this process");
-  out.store_clock_offsets.assign(p.config.store_shards, 0);
-  out.store_node.assign(p.config.store_shards, placement::here);
+  for (auto& shard : layout.shards)
+    shard.where = site{placement::here, "this process"};
   out.spawn_store = [&system](size_t, store_config store_opts,
                               const checkpoint_writer_actor& writer, const caf::actor&,
                               shared_parameter_buffers shared) {
@@ -86,10 +85,11 @@ caf::error check_spawn_frame(const store_config& shard, uint64_t max_frame_size)
                              + std::to_string(max_frame_size));
 }
 
-caf::error place_store_on_nodes(placement& out, placing& p) {
+caf::error place_store_on_nodes(placement& out, placing& p, run_layout& layout) {
   std::vector<node_actor> store_nodes;
   std::vector<uint64_t> frame_bounds;
-  std::vector<int64_t> offsets;
+  std::vector<std::string> store_addresses;
+  auto& table = layout.nodes;
   for (const auto& address : p.config.store_nodes) {
     auto node = connect_to_node(p.system, address, p.config.tls, p.hello, p.timeout);
     if (!node)
@@ -97,21 +97,18 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
     p.store_connections.emplace(address.text(), *node);
     store_nodes.push_back(node->node);
     frame_bounds.push_back(node->max_frame_size);
-    offsets.push_back(node->clock_offset_ns);
-    out.clock_error_ns = std::max(out.clock_error_ns, node->clock_error_ns);
+    store_addresses.push_back(address.text());
+    table.clock_error_ns = std::max(table.clock_error_ns, node->clock_error_ns);
+    table.nodes.push_back(
+      node_entry{address.text(), node->clock_offset_ns, true, store_nodes.size() - 1, {}});
   }
-  out.store_here = false;
-  for (const auto& address : p.config.store_nodes)
-    out.store_nodes.push_back(address.text());
-  out.store_node_offsets = offsets;
-  out.store_node_alive->assign(store_nodes.size(), true);
-  for (uint32_t k = 0; k < p.config.store_shards; ++k) {
-    out.store_node.push_back(k % store_nodes.size());
-    out.store_places.push_back("node " + out.store_nodes[k % store_nodes.size()]);
-    out.store_clock_offsets.push_back(offsets[k % offsets.size()]);
+  // The store nodes are the table's first entries, in store rank order.
+  for (size_t k = 0; k < layout.shards.size(); ++k) {
+    const size_t node = k % store_nodes.size();
+    layout.shards[k].where = site{node, "node " + store_addresses[node]};
   }
   auto& system = p.system;
-  out.spawn_store = [&system, store_nodes, store_addresses = out.store_nodes, frame_bounds,
+  out.spawn_store = [&system, store_nodes, store_addresses, frame_bounds,
                      timeout = p.timeout](
                       size_t where, store_config store_opts,
                       const checkpoint_writer_actor& writer, const caf::actor& owner,
@@ -130,10 +127,9 @@ caf::error place_store_on_nodes(placement& out, placing& p) {
   return caf::none;
 }
 
-void place_replicas_here(placement& out, const placing& p, const run_plan& plan) {
-  out.replica_places = plan.devices;
-  out.replica_node.assign(p.config.replicas, placement::here);
-  out.replica_clock_offsets.assign(p.config.replicas, 0);
+void place_replicas_here(const run_plan& plan, run_layout& layout) {
+  for (size_t i = 0; i < layout.replicas.size(); ++i)
+    layout.replicas[i].where = site{placement::here, plan.devices[i]};
 }
 
 // Connects to a replica node and links it to every store node but itself,
@@ -176,27 +172,35 @@ struct reached_node {
   std::string address;
 };
 
-caf::error place_replicas_on_nodes(placement& out, placing& p, const run_plan& plan,
-                                   std::vector<reached_node>& nodes) {
-  std::vector<int64_t> node_offsets;
+// The table's entry for replica node `address`: the store node's there, if
+// one is and is no replica node yet, else a new one.
+size_t replica_entry(node_table& table, const std::string& address, int64_t clock_offset) {
+  for (size_t n = 0; n < table.nodes.size(); ++n)
+    if (table.nodes[n].address == address && !table.nodes[n].replica_rank)
+      return n;
+  table.nodes.push_back(node_entry{address, clock_offset, true, {}, {}});
+  return table.nodes.size() - 1;
+}
+
+caf::error place_replicas_on_nodes(placing& p, const run_plan& plan,
+                                   std::vector<reached_node>& nodes, run_layout& layout) {
+  auto& table = layout.nodes;
+  std::vector<size_t> by_rank; // each replica node's index in the table
   for (const auto& address : p.config.nodes) {
-    auto connected = connect_replica_node(p, address, *out.store_node_alive);
+    auto connected = connect_replica_node(p, address, {});
     if (!connected)
       return connected.error();
     nodes.push_back({connected->node, address.text()});
-    node_offsets.push_back(connected->clock_offset_ns);
-    out.clock_error_ns = std::max(out.clock_error_ns, connected->clock_error_ns);
+    table.clock_error_ns = std::max(table.clock_error_ns, connected->clock_error_ns);
+    const size_t node = replica_entry(table, address.text(), connected->clock_offset_ns);
+    table.nodes[node].replica_rank = by_rank.size();
+    by_rank.push_back(node);
   }
   const auto per_node = p.config.replicas_per_node;
-  for (const auto& address : p.config.nodes)
-    out.replica_nodes.push_back(address.text());
-  out.replica_node_offsets = node_offsets;
-  for (uint32_t i = 0; i < p.config.replicas; ++i) {
-    out.replica_node.push_back(i / per_node);
-    out.replica_places.push_back("node " + p.config.nodes[i / per_node].text() + " ("
-                                 + plan.devices[i] + ")");
-    out.replica_clock_offsets.push_back(node_offsets[i / per_node]);
-  }
+  for (size_t i = 0; i < layout.replicas.size(); ++i)
+    layout.replicas[i].where =
+      site{by_rank[i / per_node],
+           "node " + p.config.nodes[i / per_node].text() + " (" + plan.devices[i] + ")"};
   return caf::none;
 }
 
@@ -222,7 +226,8 @@ replica_spawner make_replica_spawner(const placing& p,
 } // namespace
 
 caf::expected<placement> make_placement(caf::actor_system& system, const run_plan& plan,
-                                        std::shared_ptr<const data_source> train) {
+                                        std::shared_ptr<const data_source> train,
+                                        run_layout& layout) {
   const run_config& c = plan.config;
   placing p{system, c,
             make_handshake(system, c.model, c.data_dir, "coordinator",
@@ -230,23 +235,26 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
                                                    : troupe_protocol_version),
             std::chrono::milliseconds(c.step_timeout_ms)};
   p.hello.same_bits_required = plan.traits.reproducible;
+  layout = run_layout{};
+  layout.shards.resize(c.store_shards);
+  layout.replicas.resize(c.replicas);
   placement out;
   if (c.store_nodes.empty())
-    place_store_here(out, p);
-  else if (auto err = place_store_on_nodes(out, p))
+    place_store_here(out, p, layout);
+  else if (auto err = place_store_on_nodes(out, p, layout))
     return err;
   auto nodes = std::make_shared<std::vector<reached_node>>();
   if (c.nodes.empty())
-    place_replicas_here(out, p, plan);
-  else if (auto err = place_replicas_on_nodes(out, p, plan, *nodes))
+    place_replicas_here(plan, layout);
+  else if (auto err = place_replicas_on_nodes(p, plan, *nodes, layout))
     return err;
   out.spawn_replica = make_replica_spawner(p, nodes, std::move(train));
   // A join connects later, when the plan's config no longer lives here.
-  out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout, config = c,
-                          alive = out.store_node_alive](
-                           const host_port& address) -> caf::expected<int64_t> {
+  out.add_replica_node = [&system, nodes, hello = p.hello, timeout = p.timeout, config = c](
+                           const host_port& address,
+                           const std::vector<bool>& store_nodes_alive) -> caf::expected<int64_t> {
     placing later{system, config, hello, timeout};
-    auto connected = connect_replica_node(later, address, *alive);
+    auto connected = connect_replica_node(later, address, store_nodes_alive);
     if (!connected)
       return connected.error();
     nodes->push_back({connected->node, address.text()});

@@ -11,7 +11,7 @@ namespace troupe {
 
 void report_progress(coordinator_pointer self, uint32_t epoch) {
   auto& st = self->state;
-  if (st.done || epoch != st.epoch + 1 || st.store.shards.empty())
+  if (st.done || epoch != st.epoch + 1 || st.shards.empty())
     return;
   // The next report follows this one whatever its answer: a heal may
   // replace shard 0 while the counters travel, or leave no shard 0 yet.
@@ -21,18 +21,18 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
       self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                          st.setup.observer.progress_interval, tick_atom::value, epoch);
   };
-  if (!st.store.shards.front()) {
+  if (!st.shards.front().actor) {
     next();
     return;
   }
-  self->request(st.store.shards.front(), step_timeout(st), stats_atom::value)
+  self->request(st.shards.front().actor, step_timeout(st), stats_atom::value)
     .then(
       [self, epoch, next](store_stats& stats) {
         auto& st = self->state;
         if (st.done || epoch != st.epoch + 1)
           return; // the epoch ended while the counters travelled
-        if (stats.membership != st.store_membership) {
-          ++st.fenced_answers; // from a shard a heal replaced since
+        if (stats.membership != st.members.store_epoch) {
+          ++st.members.fenced_answers; // from a shard a heal replaced since
           next();
           return;
         }
@@ -54,8 +54,8 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
         progress.run_samples = st.train_samples + progress.samples;
         progress.run_seconds = std::chrono::duration<double>(now - st.setup.run_start).count();
         if (st.setup.trace) // the poll took shard 0's spans: keep them for the epoch's end
-          st.shard_spans[0].insert(st.shard_spans[0].end(), stats.trace.begin(),
-                                   stats.trace.end());
+          st.shards[0].spans.insert(st.shards[0].spans.end(), stats.trace.begin(),
+                                    stats.trace.end());
         st.setup.observer.on_progress(progress);
         next();
       },

@@ -21,15 +21,13 @@ void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t
   // The round closes within a step timeout of its last push, or the
   // replicas give up on it and the run fails.
   gather<uint64_t>(
-    st.store.shards.size(),
+    st.shards.size(),
     [self, round](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            await_atom::value, round);
     },
-    [self, record, noticed, generation = st.generation](std::vector<uint64_t>&) mutable {
+    st.members.guard([self, record, noticed](std::vector<uint64_t>&) mutable {
       auto& st = self->state;
-      if (!still_current(st, generation))
-        return;
       const auto now = std::chrono::steady_clock::now();
       record.closed_ms = std::chrono::duration<double, std::milli>(now - noticed).count();
       record.closed_at = std::chrono::duration<double>(
@@ -38,7 +36,7 @@ void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t
       trace_instant(st, "round " + std::to_string(record.round) + " closed after the "
                           + record.after);
       st.setup.observer.on_recovery(record);
-    },
+    }),
     [](caf::error&) {}); // a heal or the run's end came first: nothing to record
 }
 

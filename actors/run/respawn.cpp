@@ -29,8 +29,8 @@ std::optional<size_t> choose_place(const coordinator_state& st) {
   const auto hosted = replicas_per_node(st);
   const auto bound = st.setup.plan.config.max_replicas_per_node;
   std::optional<size_t> best;
-  for (size_t k = 0; k < hosted.size(); ++k)
-    if (st.node_alive[k] && (bound == 0 || hosted[k] < bound)
+  for (size_t k : st.nodes.replica_nodes())
+    if (st.nodes.alive(k) && (bound == 0 || hosted[k] < bound)
         && (!best || hosted[k] < hosted[*best]))
       best = k;
   if (!best && (started_here || st.setup.plan.config.respawn_anywhere))
@@ -41,7 +41,7 @@ std::optional<size_t> choose_place(const coordinator_state& st) {
 std::string place_text(const coordinator_state& st, size_t place, const replica_config& cfg) {
   if (place == placement::here)
     return cfg.device;
-  return "node " + st.setup.where.replica_nodes[place] + " (" + cfg.device + ")";
+  return "node " + st.nodes.nodes[place].address + " (" + cfg.device + ")";
 }
 
 // No place can host replica `index` now: with --respawn-timeout and joins
@@ -51,11 +51,11 @@ void no_place_for(coordinator_pointer self, parked_respawn waiting,
   auto& st = self->state;
   const auto& c = st.setup.plan.config;
   if (!outcome.failed_here && c.respawn_timeout_ms > 0 && c.accept_joins) {
-    waiting.id = ++st.last_park_id;
+    waiting.id = ++st.members.last_park_id;
     const uint64_t id = waiting.id;
     warn(st, waiting.what + "; no live node can host its respawn: waiting up to "
                + std::to_string(c.respawn_timeout_ms) + " ms for a node to join");
-    st.parked.push_back(std::move(waiting));
+    st.members.parked.push_back(std::move(waiting));
     self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                        std::chrono::milliseconds(c.respawn_timeout_ms), deadline_atom::value,
                        id);
@@ -86,10 +86,10 @@ std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
                                        bool moved) {
   auto& st = self->state;
   std::shared_ptr<std::vector<float>> copy;
-  auto joined = join_params(parts, st.store.parameter_count, copy, true);
+  auto joined = join_params(parts, st.setup.plan.parameter_count, copy, true);
   if (moved)
     return joined;
-  auto& [round, losses] = st.losses_in_round[index];
+  auto& [round, losses] = st.replicas[index].losses_in_round;
   losses = round == joined.round ? losses + 1 : 1;
   round = joined.round;
   if (losses >= losses_per_round) {
@@ -116,11 +116,12 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
   auto params = round_params(self, index, parts, what, record.moved);
   if (!params)
     return;
-  st.respawning[index] = false;
+  auto& slot = st.replicas[index];
+  slot.respawning = false;
   ++st.respawns;
   record.round = params->round;
-  record.respawned_on = st.setup.where.replica_places[index];
-  record.membership = st.replica_membership[index];
+  record.respawned_on = slot.where.text;
+  record.membership = slot.membership;
   record.milliseconds =
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
   const std::string verb = record.moved ? " moved to " : " respawned on ";
@@ -134,7 +135,7 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
     st.setup.observer.on_respawn(record);
   if (!record.moved)
     watch_recovery(self, "respawn", params->round, record.membership, lost_at);
-  if (!st.reported[index]) // else the next epoch's order reaches it
+  if (!slot.reported) // else the next epoch's order reaches it
     order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
 }
 
@@ -158,15 +159,13 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
   for (size_t k = 0; k < parts.size(); ++k)
     if (parts[k].version == high)
       ahead.push_back(k);
-  auto fail = [self, what, low, high, generation = self->state.generation](caf::error& err) {
-    if (!still_current(self->state, generation))
-      return; // a store heal replaced the shards asked
+  auto fail = self->state.members.guard([self, what, low, high](caf::error& err) {
     fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                      what + "; after it the store's shards stand at versions "
                                        + std::to_string(low) + " and " + std::to_string(high)
                                        + ", and the ones ahead no longer hold version "
                                        + std::to_string(low) + " (" + describe(err) + ")"));
-  };
+  });
   if (high != low + 1) {
     caf::error err = make_troupe_error(troupe_errc::bad_config, "more than one round apart");
     fail(err);
@@ -175,11 +174,11 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
   gather<params_msg>(
     ahead.size(),
     [self, ahead, low](size_t j) {
-      return self->request(self->state.store.shards[ahead[j]], step_timeout(self->state),
+      return self->request(self->state.shards[ahead[j]].actor, step_timeout(self->state),
                            params_atom::value, low);
     },
     [self, parts, ahead, then,
-     generation = self->state.generation](std::vector<params_msg>& before) mutable {
+     generation = self->state.members.generation](std::vector<params_msg>& before) mutable {
       if (!current_answers(self, generation, ahead, before))
         return;
       for (size_t j = 0; j < ahead.size(); ++j)
@@ -198,24 +197,22 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
 void order_from_shards(coordinator_pointer self, size_t index, const std::string& what,
                        respawn_record record, clock_type::time_point lost_at,
                        std::optional<uint64_t> next) {
-  const uint64_t generation = self->state.generation;
+  auto from_settled = self->state.members.guard(
+    [self, index, what, record, lost_at](std::vector<params_msg>& settled) {
+      start_from(self, index, what, record, lost_at, settled, std::nullopt);
+    });
   ask_every_shard<params_msg>(
     self,
     [self](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            params_atom::value);
     },
-    [self, index, what, record, lost_at, generation, next](std::vector<params_msg>& parts) {
+    [self, index, what, record, lost_at, next, from_settled](std::vector<params_msg>& parts) {
       if (next) {
         start_from(self, index, what, record, lost_at, parts, next);
         return;
       }
-      settle_round(self, parts, what,
-                   [self, index, what, record, lost_at,
-                    generation](std::vector<params_msg>& settled) {
-                     if (still_current(self->state, generation))
-                       start_from(self, index, what, record, lost_at, settled, std::nullopt);
-                   });
+      settle_round(self, parts, what, from_settled);
     });
 }
 
@@ -233,30 +230,25 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
   }
   const auto replica = *outcome.actor;
   self->monitor(replica);
-  st.replicas[index] = replica;
+  st.replicas[index].actor = replica;
   // Each shard forgets the dead actor's push of the open round when it
   // watches the new one; the round's parameters are read after that, so no
   // shard can close the round in between.
   gather<uint64_t>(
-    st.store.shards.size(),
+    st.shards.size(),
     [self, index, replica](size_t k) {
-      return self->request(self->state.store.shards[k], step_timeout(self->state),
+      return self->request(self->state.shards[k].actor, step_timeout(self->state),
                            watch_atom::value, static_cast<uint32_t>(index), replica,
-                           self->state.replica_membership[index]);
+                           self->state.replicas[index].membership);
     },
-    [self, waiting, generation = st.generation](std::vector<uint64_t>& next_pushes) {
-      if (!still_current(self->state, generation))
-        return;
+    st.members.guard([self, waiting](std::vector<uint64_t>& next_pushes) {
       std::optional<uint64_t> next;
       if (self->state.setup.plan.traits.resumes_pushes)
         next = *std::min_element(next_pushes.begin(), next_pushes.end());
       order_from_shards(self, waiting.index, waiting.what, waiting.record, waiting.lost_at,
                         next);
-    },
-    [self, generation = st.generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
-    });
+    }),
+    st.members.guard([self](caf::error& err) { fail_run(self, err); }));
 }
 
 // Puts a new actor in replica `index`'s place (on `first` if it can) and
@@ -266,12 +258,12 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
   auto& st = self->state;
   record.replica = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
-  ++st.membership;
-  record.lost_on = st.setup.where.replica_places[index];
+  st.members.next_epoch();
+  record.lost_on = st.replicas[index].where.text;
   record.noticed_at = std::chrono::duration<double>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-  st.respawning[index] = true;
+  st.replicas[index].respawning = true;
   place_and_order(self, parked_respawn{index, what, std::move(record), clock_type::now(), 0},
                   first);
 }
@@ -281,21 +273,19 @@ void replace_replica(coordinator_pointer self, size_t index, const std::string& 
 spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
                              std::optional<size_t> first) {
   auto& st = self->state;
-  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index), st.membership);
+  auto cfg = replica_config_for(st.setup.plan, static_cast<uint32_t>(index), st.members.epoch);
   spawn_outcome outcome;
   for (;;) {
     const auto place = first ? first : choose_place(st);
     first.reset();
     if (!place)
       return outcome;
-    auto spawned = st.setup.where.spawn_replica(*place, cfg, st.store.shards);
+    auto spawned =
+      st.setup.where.spawn_replica(st.nodes.replica_rank(*place), cfg, shard_actors(st));
     if (spawned) {
-      auto& where = st.setup.where;
-      where.replica_node[index] = *place;
-      where.replica_places[index] = place_text(st, *place, cfg);
-      where.replica_clock_offsets[index] =
-        *place == placement::here ? 0 : where.replica_node_offsets[*place];
-      st.replica_membership[index] = cfg.membership;
+      auto& slot = st.replicas[index];
+      slot.where = site{*place, place_text(st, *place, cfg)};
+      slot.membership = cfg.membership;
       outcome.actor = *spawned;
       return outcome;
     }
@@ -305,16 +295,15 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
       outcome.failed_here = true;
       return outcome;
     }
-    st.node_alive[*place] = false;
+    st.nodes.lose(*place);
   }
 }
 
 std::vector<size_t> replicas_per_node(const coordinator_state& st) {
-  const auto& where = st.setup.where;
-  std::vector<size_t> hosted(where.replica_nodes.size(), 0);
-  for (size_t i = 0; i < where.replica_node.size(); ++i)
-    if (where.replica_node[i] != placement::here && st.alive[i])
-      ++hosted[where.replica_node[i]];
+  std::vector<size_t> hosted(st.nodes.nodes.size(), 0);
+  for (const auto& replica : st.replicas)
+    if (replica.where.node != placement::here && replica.alive)
+      ++hosted[replica.where.node];
   return hosted;
 }
 
@@ -322,9 +311,8 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
                      const std::string& reason, bool node_lost) {
   auto& st = self->state;
   trace_instant(st, "replica " + std::to_string(index) + " lost");
-  const size_t node = st.setup.where.replica_node[index];
-  if (node_lost && node != placement::here)
-    st.node_alive[node] = false;
+  if (node_lost)
+    st.nodes.lose(st.replicas[index].where.node);
   respawn_record record;
   record.reason = reason;
   replace_replica(self, index, what, std::move(record), std::nullopt);
@@ -335,31 +323,31 @@ void move_replica(coordinator_pointer self, size_t index, size_t node,
   auto& st = self->state;
   // The old actor stops first; a push it still sends is fenced, and one the
   // shards hold is forgotten when they watch the new one.
-  self->send_exit(st.replicas[index], caf::exit_reason::user_shutdown);
+  self->send_exit(st.replicas[index].actor, caf::exit_reason::user_shutdown);
   respawn_record record;
   record.moved = true;
   record.reason = why;
   const std::string what = "replica " + std::to_string(index) + " on "
-                           + st.setup.where.replica_places[index] + " moving (" + why + ")";
+                           + st.replicas[index].where.text + " moving (" + why + ")";
   replace_replica(self, index, what, std::move(record), node);
 }
 
 void place_parked(coordinator_pointer self, size_t node) {
   auto& st = self->state;
-  auto waiting = std::move(st.parked);
-  st.parked.clear();
+  auto waiting = std::move(st.members.parked);
+  st.members.parked.clear();
   for (auto& respawn : waiting)
     place_and_order(self, std::move(respawn), node);
 }
 
 void respawn_deadline(coordinator_pointer self, uint64_t id) {
   auto& st = self->state;
-  auto parked = std::find_if(st.parked.begin(), st.parked.end(),
+  auto parked = std::find_if(st.members.parked.begin(), st.members.parked.end(),
                              [id](const parked_respawn& p) { return p.id == id; });
-  if (st.done || parked == st.parked.end())
+  if (st.done || parked == st.members.parked.end())
     return;
   const std::string what = parked->what;
-  st.parked.erase(parked);
+  st.members.parked.erase(parked);
   fail_run(self, make_troupe_error(troupe_errc::replica_lost,
                                    what + "; no node joined within --respawn-timeout="
                                      + std::to_string(st.setup.plan.config.respawn_timeout_ms)

@@ -20,7 +20,7 @@ struct spawn_outcome {
   bool failed_here = false; // this process could not host it: nothing to wait for
 };
 
-/// Spawns a new actor for replica `index` (not yet in st.replicas): on node
+/// Spawns a new actor for replica `index` (not yet in its slot): on node
 /// `first` if given, else (or when that node turns out to be gone) on the
 /// live node hosting the fewest replicas, then the next; here for a local
 /// run or with --respawn=anywhere once no node is left.
@@ -49,7 +49,7 @@ void place_parked(coordinator_pointer self, size_t node);
 /// Ends the run if the respawn parked as `id` is still waiting for a join.
 void respawn_deadline(coordinator_pointer self, uint64_t id);
 
-/// Counts the live replicas each replica node hosts (by placement::replica_nodes).
+/// Counts the live replicas each node hosts (by index into the node table).
 std::vector<size_t> replicas_per_node(const coordinator_state& st);
 
 } // namespace troupe

@@ -25,19 +25,19 @@ bool current_answers(coordinator_pointer self, uint64_t generation,
   auto& st = self->state;
   if (st.done)
     return false;
-  if (st.generation != generation) {
-    st.fenced_answers += answers.size();
+  if (st.members.generation != generation) {
+    st.members.fenced_answers += answers.size();
     return false;
   }
   for (size_t j = 0; j < answers.size(); ++j)
-    if (answers[j].membership != st.store_membership) {
-      ++st.fenced_answers;
+    if (answers[j].membership != st.members.store_epoch) {
+      ++st.members.fenced_answers;
       fail_run(self, make_troupe_error(troupe_errc::fenced,
                                        "store shard " + std::to_string(shards[j])
                                          + " answered as membership epoch "
                                          + std::to_string(answers[j].membership)
                                          + "; the store's shards are of epoch "
-                                         + std::to_string(st.store_membership)));
+                                         + std::to_string(st.members.store_epoch)));
       return false;
     }
   return true;
@@ -49,23 +49,20 @@ bool current_answers(coordinator_pointer self, uint64_t generation,
 /// error fails the run, unless a heal replaced the shards asked since.
 template <class Answer, class Ask, class Then>
 void ask_shards(coordinator_pointer self, std::vector<size_t> shards, Ask ask, Then then) {
-  const uint64_t generation = self->state.generation;
+  const uint64_t generation = self->state.members.generation;
   gather<Answer>(
     shards.size(), [shards, ask](size_t j) mutable { return ask(shards[j]); },
     [self, generation, shards, then](std::vector<Answer>& answers) mutable {
       if (current_answers(self, generation, shards, answers))
         then(answers);
     },
-    [self, generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, std::move(err));
-    });
+    self->state.members.guard([self](caf::error& err) { fail_run(self, std::move(err)); }));
 }
 
 /// Asks every shard: ask_shards over all of them.
 template <class Answer, class Ask, class Then>
 void ask_every_shard(coordinator_pointer self, Ask ask, Then then) {
-  std::vector<size_t> all(self->state.store.shards.size());
+  std::vector<size_t> all(self->state.shards.size());
   std::iota(all.begin(), all.end(), size_t{0});
   ask_shards<Answer>(self, std::move(all), std::move(ask), std::move(then));
 }

@@ -10,6 +10,8 @@
 #include "actors/replica/gather.hpp"
 #include "actors/run/recovery.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/retired_actors.hpp"
+#include "actors/run/shard_respawn.hpp"
 #include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -25,141 +27,8 @@ using clock_type = std::chrono::steady_clock;
 constexpr uint32_t heals_per_snapshot = 3;
 
 std::string shard_text(const coordinator_state& st, size_t k) {
-  return "shard " + std::to_string(k) + " of " + std::to_string(st.store.shards.size()) + " on "
-         + st.setup.where.store_places[k];
-}
-
-void fail_store(coordinator_pointer self, const std::string& text) {
-  fail_run(self, make_troupe_error(troupe_errc::store_lost, text));
-}
-
-// Marks store node `node` dead, and the replica node at its address with it.
-void mark_store_node_lost(coordinator_state& st, size_t node) {
-  auto& where = st.setup.where;
-  (*where.store_node_alive)[node] = false;
-  for (size_t r = 0; r < where.replica_nodes.size(); ++r)
-    if (where.replica_nodes[r] == where.store_nodes[node])
-      st.node_alive[r] = false;
-}
-
-// Stops every replica and shard. The coordinator forgets their handles, so
-// their late answers match no actor it holds, and awaits their down messages
-// (monitored again: one that is down already, as a lost replica whose
-// respawn waits for a join, reports it once more).
-void stop_run_actors(coordinator_pointer self) {
-  auto& st = self->state;
-  const auto& where = st.setup.where;
-  ++st.generation;
-  st.retired.clear();
-  for (size_t i = 0; i < st.replicas.size(); ++i) {
-    if (st.replicas[i]) {
-      self->send_exit(st.replicas[i], caf::exit_reason::user_shutdown);
-      st.retired.push_back({st.replicas[i].address(), placement::here, where.replica_node[i]});
-      self->monitor(st.replicas[i]);
-    }
-    st.replicas[i] = replica_actor{};
-    st.respawning[i] = true;
-  }
-  for (size_t k = 0; k < st.store.shards.size(); ++k) {
-    if (st.shard_alive[k]) {
-      self->send_exit(st.store.shards[k], caf::exit_reason::user_shutdown);
-      st.retired.push_back({st.store.shards[k].address(), where.store_node[k], placement::here});
-      self->monitor(st.store.shards[k]);
-    }
-    st.store.shards[k] = store_actor{};
-    st.shard_alive[k] = false;
-  }
-  st.parked.clear(); // every replica respawns now
-}
-
-// Calls `then` once every actor stop_run_actors stopped is down, or after a
-// step timeout (a frozen node without heartbeats is never reported).
-void await_retired(coordinator_pointer self, std::function<void()> then) {
-  auto& st = self->state;
-  if (st.retired.empty()) {
-    then();
-    return;
-  }
-  st.when_retired = std::move(then);
-  st.retired_deadline = ++st.last_park_id;
-  self->delayed_send(caf::actor_cast<coordinator_actor>(self), step_timeout(st),
-                     deadline_atom::value, st.retired_deadline);
-}
-
-// Runs the heal waiting for the stopped actors, if any.
-void go_on_retired(coordinator_state& st) {
-  st.retired.clear();
-  if (auto then = std::move(st.when_retired)) {
-    st.when_retired = nullptr;
-    then();
-  }
-}
-
-// Where shard `k` goes: its store node while alive, else the next live one
-// after it that has not `refused` it; here for a store that was here, or
-// with --respawn=anywhere once no store node is left; nothing when no place
-// can host it.
-std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
-                                         const std::vector<bool>& refused) {
-  const auto& where = st.setup.where;
-  const auto& alive = *where.store_node_alive;
-  const size_t own = where.store_node[k];
-  if (own == placement::here)
-    return placement::here;
-  for (size_t step = 0; step < alive.size(); ++step) {
-    const size_t node = (own + step) % alive.size();
-    if (alive[node] && !refused[node])
-      return node;
-  }
-  if (st.setup.plan.config.respawn_anywhere)
-    return placement::here;
-  return std::nullopt;
-}
-
-// Spawns shard `k` from plan.start where choose_store_place says, trying
-// the next place when a node turns out to be gone or refuses the shard (a
-// bad_config: too large for its frames); false (the run failed) when no
-// place is left.
-bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what) {
-  auto& st = self->state;
-  auto& where = st.setup.where;
-  std::string tried;
-  std::vector<bool> refused(where.store_node_alive->size(), false);
-  for (;;) {
-    const auto place = choose_store_place(st, k, refused);
-    if (!place) {
-      fail_store(self, what + "; no live store node can host shard " + std::to_string(k)
-                         + (tried.empty() ? "" : " (" + tried + ")")
-                         + "; --respawn=anywhere lets this process host it");
-      return false;
-    }
-    const std::string text =
-      *place == placement::here ? "this process" : "node " + where.store_nodes[*place];
-    auto spawned = where.spawn_store(*place, store_config_for(st.setup.plan, k, st.membership),
-                                     st.writer, caf::actor_cast<caf::actor>(self), {});
-    if (spawned) {
-      where.store_node[k] = *place;
-      where.store_places[k] = text;
-      where.store_clock_offsets[k] =
-        *place == placement::here ? 0 : where.store_node_offsets[*place];
-      self->monitor(*spawned);
-      st.store.shards[k] = *spawned;
-      st.shard_alive[k] = true;
-      self->send(*spawned, epoch_atom::value, uint64_t{st.epoch}, st.epoch_first_round);
-      return true;
-    }
-    tried += (tried.empty() ? "" : "; ") + text + ": " + describe(spawned.error());
-    if (*place == placement::here) {
-      fail_store(self, what + "; shard " + std::to_string(k) + " cannot start here (" + tried
-                         + ")");
-      return false;
-    }
-    if (spawned.error().category() == caf::atom("troupe")
-        && spawned.error().code() == static_cast<uint8_t>(troupe_errc::bad_config))
-      refused[*place] = true;
-    else
-      mark_store_node_lost(st, *place);
-  }
+  return "shard " + std::to_string(k) + " of " + std::to_string(st.shards.size()) + " on "
+         + st.shards[k].where.text;
 }
 
 // Counts the epoch's samples and pushes up to the snapshot's store round
@@ -178,18 +47,18 @@ void count_rounds_before(coordinator_state& st, uint64_t round) {
 
 void roll_back_epoch(coordinator_state& st, uint64_t round) {
   count_rounds_before(st, round);
-  for (size_t i = 0; i < st.reported.size(); ++i) {
-    if (!st.reported[i])
+  for (auto& replica : st.replicas) {
+    if (!replica.reported)
       continue;
-    auto& total = st.totals[i];
-    const auto& report = st.reports[i];
+    auto& total = replica.total;
+    const auto& report = replica.report;
     total.samples -= report.samples;
     total.loss_sum -= report.loss_sum;
     total.correct -= report.correct;
     total.pushes -= report.pushes;
     total.compute_seconds -= report.compute_seconds;
     total.wait_seconds -= report.wait_seconds;
-    st.reported[i] = false;
+    replica.reported = false;
   }
 }
 
@@ -199,11 +68,10 @@ void roll_back_epoch(coordinator_state& st, uint64_t round) {
 bool respawn_replicas(coordinator_pointer self, const std::string& what,
                       std::function<void()> then) {
   auto& st = self->state;
-  const auto& where = st.setup.where;
   for (size_t i = 0; i < st.replicas.size(); ++i) {
-    const size_t node = where.replica_node[i];
+    const size_t node = st.replicas[i].where.node;
     std::optional<size_t> first;
-    if (node == placement::here || st.node_alive[node])
+    if (st.nodes.alive(node))
       first = node;
     auto outcome = spawn_in_place(self, i, first);
     if (!outcome.actor) {
@@ -212,27 +80,20 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
       return false;
     }
     self->monitor(*outcome.actor);
-    st.replicas[i] = *outcome.actor;
-    st.respawning[i] = false;
+    st.replicas[i].actor = *outcome.actor;
+    st.replicas[i].respawning = false;
   }
-  const size_t shards = st.store.shards.size();
-  const uint64_t generation = st.generation;
+  const size_t shards = st.shards.size();
   gather<uint64_t>(
     st.replicas.size() * shards,
     [self, shards](size_t j) {
       auto& st = self->state;
-      return self->request(st.store.shards[j % shards], step_timeout(st), watch_atom::value,
-                           static_cast<uint32_t>(j / shards), st.replicas[j / shards],
-                           st.replica_membership[j / shards]);
+      const auto& replica = st.replicas[j / shards];
+      return self->request(st.shards[j % shards].actor, step_timeout(st), watch_atom::value,
+                           static_cast<uint32_t>(j / shards), replica.actor, replica.membership);
     },
-    [self, generation, then](std::vector<uint64_t>&) {
-      if (still_current(self->state, generation))
-        then();
-    },
-    [self, generation](caf::error& err) {
-      if (still_current(self->state, generation))
-        fail_run(self, err);
-    });
+    st.members.guard([then](std::vector<uint64_t>&) { then(); }),
+    st.members.guard([self](caf::error& err) { fail_run(self, err); }));
   return true;
 }
 
@@ -274,32 +135,6 @@ bool count_heal(coordinator_pointer self, uint64_t round, const std::string& wha
   return false;
 }
 
-// Spawns every shard again from `start`; the shards that moved, as
-// "shard K on PLACE, ..." (empty: none), or nothing when the run failed.
-std::optional<std::string> respawn_store(coordinator_pointer self, const store_start& start,
-                                         const std::string& what) {
-  auto& st = self->state;
-  auto& places = st.setup.where.store_places;
-  st.setup.plan.start = start;
-  // A heal restores the epoch under way or the end of the last one, after
-  // which the callbacks may have changed the rate: the coordinator's holds.
-  st.setup.plan.start.learning_rate_factor = st.learning_rate_factor;
-  st.store_membership = st.membership;
-  std::string moved;
-  bool placed = true;
-  for (uint32_t k = 0; placed && k < st.store.shards.size(); ++k) {
-    const std::string before = places[k];
-    placed = respawn_shard(self, k, what);
-    if (placed && places[k] != before)
-      moved += (moved.empty() ? "" : ", ") + ("shard " + std::to_string(k) + " on ") + places[k];
-  }
-  st.setup.plan.start = store_start{};
-  if (!placed)
-    return std::nullopt;
-  introduce_shards(self);
-  return moved;
-}
-
 // The store's state in the snapshot `parts`, or nothing when the run failed.
 std::optional<store_start> snapshot_start(coordinator_pointer self,
                                           std::vector<checkpoint_part>& parts,
@@ -339,7 +174,7 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
   if (!moved)
     return;
   record.round = start->round;
-  record.respawned_on = st.setup.where.store_places[record.shard];
+  record.respawned_on = st.shards[record.shard].where.text;
   const std::string told = what + "; the store healed from the snapshot of round "
                            + std::to_string(start->round) + ", "
                            + (moved->empty() ? "every shard in its place" : *moved);
@@ -377,64 +212,32 @@ void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
   store_heal_record record;
   record.shard = static_cast<uint32_t>(shard);
   record.epoch = st.epoch + 1;
-  record.membership = ++st.membership;
-  record.lost_on = st.setup.where.store_places[shard];
+  record.membership = st.members.next_epoch();
+  record.lost_on = st.shards[shard].where.text;
   record.reason = why;
   record.noticed_at =
     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const auto lost_at = clock_type::now();
   trace_instant(st, "store shard " + std::to_string(shard) + " lost");
   stop_run_actors(self);
-  const uint64_t generation = st.generation;
-  await_retired(self, [self, record, lost_at, what, generation] {
-    if (!still_current(self->state, generation))
-      return;
+  await_retired(self, st.members.guard([self, record, lost_at, what] {
+    const auto& members = self->state.members;
     self->request(self->state.writer, step_timeout(self->state), restore_atom::value)
-      .then(
-        [self, record, lost_at, what, generation](std::vector<checkpoint_part>& parts) {
-          if (still_current(self->state, generation))
-            restart_from(self, parts, record, lost_at, what);
-        },
-        [self, what, generation](caf::error& err) {
-          if (still_current(self->state, generation))
-            fail_store(self, what + "; the store cannot heal: " + describe(err));
-        });
-  });
+      .then(members.guard([self, record, lost_at, what](std::vector<checkpoint_part>& parts) {
+              restart_from(self, parts, record, lost_at, what);
+            }),
+            members.guard([self, what](caf::error& err) {
+              fail_store(self, what + "; the store cannot heal: " + describe(err));
+            }));
+  }));
 }
 
 } // namespace
 
-bool retired_down(coordinator_pointer self, const caf::down_msg& msg) {
-  auto& st = self->state;
-  auto found = std::find_if(st.retired.begin(), st.retired.end(),
-                            [&](const auto& r) { return r.address == msg.source; });
-  if (found == st.retired.end())
-    return false;
-  if (msg.reason == caf::exit_reason::remote_link_unreachable) {
-    if (found->store_node != placement::here)
-      mark_store_node_lost(st, found->store_node);
-    if (found->replica_node != placement::here)
-      st.node_alive[found->replica_node] = false;
-  }
-  st.retired.erase(found);
-  if (st.retired.empty())
-    go_on_retired(st);
-  return true;
-}
-
-bool retired_deadline(coordinator_pointer self, uint64_t id) {
-  auto& st = self->state;
-  if (id != st.retired_deadline)
-    return false;
-  if (st.when_retired)
-    go_on_retired(st);
-  return true;
-}
-
 void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
                 bool node_lost) {
   auto& st = self->state;
-  st.shard_alive[shard] = false; // nothing waits for its answers from now on
+  st.shards[shard].alive = false; // nothing waits for its answers from now on
   if (st.shard_flushed)
     st.shard_flushed(shard); // a failed run was waiting for its last answer
   if (st.done)
@@ -444,9 +247,8 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
     fail_store(self, what);
     return;
   }
-  const size_t node = st.setup.where.store_node[shard];
-  if (node_lost && node != placement::here)
-    mark_store_node_lost(st, node);
+  if (node_lost)
+    st.nodes.lose(st.shards[shard].where.node);
   heal_store(self, shard, what, why);
 }
 

@@ -22,14 +22,6 @@ namespace troupe {
 /// or when nothing can host the shard, the run ends naming it.
 void lose_shard(coordinator_pointer self, size_t shard, const std::string& why, bool node_lost);
 
-/// Takes the down message of an actor a heal stopped (false: another
-/// actor's); once every one is in, the heal goes on.
-bool retired_down(coordinator_pointer self, const caf::down_msg& msg);
-
-/// Lets a heal go on when deadline `id` is its wait for the stopped actors'
-/// down messages (false: another deadline).
-bool retired_deadline(coordinator_pointer self, uint64_t id);
-
 /// With a store that heals: sends every shard's part of the store's state
 /// now (the run's start, an epoch's end) to the writer to keep as a
 /// snapshot, then calls `then`. A heal between epochs starts from the end's

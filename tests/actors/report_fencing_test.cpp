@@ -33,22 +33,22 @@ TEST_CASE("the coordinator drops and counts a report of a replaced actor, of ano
   auto current = sys.spawn(idle_replica);
   auto replaced = sys.spawn(idle_replica);
   coordinator_state st;
-  st.replicas = {current};
-  st.replica_membership = {2};
-  st.reported = {false};
+  st.replicas.resize(1);
+  st.replicas[0].actor = current;
+  st.replicas[0].membership = 2;
   replica_report report;
   report.membership = 2;
   CHECK_FALSE(counts_as_report(st, 0, replaced.address(), report));
-  CHECK(st.fenced_answers == 1);
+  CHECK(st.members.fenced_answers == 1);
   report.membership = 1;
   CHECK_FALSE(counts_as_report(st, 0, current.address(), report));
-  CHECK(st.fenced_answers == 2);
+  CHECK(st.members.fenced_answers == 2);
   report.membership = 2;
   CHECK(counts_as_report(st, 0, current.address(), report));
-  CHECK(st.fenced_answers == 2);
-  st.reported[0] = true;
+  CHECK(st.members.fenced_answers == 2);
+  st.replicas[0].reported = true;
   CHECK_FALSE(counts_as_report(st, 0, current.address(), report));
-  CHECK(st.fenced_answers == 3);
+  CHECK(st.members.fenced_answers == 3);
   for (const auto& actor : {current, replaced})
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
 }
