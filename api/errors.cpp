@@ -15,8 +15,6 @@ errc public_code(const caf::error& err) {
   if (err.category() != caf::atom("troupe"))
     return err == caf::sec::request_timeout ? errc::timeout : errc::run_failed;
   switch (static_cast<troupe_errc>(err.code())) {
-  case troupe_errc::bad_config:
-    return errc::invalid_argument;
   case troupe_errc::bad_data:
   case troupe_errc::bad_gradient:
     return errc::bad_data;
@@ -30,7 +28,8 @@ errc public_code(const caf::error& err) {
     return errc::node_lost;
   case troupe_errc::stopped:
     return errc::stopped;
-  default: // a callback that threw, a protocol refusal
+  default: // a callback that threw; a node that refused the run (its options
+             // were checked before it started: a refusal is the run's failure)
     return errc::run_failed;
   }
 }

@@ -11,8 +11,9 @@ namespace troupe {
 error invalid_option(const caf::error& err);
 
 /// Returns `err` (a run that ended early) as the public error of its kind:
-/// invalid_argument, bad_data, device, node_lost (a replica, shard, node or
-/// link lost), timeout, stopped (as the caller asked) or run_failed.
+/// bad_data, device, node_lost (a replica, shard, node or link lost),
+/// timeout, stopped (as the caller asked) or run_failed (a node's refusal
+/// included).
 error run_failure(const caf::error& err);
 
 } // namespace troupe
