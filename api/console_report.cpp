@@ -117,11 +117,10 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
   if (cfg.log_every > 0) // a poll per 20 ms keeps records near every N steps
     observer.progress_interval = std::chrono::milliseconds(bar ? 100 : 20);
   if (metrics) {
-    observer.on_respawn = [metrics](const respawn_record& r) { metrics->write_respawn(r); };
-    observer.on_recovery = [metrics](const recovery_record& r) { metrics->write_recovery(r); };
-    observer.on_store_heal = [metrics](const store_heal_record& h) {
-      metrics->write_store_heal(h);
+    observer.on_replacement = [metrics](const replacement_record& r) {
+      metrics->write_replacement(r);
     };
+    observer.on_recovery = [metrics](const recovery_record& r) { metrics->write_recovery(r); };
   }
   if (!quiet)
     observer.on_warning = [](const std::string& text) {

@@ -58,33 +58,26 @@ struct epoch_progress {
   double run_seconds = 0;      // wall time since the run started
 };
 
-/// Records one replica's new actor: respawned in a lost one's place
-/// (--on-replica-loss=respawn), or moved onto a node that joined.
-struct respawn_record {
-  bool moved = false;         // a move onto a joining node, not a loss
-  uint32_t replica = 0;
+/// Says what a replacement was.
+enum class replacement_kind {
+  respawn,    // a lost replica's new actor (--on-replica-loss=respawn)
+  move,       // a replica moved onto a node that joined
+  store_heal, // a lost store shard: the run rolled back to a snapshot, the
+              // shards and every replica started again from it
+};
+
+/// Records one replacement of an actor of the run.
+struct replacement_record {
+  replacement_kind kind = replacement_kind::respawn;
+  uint32_t index = 0;         // the replica (respawn, move) or the lost shard (store_heal)
   uint32_t epoch = 0;         // 1-based
-  uint64_t round = 0;         // the store round the new actor starts at
+  uint64_t round = 0;         // the store round the new actors start at
   std::string lost_on;        // where the lost one ran ("node H:P (cpu)", "cpu")
   std::string respawned_on;   // where the new one runs
   std::string reason;         // why the lost one ended; for a move, which node joined
-  double milliseconds = 0;    // from the news of the loss (or the move) to the new one's order
+  double milliseconds = 0;    // from the news of the loss (or the move) to the new orders
   double noticed_at = 0;      // when that news came: seconds since the Unix epoch
-  uint64_t membership = 0;    // the membership epoch the new actor belongs to
-};
-
-/// Records one heal of a store on nodes: a shard lost, the run rolled back
-/// to a snapshot, the shards and every replica started again from it.
-struct store_heal_record {
-  uint32_t shard = 0;         // the lost one
-  uint32_t epoch = 0;         // 1-based
-  uint64_t round = 0;         // the snapshot's store round: where the run went on from
-  std::string lost_on;        // where the lost shard ran ("node H:P")
-  std::string respawned_on;   // where its new actor runs
-  std::string reason;         // why the lost one ended
-  double milliseconds = 0;    // from the news of the loss to the replicas' orders
-  double noticed_at = 0;      // when that news came: seconds since the Unix epoch
-  uint64_t membership = 0;    // the membership epoch every new actor belongs to
+  uint64_t membership = 0;    // the membership epoch the new actors belong to
 };
 
 /// Records the end of one recovery (a respawn after a loss, or a store
@@ -108,11 +101,9 @@ using warning_observer = std::function<void(const std::string&)>;
 /// Receives the epoch's progress every progress_interval while it runs.
 using progress_observer = std::function<void(const epoch_progress&)>;
 
-/// Receives each respawn once the new replica has its order.
-using respawn_observer = std::function<void(const respawn_record&)>;
-
-/// Receives each store heal once the replicas have their orders.
-using store_heal_observer = std::function<void(const store_heal_record&)>;
+/// Receives each replacement (respawn, move or store heal) once the new
+/// actors have their orders.
+using replacement_observer = std::function<void(const replacement_record&)>;
 
 /// Receives each recovery once the round it restarted from has closed.
 using recovery_observer = std::function<void(const recovery_record&)>;
@@ -147,8 +138,7 @@ struct fit_observer {
   // once per interval (one small request, never one message per step).
   progress_observer on_progress;
   std::chrono::milliseconds progress_interval{100};
-  respawn_observer on_respawn;
-  store_heal_observer on_store_heal;
+  replacement_observer on_replacement;
   recovery_observer on_recovery;
 };
 

@@ -94,22 +94,14 @@ void metrics_log::write_step(const epoch_progress& p) {
   write_line(j.dump());
 }
 
-void metrics_log::write_respawn(const respawn_record& r) {
+void metrics_log::write_replacement(const replacement_record& r) {
+  const bool heal = r.kind == replacement_kind::store_heal;
+  const char* name = heal ? "store_heal" : r.kind == replacement_kind::move ? "move" : "respawn";
   nlohmann::json j = {
-    {"record", r.moved ? "move" : "respawn"}, {"replica", r.replica}, {"epoch", r.epoch},
+    {"record", name},        {heal ? "shard" : "replica", r.index}, {"epoch", r.epoch},
     {"round", r.round},      {"lost_on", r.lost_on},           {"respawned_on", r.respawned_on},
     {"reason", r.reason},    {"milliseconds", r.milliseconds}, {"noticed_at", r.noticed_at},
     {"membership", r.membership},
-  };
-  write_line(j.dump());
-}
-
-void metrics_log::write_store_heal(const store_heal_record& h) {
-  nlohmann::json j = {
-    {"record", "store_heal"}, {"shard", h.shard},   {"epoch", h.epoch},
-    {"round", h.round},       {"lost_on", h.lost_on}, {"respawned_on", h.respawned_on},
-    {"reason", h.reason},     {"milliseconds", h.milliseconds}, {"noticed_at", h.noticed_at},
-    {"membership", h.membership},
   };
   write_line(j.dump());
 }

@@ -33,12 +33,10 @@ public:
   /// Writes a "step" record: the run's optimizer steps, samples and wall
   /// time so far, and the epoch's mean training loss so far (--log-every).
   void write_step(const epoch_progress& progress);
-  /// Writes a "respawn" record: which replica, in which epoch and round,
-  /// from where to where, and how long the respawn took.
-  void write_respawn(const respawn_record& respawn);
-  /// Writes a "store_heal" record: which shard, from where to where, the
-  /// snapshot round the run went on from, and how long the heal took.
-  void write_store_heal(const store_heal_record& heal);
+  /// Writes a "respawn", "move" or "store_heal" record: which replica (or
+  /// shard), in which epoch and round (a heal's: the snapshot's), from where
+  /// to where, and how long the replacement took.
+  void write_replacement(const replacement_record& replacement);
   /// Writes a "recovery" record: what recovered, the round it restarted
   /// from, and when that round closed (from the news of the loss, and as a
   /// wall-clock time).

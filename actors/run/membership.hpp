@@ -23,7 +23,7 @@ namespace troupe {
 struct parked_respawn {
   size_t index = 0;
   std::string what;
-  respawn_record record;
+  replacement_record record;
   std::chrono::steady_clock::time_point lost_at;
   uint64_t id = 0;
 };

@@ -107,13 +107,14 @@ std::optional<params_msg> round_params(coordinator_pointer self, size_t index,
 // `resume` (its next push: policy_traits::resumes_pushes), and records the
 // respawn.
 void start_from(coordinator_pointer self, size_t index, const std::string& what,
-                respawn_record record, clock_type::time_point lost_at,
+                replacement_record record, clock_type::time_point lost_at,
                 std::vector<params_msg>& parts, std::optional<uint64_t> resume) {
   auto& st = self->state;
   if (resume)
     for (auto& part : parts)
       part.round = std::max(*resume, st.epoch_first_round);
-  auto params = round_params(self, index, parts, what, record.moved);
+  const bool moved = record.kind == replacement_kind::move;
+  auto params = round_params(self, index, parts, what, moved);
   if (!params)
     return;
   auto& slot = st.replicas[index];
@@ -124,16 +125,16 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
   record.membership = slot.membership;
   record.milliseconds =
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
-  const std::string verb = record.moved ? " moved to " : " respawned on ";
+  const std::string verb = moved ? " moved to " : " respawned on ";
   trace_instant(st, "replica " + std::to_string(index) + verb + record.respawned_on
                       + " at round " + std::to_string(record.round));
-  if (!record.moved)
+  if (!moved)
     warn(st, what + "; respawned on " + record.respawned_on + " at round "
                + std::to_string(record.round) + " in "
                + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
-  if (st.setup.observer.on_respawn)
-    st.setup.observer.on_respawn(record);
-  if (!record.moved)
+  if (st.setup.observer.on_replacement)
+    st.setup.observer.on_replacement(record);
+  if (!moved)
     watch_recovery(self, "respawn", params->round, record.membership, lost_at);
   if (!slot.reported) // else the next epoch's order reaches it
     order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
@@ -195,7 +196,7 @@ void settle_round(coordinator_pointer self, std::vector<params_msg> parts,
 // where a shard that took that round's push already answers the new
 // actor's without using it.
 void order_from_shards(coordinator_pointer self, size_t index, const std::string& what,
-                       respawn_record record, clock_type::time_point lost_at,
+                       replacement_record record, clock_type::time_point lost_at,
                        std::optional<uint64_t> next) {
   auto from_settled = self->state.members.guard(
     [self, index, what, record, lost_at](std::vector<params_msg>& settled) {
@@ -254,9 +255,9 @@ void place_and_order(coordinator_pointer self, parked_respawn waiting,
 // Puts a new actor in replica `index`'s place (on `first` if it can) and
 // orders it from the open round; `record` says why.
 void replace_replica(coordinator_pointer self, size_t index, const std::string& what,
-                     respawn_record record, std::optional<size_t> first) {
+                     replacement_record record, std::optional<size_t> first) {
   auto& st = self->state;
-  record.replica = static_cast<uint32_t>(index);
+  record.index = static_cast<uint32_t>(index);
   record.epoch = st.epoch + 1;
   st.members.next_epoch();
   record.lost_on = st.replicas[index].where.text;
@@ -313,7 +314,7 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
   trace_instant(st, "replica " + std::to_string(index) + " lost");
   if (node_lost)
     st.nodes.lose(st.replicas[index].where.node);
-  respawn_record record;
+  replacement_record record;
   record.reason = reason;
   replace_replica(self, index, what, std::move(record), std::nullopt);
 }
@@ -324,8 +325,8 @@ void move_replica(coordinator_pointer self, size_t index, size_t node,
   // The old actor stops first; a push it still sends is fenced, and one the
   // shards hold is forgotten when they watch the new one.
   self->send_exit(st.replicas[index].actor, caf::exit_reason::user_shutdown);
-  respawn_record record;
-  record.moved = true;
+  replacement_record record;
+  record.kind = replacement_kind::move;
   record.reason = why;
   const std::string what = "replica " + std::to_string(index) + " on "
                            + st.replicas[index].where.text + " moving (" + why + ")";

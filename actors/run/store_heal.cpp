@@ -108,7 +108,7 @@ void order_all(coordinator_pointer self, const params_msg& params) {
 
 // Tells the observer of a heal whose replicas are ready; `told` says what
 // was lost and where the shards went.
-void report_heal(coordinator_pointer self, store_heal_record record,
+void report_heal(coordinator_pointer self, replacement_record record,
                  clock_type::time_point lost_at, const std::string& told) {
   auto& st = self->state;
   ++st.heals;
@@ -116,8 +116,8 @@ void report_heal(coordinator_pointer self, store_heal_record record,
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
   trace_instant(st, "store healed from round " + std::to_string(record.round));
   warn(st, told + ", in " + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
-  if (st.setup.observer.on_store_heal)
-    st.setup.observer.on_store_heal(record);
+  if (st.setup.observer.on_replacement)
+    st.setup.observer.on_replacement(record);
   watch_recovery(self, "store_heal", record.round, record.membership, lost_at);
 }
 
@@ -164,7 +164,7 @@ std::optional<store_start> snapshot_start(coordinator_pointer self,
 // Starts the shards again from the snapshot `parts`, then every replica:
 // ordered from the snapshot's round, or on between epochs at an epoch's end.
 void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
-                  store_heal_record record, clock_type::time_point lost_at,
+                  replacement_record record, clock_type::time_point lost_at,
                   const std::string& what) {
   auto& st = self->state;
   const auto start = snapshot_start(self, parts, what);
@@ -174,7 +174,7 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
   if (!moved)
     return;
   record.round = start->round;
-  record.respawned_on = st.shards[record.shard].where.text;
+  record.respawned_on = st.shards[record.index].where.text;
   const std::string told = what + "; the store healed from the snapshot of round "
                            + std::to_string(start->round) + ", "
                            + (moved->empty() ? "every shard in its place" : *moved);
@@ -209,8 +209,9 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
 void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
                 const std::string& why) {
   auto& st = self->state;
-  store_heal_record record;
-  record.shard = static_cast<uint32_t>(shard);
+  replacement_record record;
+  record.kind = replacement_kind::store_heal;
+  record.index = static_cast<uint32_t>(shard);
   record.epoch = st.epoch + 1;
   record.membership = st.members.next_epoch();
   record.lost_on = st.shards[shard].where.text;
