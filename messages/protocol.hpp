@@ -159,6 +159,9 @@ struct replica_config {
   uint64_t train_rows = 0;  // trains on the data's first rows only (a validation split); 0: all
   std::vector<float> class_weights; // per class (--class-weights); empty: every sample weighs 1
   bool gradient_norm = false; // push the whole gradient's norm (push_msg::gradient_norm)
+  // What its gradients are rounded to before they are pushed, and the
+  // parameters of an epoch order on arrival (--wire, messages/float_codec.hpp).
+  float_codec wire = float_codec::fp32;
 };
 
 /// Carries one store shard's sum of squares of its slice of a round's
@@ -214,6 +217,10 @@ struct store_config {
   uint64_t membership = 0; // the run's membership epoch this shard is spawned in
   int32_t fault_signal = 0; // a node's --fault: this signal to the process (0: none)
   uint64_t fault_round = 0; //   as the shard closes this round
+  // What the parameters it answers pushes with are rounded to, and the
+  // codec every pushed gradient must come in (--wire); it keeps and steps
+  // fp32 masters.
+  float_codec wire = float_codec::fp32;
 };
 
 /// Carries one shard's part of a checkpoint: its slices of the parameters and
@@ -339,7 +346,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
            x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows,
-           x.class_weights, x.gradient_norm);
+           x.class_weights, x.gradient_norm, x.wire);
 }
 
 template <class Inspector>
@@ -354,7 +361,7 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.initial_version, x.initial_optimizer_state, x.initial_optimizer_steps,
            x.initial_round, x.learning_rate_factor, x.state_spans, x.checkpoint_every,
            x.snapshot_every, x.pin_core, x.trace,
-           x.membership, x.fault_signal, x.fault_round);
+           x.membership, x.fault_signal, x.fault_round, x.wire);
 }
 
 template <class Inspector>

@@ -3,7 +3,8 @@
 // buffer; across processes the view is written as one block of raw bytes
 // instead of CAF's element-by-element default (docs/benchmarks.md, "The wire").
 // That block assumes every node has the same byte order and IEEE-754 floats;
-// the connect handshake checks it. Floats in a device's memory travel in a
+// the connect handshake checks it. Floats rounded to a 16-bit codec
+// (float_codec.hpp) travel as 16-bit values and are widened on arrival. Floats in a device's memory travel in a
 // device_floats (device_floats.hpp), which never leaves its process.
 #pragma once
 
@@ -17,6 +18,8 @@
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/serializer.hpp>
+
+#include "messages/float_codec.hpp"
 
 namespace troupe {
 
@@ -33,6 +36,13 @@ struct shared_floats {
   std::shared_ptr<const float> buffer;
   size_t offset = 0; // where the view starts in `buffer`
   size_t count = 0;  // floats in the view
+  // The codec the floats are rounded to: across processes they travel in its
+  // width. Marks the values only; whoever sets it has rounded them.
+  float_codec codec = float_codec::fp32;
+  // Read off the wire malformed (a 16-bit block of the wrong length for its
+  // count): what was wrong; the view is then empty. Whoever reads the
+  // message refuses it, naming the sender.
+  std::string fault;
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -59,8 +69,13 @@ struct shared_floats {
   const float* data() const { return buffer ? buffer.get() + offset : nullptr; }
   /// Returns the view of `slice_count` floats from `slice_offset` on, within this view.
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
-    return shared_floats{buffer, offset + slice_offset, slice_count};
+    shared_floats view{buffer, offset + slice_offset, slice_count};
+    view.codec = codec;
+    return view;
   }
+  /// Returns a copy of the view with `values` rounded to `codec` (a view of
+  /// the same buffer for fp32).
+  shared_floats rounded(float_codec to) const;
   /// Copies the viewed floats out.
   std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }
 
@@ -73,10 +88,12 @@ private:
   }
 };
 
-/// Writes the buffer as a length and one raw block.
+/// Writes the codec, the length and one raw block: the floats, or their
+/// 16-bit values with the block's length in bytes.
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
-/// Reads what inspect(serializer&) wrote into a fresh buffer.
+/// Reads what inspect(serializer&) wrote into a fresh buffer, widening
+/// 16-bit values; a 16-bit block of the wrong length leaves `fault` set.
 caf::error inspect(caf::deserializer& source, shared_floats& x);
 
 /// Describes the buffer for other inspectors (to_string): its size only.

@@ -105,6 +105,9 @@ caf::error check_store_device(const run_config& c) {
   if (!names_a_device(device))
     return bad_config("--store-device: '" + device
                       + "' is not a device (expected cpu or cuda:N)");
+  if (device != "cpu" && c.wire != float_codec::fp32)
+    return bad_config(std::string{"--wire="} + codec_name(c.wire) + " rounds on the host: use "
+                      "--store-device=cpu, or --wire=fp32 with --store-device=" + device);
   if (device == "cpu" || steps_on_device(c.optimizer))
     return caf::none;
   if (c.optimizer.global_clipnorm != 0.0f)
@@ -302,6 +305,8 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   // Named only when set, so a checkpoint of a run without them still resumes.
   if (auto weights = class_weights_text(c.class_weights); !weights.empty())
     all.push_back({"class-weights", std::move(weights)});
+  if (c.wire != float_codec::fp32)
+    all.push_back({"wire", codec_name(c.wire)});
   return all;
 }
 

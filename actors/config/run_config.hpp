@@ -62,6 +62,9 @@ struct run_config {
   std::vector<host_port> store_nodes; // shard k on node k mod n; empty: here
   bool store_here = false; // --store-nodes=here: this process even with --nodes
   std::string store_device = "cpu";   // cpu | cuda:N
+  // What gradients and parameters are rounded to on their way between
+  // replicas and shards (--wire): part of the run's math, here and on nodes.
+  float_codec wire = float_codec::fp32;
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
   bool respawn_anywhere = false; // respawn in this process once no node can host
@@ -97,8 +100,9 @@ bool heals_store(const run_config& config);
 
 /// Lists the settings a resumed run must share with the run that wrote the
 /// checkpoint, under their option names: the model, the policy and its
-/// settings, replicas, batch size, seed, the optimizer and the class weights
-/// (named only when some class weighs other than 1). Epochs may differ.
+/// settings, replicas, batch size, seed, the optimizer, the class weights
+/// (named only when some class weighs other than 1) and the wire codec
+/// (named only when not fp32). Epochs may differ.
 std::vector<setting_text> resume_settings(const run_config& config);
 
 /// Checks a run against its data and fills in what follows from the rest

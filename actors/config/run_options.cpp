@@ -131,6 +131,22 @@ caf::expected<replica_loss_action> parse_loss_action(const std::string& text,
                                                       + "' (expected respawn, abort or continue)");
 }
 
+// --staleness-lr and --wire.
+caf::error parse_named_choices(const std::string& staleness_lr, const std::string& wire,
+                               run_config& c) {
+  if (staleness_lr != "none" && staleness_lr != "inverse")
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--staleness-lr: '" + staleness_lr + "' (expected none or inverse)");
+  c.policy.settings.staleness_lr = staleness_lr == "inverse" ? staleness_lr_rule::inverse
+                                                             : staleness_lr_rule::none;
+  auto codec = parse_float_codec(wire);
+  if (!codec)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "--wire: '" + wire + "' (expected fp32, bf16 or fp16)");
+  c.wire = *codec;
+  return caf::none;
+}
+
 } // namespace
 
 run_options::run_options(cluster_config& cli) : cli_(cli) {
@@ -166,6 +182,10 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            option_hint{"H:P,H:P|here"}.otherwise(
              "with --nodes and a cpu store, the replica nodes; else this process"));
   cli.bind(s, store_node_, "store-node", "one node to run the whole store on", {"H:P"});
+  cli.bind(s, wire_, "wire",
+           "fp32, bf16 or fp16: gradients are rounded to it before they are pushed and the "
+           "parameters the shards answer with (they keep and step fp32), in one process too; "
+           "between processes they travel in its width", {"CODEC"});
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");
@@ -246,11 +266,8 @@ caf::expected<run_config> run_options::to_run_config() const {
                                "--accept-joins: " + describe(joins.error()));
     c.accept_joins = *joins;
   }
-  if (staleness_lr_ != "none" && staleness_lr_ != "inverse")
-    return make_troupe_error(troupe_errc::bad_config,
-                             "--staleness-lr: '" + staleness_lr_ + "' (expected none or inverse)");
-  c.policy.settings.staleness_lr = staleness_lr_ == "inverse" ? staleness_lr_rule::inverse
-                                                              : staleness_lr_rule::none;
+  if (auto err = parse_named_choices(staleness_lr_, wire_, c))
+    return err;
   auto slow = parse_slow_replica(slow_replica_);
   if (!slow)
     return slow.error();

@@ -41,6 +41,7 @@ private:
   std::string weight_decay_; // empty: the optimizer's default (optimizer_kind)
   std::string lr_schedule_ = "constant";
   std::string class_weights_; // CLASS:WEIGHT,...; empty: every sample weighs 1
+  std::string wire_ = "fp32";
 };
 
 /// Parses a --devices value: "cpu", a list such as "cuda:0,cuda:1", or "auto"

@@ -144,12 +144,28 @@ caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positio
   return caf::none;
 }
 
+// An answer whose parameters were read off the wire malformed, named.
+caf::error malformed_answer(const replica_state& st, const std::vector<params_msg>& parts) {
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (!parts[k].values.fault.empty())
+      return make_troupe_error(troupe_errc::bad_gradient,
+                               "replica " + std::to_string(st.setup->config.index)
+                                 + ": the answer of store shard " + std::to_string(k)
+                                 + " to round " + std::to_string(st.first_round + st.next_round)
+                                 + " arrived malformed: " + parts[k].values.fault);
+  return caf::none;
+}
+
 // Takes the shards' answers to push `serial` and runs the next round.
 void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>& parts) {
   auto& st = self->state;
   if (!st.waiting || serial != st.pushes)
     return; // the watchdog gave up on this push already
   st.waiting = false;
+  if (auto err = malformed_answer(st, parts)) {
+    st.promise.deliver(std::move(err));
+    return;
+  }
   const auto answered = clock_type::now();
   st.report.wait_seconds += seconds_between(st.pushed_at, answered);
   if (st.setup->config.trace)
@@ -279,6 +295,9 @@ caf::result<replica_report> start_epoch(replica_pointer self, epoch_order& order
                                + std::to_string(order.membership));
   st.promise = self->make_response_promise<replica_report>();
   st.params = std::move(order.params);
+  // An order carries the shards' fp32 masters; the replica computes on them
+  // rounded to the run's codec, as on every answer to its pushes.
+  st.params.values = st.params.values.rounded(cfg.wire);
   st.device_parts.clear();
   st.first_round = st.params.round - order.start_round;
   st.order = epoch_permutation(st.setup->train->size(), cfg.seed, order.epoch);

@@ -71,8 +71,14 @@ batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
   samples.step = round;
   samples.seed = setup.config.seed;
   const batch_result result = setup.model->gradient(parameters, samples, buffer.get());
+  // The push's rounding (--wire), in place: the only pass over the gradient
+  // before it is handed to the shards.
+  const float_codec codec = setup.config.wire;
+  round_in_place(codec, buffer.get(), count);
   push.gradient = shared_floats{std::move(buffer), 0, count};
-  if (setup.device)
+  push.gradient.codec = codec;
+  // A finite float may round to Inf (past fp16's largest): then the shard reads it.
+  if (setup.device && codec == float_codec::fp32)
     push.proven_finite = setup.device->last_gradient_proven_finite();
   return batch_stats{result.loss_sum, result.correct, static_cast<int64_t>(indices.size())};
 }

@@ -122,6 +122,7 @@ store_config store_config_for(const run_plan& plan, uint32_t shard, uint64_t mem
   s.pin_core = c.pin_cores;
   s.trace = !c.trace_path.empty();
   s.membership = membership;
+  s.wire = c.wire;
   return s;
 }
 
@@ -145,6 +146,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.class_weights = c.class_weights;
   // Without rounds each push is a step: its replica knows the whole gradient.
   r.gradient_norm = c.optimizer.global_clipnorm > 0.0f && !plan.traits.steps_per_round;
+  r.wire = c.wire;
   return r;
 }
 

@@ -120,4 +120,16 @@ shared_floats shard_buffers::on_host(const shared_floats& view, uint64_t version
   return shared_floats{host_copy_};
 }
 
+shared_floats shard_buffers::on_wire(const shared_floats& view, uint64_t version,
+                                     float_codec codec) {
+  if (codec == float_codec::fp32)
+    return view;
+  if (wire_version_ != version || wire_source_ != view.data() || wire_copy_.size() != view.size()) {
+    wire_copy_ = view.rounded(codec);
+    wire_version_ = version;
+    wire_source_ = view.data();
+  }
+  return wire_copy_;
+}
+
 } // namespace troupe

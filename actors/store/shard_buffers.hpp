@@ -77,6 +77,11 @@ public:
   /// copy for this call.
   shared_floats on_host(const shared_floats& view, uint64_t version);
 
+  /// Returns `view` (host memory, of `version`) rounded to `codec` (--wire):
+  /// the view itself for fp32, else a rounded copy made once per version and
+  /// buffer, which every answer of that version shares.
+  shared_floats on_wire(const shared_floats& view, uint64_t version, float_codec codec);
+
 private:
   std::shared_ptr<float> new_buffer() const;
   std::shared_ptr<float> free_buffer();
@@ -94,6 +99,9 @@ private:
   std::shared_ptr<const device_event> stepped_; // fires once the last step is done
   std::shared_ptr<std::vector<float>> host_copy_;
   uint64_t host_version_ = UINT64_MAX;
+  shared_floats wire_copy_; // on_wire's rounded copy, of wire_version_ from wire_source_
+  uint64_t wire_version_ = UINT64_MAX;
+  const float* wire_source_ = nullptr;
 };
 
 } // namespace troupe

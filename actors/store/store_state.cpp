@@ -36,6 +36,13 @@ checkpoint_part store_state::part(bool epoch_complete) {
 
 params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
                                      bool device_answer) {
+  params_msg msg = value_of(staleness, steps_back, device_answer);
+  if (msg.values.size() > 0)
+    msg.values = buffers->on_wire(msg.values, msg.version, settings.wire);
+  return msg;
+}
+
+params_msg store_state::value_of(uint64_t staleness, uint64_t steps_back, bool device_answer) {
   params_msg msg;
   msg.round = policy->next_round();
   msg.staleness = staleness;
@@ -185,14 +192,14 @@ void store_state::answer_unused(uint64_t ticket) {
 
 caf::expected<params_msg> store_state::answer_at(uint64_t wanted) {
   if (wanted == version)
-    return answer_value(0, 0, false);
+    return masters_value();
   auto before = buffers->previous();
   if (wanted + 1 != version || !before || device())
     return make_troupe_error(troupe_errc::bad_config,
                              "store shard " + std::to_string(settings.shard)
                                + " holds version " + std::to_string(version) + ", not "
                                + std::to_string(wanted));
-  params_msg msg = answer_value(0, 0, false);
+  params_msg msg = masters_value();
   msg.version = wanted;
   msg.round = msg.round - 1;
   msg.values = std::move(*before);
@@ -247,7 +254,23 @@ caf::error store_state::check_finite(const push_msg& push) const {
   return caf::none;
 }
 
+caf::error store_state::check_codec(const push_msg& push) const {
+  const auto& gradient = push.gradient;
+  const std::string from = "gradient from replica " + std::to_string(push.replica)
+                           + " for round " + std::to_string(push.round);
+  if (!gradient.fault.empty())
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             from + " arrived malformed: " + gradient.fault);
+  if (gradient.size() > 0 && gradient.codec != settings.wire)
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             from + " came as " + codec_name(gradient.codec) + ", but the run's "
+                               + "--wire is " + codec_name(settings.wire));
+  return caf::none;
+}
+
 caf::error store_state::take_gradient(push_msg& push) {
+  if (auto err = check_codec(push))
+    return err;
   const size_t size = push.device_gradient ? push.device_gradient.floats.size()
                                            : push.gradient.size();
   if (!(size == range.count || (size == 0 && push.batch_size == 0)))

@@ -120,8 +120,15 @@ struct store_state : store_port {
   // versions before it (a delayed policy's), as a view where it lives (the
   // host, or the device if the pusher asked for device memory) or else a
   // host copy.
+  // The host values of an answer to a push are rounded to the run's codec
+  // (--wire): replicas compute on them.
   params_msg answer_value(uint64_t staleness, uint64_t steps_back = 0,
                           bool device_answer = false);
+
+  // The current parameters as the shard keeps them (fp32 masters), for the
+  // coordinator: epoch orders (each replica rounds them on arrival) and the
+  // run's result.
+  params_msg masters_value() { return value_of(0, 0, false); }
 
   // Reads the last step's verdict on the device (device_verdicts::check);
   // none on the host.
@@ -153,6 +160,9 @@ struct store_state : store_port {
   void round_closed() override;
 
 private:
+  // answer_value before the rounding.
+  params_msg value_of(uint64_t staleness, uint64_t steps_back, bool device_answer);
+
   // The calls of store_port as they run once no clipped step waits.
   void answer_now(uint64_t ticket, uint64_t steps_back);
   void refuse_open_now(troupe_errc code, const std::string& reason);
@@ -181,6 +191,10 @@ private:
   // the original); a host source is read before copy_to_device returns.
   shared_floats copy_here(const float* source, size_t count, const device_event* ready,
                           bool from_device);
+
+  // Refuses a host gradient read off the wire malformed, or in another codec
+  // than the run's (--wire).
+  caf::error check_codec(const push_msg& push) const;
 
   // Refuses a gradient with NaN or Inf, read where it is now.
   caf::error check_finite(const push_msg& push) const;

@@ -134,7 +134,7 @@ store_actor::behavior_type variable_store(store_pointer self,
       return checked<params_msg>(self, [&] { return settled(self, self->state.answer_at(version)); });
     },
     [self](params_atom) {
-      return checked<params_msg>(self, [&] { return settled(self, self->state.answer_value(0)); });
+      return checked<params_msg>(self, [&] { return settled(self, self->state.masters_value()); });
     },
     [self](await_atom, uint64_t round) { return await_round(self, round); },
     [self](halt_atom) { return halt_shard(self); },

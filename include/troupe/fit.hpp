@@ -103,6 +103,10 @@ public:
   fit_options& class_weights(std::initializer_list<std::pair<const int, float>> weights) {
     return class_weights(std::map<int, float>(weights));
   }
+  /// Rounds gradients and the parameters replicas compute on to "bf16" or
+  /// "fp16" (--wire; "fp32": as computed), in one process and between
+  /// processes alike; the store keeps and steps fp32.
+  fit_options& wire(const std::string& codec) { return set("wire", codec); }
   /// Runs the replicas on nodes: "host:port,host:port".
   fit_options& nodes(const std::string& list) { return set("nodes", list); }
   /// Writes TensorBoard event files of each epoch's figures under `dir`

@@ -489,6 +489,8 @@ TEST_CASE("a corrupt float buffer length is refused, not allocated",
   // The length says 2^31 floats (8 GiB); the frame holds none of them.
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
+  uint8_t fp32 = 0;
+  REQUIRE_FALSE(sink(fp32));
   size_t huge = size_t{1} << 31;
   REQUIRE_FALSE(sink.begin_sequence(huge));
   shared_floats back;

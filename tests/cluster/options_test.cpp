@@ -72,6 +72,10 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
      "--devices: device 'cuda:0': this build has no CUDA backend"},
 #endif
     {"--global-clipnorm=1 --store-device=cuda:0", "cannot clip by global norm"},
+    // The wire codec.
+    {"--wire=int4", "--wire: 'int4' (expected fp32, bf16 or fp16)"},
+    {"--wire=bf16 --store-device=cuda:0", "--wire=bf16 rounds on the host: use "
+                                          "--store-device=cpu"},
   };
   temp_dir dir{"troupe-cluster"};
   int index = 0;

@@ -1,0 +1,90 @@
+// --wire=bf16 and --wire=fp16 are part of the run's math: a sync run has the
+// same bits in one process with 1 and 3 store shards and on two node
+// processes (its slices crossing between them in 16 bits), differs from
+// fp32's, and still learns.
+#include "tests/cluster/cluster_test.hpp"
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+const std::vector<std::string> sync_run{"--mode=sync", "--epochs=1", "--batch-size=64",
+                                        "--seed=11"};
+
+std::vector<std::string> with(std::vector<std::string> more) {
+  more.insert(more.begin(), sync_run.begin(), sync_run.end());
+  return more;
+}
+
+double final_test_accuracy(const temp_dir& dir, const std::string& name,
+                           const std::vector<std::string>& args) {
+  auto run = run_mnist(dir, name, args, run_timeout);
+  INFO(run.description);
+  REQUIRE(run.status.exited);
+  REQUIRE(run.status.code == 0);
+  const auto final_record = records_of(run.metrics, "final");
+  REQUIRE(final_record.size() == 1);
+  return final_record[0]["test_accuracy"].get<double>();
+}
+
+} // namespace
+
+TEST_CASE("bf16 and fp16 sync runs have the same bits for 1 and 3 store shards and on two "
+          "nodes, and not fp32's",
+          "[cluster][sync][wire][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto fp32 = checksum_of_run(dir, "fp32", with({"--replicas=2", "--store-shards=1"}));
+  for (const std::string codec : {"bf16", "fp16"}) {
+    const std::string wire = "--wire=" + codec;
+    const auto one_shard =
+      checksum_of_run(dir, codec + "-one-shard", with({wire, "--replicas=2", "--store-shards=1"}));
+    const auto three_shards = checksum_of_run(
+      dir, codec + "-three-shards", with({wire, "--replicas=2", "--store-shards=3"}));
+    // The store's shards on the nodes too: slices cross between the two.
+    const auto on_nodes = checksum_of_run(
+      dir, codec + "-on-nodes",
+      with({wire, "--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
+    INFO(codec);
+    CHECK(three_shards == one_shard);
+    CHECK(on_nodes == one_shard);
+    CHECK(one_shard != fp32);
+  }
+}
+
+TEST_CASE("a bf16 MLP learns as an fp32 one does in 2 epochs on the test slice",
+          "[cluster][wire][accuracy]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::string> args{"--epochs=2", "--replicas=2", "--seed=5"};
+  auto bf16_args = args;
+  bf16_args.push_back("--wire=bf16");
+  const double fp32 = final_test_accuracy(dir, "fp32", args);
+  const double bf16 = final_test_accuracy(dir, "bf16", bf16_args);
+  INFO("test accuracy: fp32 " << fp32 << ", bf16 " << bf16);
+  CHECK(fp32 > 0.6);
+  CHECK(bf16 > fp32 - 0.03);
+}
+
+TEST_CASE("a bf16 run resumed from its checkpoint of fp32 masters keeps the bits",
+          "[cluster][sync][wire][checkpoint]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::string> run{"--mode=sync", "--replicas=2", "--batch-size=64",
+                                     "--seed=3", "--wire=bf16"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), run.begin(), run.end());
+    return more;
+  };
+  const std::string file = dir.file("bf16.ck");
+  const auto whole = checksum_of_run(dir, "whole", with({"--epochs=2"}));
+  checksum_of_run(dir, "first", with({"--epochs=1", "--checkpoint=" + file}));
+  const auto resumed = checksum_of_run(dir, "resumed", with({"--epochs=2", "--resume=" + file}));
+  CHECK(resumed == whole);
+  // The codec is among the settings the checkpoint records.
+  auto other = run_mnist(dir, "other-codec",
+                         {"--mode=sync", "--replicas=2", "--batch-size=64", "--seed=3",
+                          "--epochs=2", "--resume=" + file}, run_timeout);
+  INFO(other.description);
+  CHECK(other.status.code != 0);
+  CHECK_THAT(other.err, Catch::Contains("--wire=bf16 there, not set here"));
+}
