@@ -69,6 +69,10 @@ void print_banner(const std::string& program, const run_config& c, const source_
     fmt::print("Clipping: each step's whole gradient g times {0} / max(||g||, {0}) "
                "(--global-clipnorm)\n",
                c.optimizer.global_clipnorm);
+  if (c.wire != float_codec::fp32)
+    fmt::print("Wire: gradients and the parameters shards answer with are rounded to {} "
+               "(16-bit values between processes); the shards keep fp32 masters (--wire)\n",
+               codec_name(c.wire));
   if (c.policy.settings.backup_replicas > 0)
     fmt::print("Backup replicas: each round closes on the first {} of {} gradients; the "
                "late ones are dropped, so runs are not bitwise reproducible\n",
