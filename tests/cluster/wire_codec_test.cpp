@@ -1,8 +1,9 @@
 // --wire=bf16 and --wire=fp16 are part of the run's math: a sync run has the
 // same bits in one process with 1 and 3 store shards and on two node
 // processes (its slices crossing between them in 16 bits), differs from
-// fp32's, and still learns.
+// fp32's, still learns, and keeps its bits when a node dies mid-run.
 #include "tests/cluster/cluster_test.hpp"
+#include "tests/cluster/respawn_runs.hpp"
 
 using namespace troupe::cluster_test;
 
@@ -87,4 +88,25 @@ TEST_CASE("a bf16 run resumed from its checkpoint of fp32 masters keeps the bits
   INFO(other.description);
   CHECK(other.status.code != 0);
   CHECK_THAT(other.err, Catch::Contains("--wire=bf16 there, not set here"));
+}
+
+TEST_CASE("a bf16 sync run whose node is killed mid-run respawns the replica and ends with "
+          "the bits of one process",
+          "[cluster][wire][kill][respawn]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {"--wire=bf16"}), b);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(metrics, "respawn").size() == 1);
+  auto local =
+    run_mnist(dir, "local", run_args(2, {"--replicas=2", "--wire=bf16"}), run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  expect_local_run(metrics, local.metrics);
 }
