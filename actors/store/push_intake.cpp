@@ -40,11 +40,9 @@ caf::error fence_replaced(store_pointer self, const push_msg& push,
   auto& st = self->state;
   if (st.settings.on_replica_loss != replica_loss_action::respawn)
     return caf::none;
-  const auto sender = st.replicas.find(from);
-  const auto membership = st.replica_membership.find(push.replica);
-  const uint64_t current = membership == st.replica_membership.end() ? 0 : membership->second;
-  if (sender != st.replicas.end() && sender->second == push.replica
-      && push.membership == current)
+  const replica_entry* entry = st.replicas.find(push.replica);
+  const uint64_t current = entry ? entry->membership : 0;
+  if (st.replicas.is_live(push.replica, from) && push.membership == current)
     return caf::none;
   ++st.stats.fenced;
   if (push.membership != current)
@@ -67,10 +65,10 @@ bool answer_repeat(store_state& st, const push_msg& push,
                    caf::typed_response_promise<params_msg>& promise) {
   if (!st.tracks_next_pushes())
     return false;
-  const auto next = st.next_push_round.find(push.replica);
-  if (next == st.next_push_round.end() || push.round >= next->second)
+  const replica_entry* entry = st.replicas.find(push.replica);
+  if (!entry || !entry->next_push_round || push.round >= *entry->next_push_round)
     return false;
-  if (st.replaced.count(push.replica) == 0) {
+  if (!entry->replaced) {
     ++st.stats.rejected;
     promise.deliver(make_troupe_error(troupe_errc::duplicate_push,
                                       "replica " + std::to_string(push.replica)
@@ -143,7 +141,7 @@ void intake(store_pointer self, push_msg& push, caf::typed_response_promise<para
   }
   count_push(st, push, staleness);
   if (st.tracks_next_pushes())
-    st.next_push_round[push.replica] = push.round + 1;
+    st.replicas.took_push(push.replica, push.round);
   const auto end = clock_type::now();
   st.stats.apply_seconds += std::chrono::duration<double>(end - start).count();
   if (st.settings.trace && st.policy->next_round() != round_before)

@@ -19,11 +19,10 @@ void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& ms
   }
   if (sibling_down(self, msg))
     return;
-  auto replica = st.replicas.find(msg.source);
-  if (replica == st.replicas.end())
+  const auto lost = st.replicas.lose(msg.source);
+  if (!lost)
     return;
-  const auto index = replica->second;
-  st.replicas.erase(replica);
+  const uint32_t index = *lost;
   if (st.settings.on_replica_loss == replica_loss_action::respawn)
     return; // the round waits for the replica spawned in its place
   if (st.waits_for_norm()) { // after the steps that wait, as the pushes
@@ -45,19 +44,12 @@ caf::result<uint64_t> watch_replica(store_pointer self, uint32_t index, replica_
                              "asked to watch replica " + std::to_string(index)
                                + ", an actor that no longer exists");
   self->monitor(replica);
-  st.replica_membership[index] = membership;
   // Only the newest actor of a replica pushes as it (fence_replaced).
-  for (auto it = st.replicas.begin(); it != st.replicas.end();)
-    it = it->second == index ? st.replicas.erase(it) : std::next(it);
-  st.replicas.emplace(replica.address(), index);
-  if (st.watched.insert(index).second) {
+  if (st.replicas.watch(index, replica.address(), membership))
     st.policy->on_replica_joined(index);
-  } else { // a replica respawned in the place of one that died
-    st.replaced.insert(index);
+  else // a replica respawned in the place of one that died
     st.policy->on_replica_replaced(index, st);
-  }
-  const auto next = st.next_push_round.find(index);
-  return next == st.next_push_round.end() ? 0 : next->second;
+  return st.replicas.find(index)->next_push_round.value_or(0);
 }
 
 caf::result<uint64_t> await_round(store_pointer self, uint64_t round) {

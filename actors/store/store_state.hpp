@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -23,6 +22,7 @@
 #include "actors/policy/policy_registry.hpp"
 #include "actors/store/clip_gate.hpp"
 #include "actors/store/device_verdicts.hpp"
+#include "actors/store/replica_table.hpp"
 #include "actors/store/shard_buffers.hpp"
 #include "messages/interfaces.hpp"
 #include "model/backend/device_buffers.hpp"
@@ -53,13 +53,7 @@ struct store_state : store_port {
   };
   std::unordered_map<uint64_t, open_push> open; // by ticket
   uint64_t next_ticket = 0;
-  std::unordered_map<caf::actor_addr, uint32_t> replicas;
-  std::set<uint32_t> watched; // every replica index ever watched
-  std::set<uint32_t> replaced; // watched again: a respawned actor's index
-  std::unordered_map<uint32_t, uint64_t> replica_membership; // its watch's membership epoch
-  // By replica, the round after the last of its pushes this shard took
-  // (tracks_next_pushes): where an actor respawned in its place goes on.
-  std::unordered_map<uint32_t, uint64_t> next_push_round;
+  replica_table replicas; // each replica's actor, membership and pushes taken
   store_stats stats;
   store_config settings; // shard, interval, optimizer; no buffers
   checkpoint_writer_actor writer; // where periodic parts and snapshots go; may be none

@@ -46,7 +46,7 @@ struct store_setup {
 // What the shard is at now, for the coordinator's epoch records.
 store_stats current_stats(store_state& st) {
   st.stats.version = st.version;
-  st.stats.live_replicas = static_cast<uint32_t>(st.replicas.size());
+  st.stats.live_replicas = st.replicas.live();
   st.stats.staleness_reported = st.traits.reports_staleness;
   st.stats.dropped = st.policy->report().dropped;
   st.stats.waited_on = st.policy->report().waited_on;
