@@ -11,6 +11,7 @@
 
 #include "model/export/onnx_export.hpp"
 #include "model/export/onnx_graph.hpp"
+#include "model/layers/activation_math.hpp"
 #include "model/layers/layer_ops.hpp"
 
 namespace troupe {
@@ -21,7 +22,7 @@ using namespace onnx_graph;
 
 constexpr float layer_norm_epsilon = 1e-3f; // as model/layers/normalization.cpp
 constexpr float batch_norm_epsilon = 1e-3f; // as model/layers/batch_normalization.cpp
-constexpr float leaky_slope = 0.2f;         // as model/layers/activations.cpp
+using activation_math::leaky_slope;
 
 // Emits a stack's nodes in order; x_ names the value the next layer reads.
 class layered_graph {

@@ -2,66 +2,14 @@
 #include "model/layers/activations.hpp"
 
 #include <algorithm>
-#include <cmath>
+
+#include "model/layers/activation_math.hpp"
 
 namespace troupe {
 
-namespace {
-
-constexpr float leaky_slope = 0.2f; // Keras 3's LeakyReLU and leaky_relu
-
-float gelu(float z) {
-  return 0.5f * z * (1.0f + std::erf(z * static_cast<float>(M_SQRT1_2)));
-}
-
-float gelu_slope(float z) {
-  const float cdf = 0.5f * (1.0f + std::erf(z * static_cast<float>(M_SQRT1_2)));
-  const float pdf = std::exp(-0.5f * z * z) * static_cast<float>(0.5 * M_2_SQRTPI * M_SQRT1_2);
-  return cdf + z * pdf;
-}
-
-float apply(activation_kind kind, float z) {
-  switch (kind) {
-  case activation_kind::none:
-    return z;
-  case activation_kind::relu:
-    return z > 0.0f ? z : 0.0f;
-  case activation_kind::tanh:
-    return std::tanh(z);
-  case activation_kind::sigmoid:
-    return 1.0f / (1.0f + std::exp(-z));
-  case activation_kind::leaky_relu:
-    return z > 0.0f ? z : leaky_slope * z;
-  case activation_kind::elu:
-    return z > 0.0f ? z : std::expm1(z);
-  case activation_kind::gelu:
-    return gelu(z);
-  }
-  return z;
-}
-
-// f'(z), from y = f(z) except for gelu.
-float slope(activation_kind kind, float z, float y) {
-  switch (kind) {
-  case activation_kind::none:
-    return 1.0f;
-  case activation_kind::relu: // y > 0 exactly where z > 0, for these three
-    return y > 0.0f ? 1.0f : 0.0f;
-  case activation_kind::tanh:
-    return 1.0f - y * y;
-  case activation_kind::sigmoid:
-    return y * (1.0f - y);
-  case activation_kind::leaky_relu:
-    return y > 0.0f ? 1.0f : leaky_slope;
-  case activation_kind::elu:
-    return y > 0.0f ? 1.0f : y + 1.0f;
-  case activation_kind::gelu:
-    return gelu_slope(z);
-  }
-  return 1.0f;
-}
-
-} // namespace
+using activation_math::apply;
+using activation_math::leaky_slope;
+using activation_math::slope;
 
 const char* activation_name(activation_kind kind) {
   switch (kind) {
@@ -94,7 +42,7 @@ std::optional<activation_kind> find_activation(const std::string& name) {
 }
 
 bool needs_input(activation_kind kind) {
-  return kind == activation_kind::gelu;
+  return activation_math::needs_input(kind);
 }
 
 // One loop per kind, so that each vectorizes.

@@ -5,11 +5,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TROUPE_HOST_DEVICE __host__ __device__
-#else
-#define TROUPE_HOST_DEVICE
-#endif
+#include "model/layers/host_device.hpp"
 
 namespace troupe::dropout_mask {
 

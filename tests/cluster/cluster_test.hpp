@@ -29,16 +29,22 @@ constexpr milliseconds exit_timeout{10000};   // a process to end after its caus
 constexpr milliseconds notice_timeout{5000};  // a log line after its cause
 
 /// Runs mnist with `args` (run_mnist), requires a clean exit and returns
-/// the final record's params_fnv1a64.
-inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
-                                   const std::vector<std::string>& args) {
+/// its final metrics record.
+inline nlohmann::json final_record_of_run(const temp_dir& dir, const std::string& name,
+                                          const std::vector<std::string>& args) {
   auto run = run_mnist(dir, name, args, run_timeout);
   INFO(run.description);
   REQUIRE(run.status.exited);
   REQUIRE(run.status.code == 0);
   const auto final_record = records_of(run.metrics, "final");
   REQUIRE(final_record.size() == 1);
-  return final_record[0]["params_fnv1a64"].get<std::string>();
+  return final_record[0];
+}
+
+/// Returns the final record's params_fnv1a64 of final_record_of_run.
+inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
+                                   const std::vector<std::string>& args) {
+  return final_record_of_run(dir, name, args)["params_fnv1a64"].get<std::string>();
 }
 
 } // namespace troupe::cluster_test

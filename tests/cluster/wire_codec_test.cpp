@@ -19,13 +19,7 @@ std::vector<std::string> with(std::vector<std::string> more) {
 
 double final_test_accuracy(const temp_dir& dir, const std::string& name,
                            const std::vector<std::string>& args) {
-  auto run = run_mnist(dir, name, args, run_timeout);
-  INFO(run.description);
-  REQUIRE(run.status.exited);
-  REQUIRE(run.status.code == 0);
-  const auto final_record = records_of(run.metrics, "final");
-  REQUIRE(final_record.size() == 1);
-  return final_record[0]["test_accuracy"].get<double>();
+  return final_record_of_run(dir, name, args)["test_accuracy"].get<double>();
 }
 
 } // namespace

@@ -1,66 +1,26 @@
-// The kernels the layers' twins share. The activations follow
-// model/layers/activations.cpp value by value; CUDA's erf, exp, tanh and
-// expm1 may differ from the host's in the last bits.
+// The kernels the layers' twins share. The activations are the CPU's
+// (model/layers/activation_math.hpp); CUDA's erf, exp, tanh and expm1 may
+// differ from the host's in the last bits.
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
 #include <cmath>
 
 #include "model/backend/cuda/cuda_check.hpp"
+#include "model/layers/activation_math.hpp"
 #include "model/layers/dropout_mask.hpp"
 
 namespace troupe::cuda_detail {
 
 namespace {
 
+using activation_math::apply;
+using activation_math::leaky_slope;
+using activation_math::slope;
+
 constexpr int threads = 256;
-constexpr float leaky_slope = 0.2f; // as activations.cpp
 
 unsigned blocks_for(size_t count) {
   return static_cast<unsigned>((count + threads - 1) / threads);
-}
-
-__device__ float apply(activation_kind kind, float z) {
-  switch (kind) {
-  case activation_kind::none:
-    return z;
-  case activation_kind::relu:
-    return z > 0.0f ? z : 0.0f;
-  case activation_kind::tanh:
-    return tanhf(z);
-  case activation_kind::sigmoid:
-    return 1.0f / (1.0f + expf(-z));
-  case activation_kind::leaky_relu:
-    return z > 0.0f ? z : leaky_slope * z;
-  case activation_kind::elu:
-    return z > 0.0f ? z : expm1f(z);
-  case activation_kind::gelu:
-    return 0.5f * z * (1.0f + erff(z * static_cast<float>(M_SQRT1_2)));
-  }
-  return z;
-}
-
-// f'(z), from y = f(z) except for gelu.
-__device__ float slope(activation_kind kind, float z, float y) {
-  switch (kind) {
-  case activation_kind::none:
-    return 1.0f;
-  case activation_kind::relu:
-    return y > 0.0f ? 1.0f : 0.0f;
-  case activation_kind::tanh:
-    return 1.0f - y * y;
-  case activation_kind::sigmoid:
-    return y * (1.0f - y);
-  case activation_kind::leaky_relu:
-    return y > 0.0f ? 1.0f : leaky_slope;
-  case activation_kind::elu:
-    return y > 0.0f ? 1.0f : y + 1.0f;
-  case activation_kind::gelu: {
-    const float cdf = 0.5f * (1.0f + erff(z * static_cast<float>(M_SQRT1_2)));
-    const float pdf = expf(-0.5f * z * z) * static_cast<float>(0.5 * M_2_SQRTPI * M_SQRT1_2);
-    return cdf + z * pdf;
-  }
-  }
-  return 1.0f;
 }
 
 __global__ void activate_kernel(activation_kind kind, const float* z, float* y, size_t count) {

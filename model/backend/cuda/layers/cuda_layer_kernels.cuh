@@ -8,14 +8,14 @@
 
 #include <cuda_runtime.h>
 
+#include "model/layers/activation_math.hpp"
 #include "model/layers/activations.hpp"
 
 namespace troupe::cuda_detail {
 
-/// Tells whether act's backward reads its input z, as needs_input says (a
-/// copy, so that troupe_cuda needs nothing of troupe_model's objects).
+/// Tells whether act's backward reads its input z.
 constexpr bool backward_reads_input(activation_kind act) {
-  return act == activation_kind::gelu;
+  return activation_math::needs_input(act);
 }
 
 /// y[i] = act(z[i]) for `count` values (y may be z).
