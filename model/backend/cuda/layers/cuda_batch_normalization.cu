@@ -18,10 +18,6 @@ constexpr int threads = 128;
 constexpr float batch_norm_epsilon = 1e-3f; // as batch_normalization.cpp
 constexpr float batch_norm_momentum = 0.99f;
 
-unsigned blocks_for(size_t count) {
-  return static_cast<unsigned>((count + threads - 1) / threads);
-}
-
 // Per channel: the mean and biased variance of x (positions, channels), and
 // 1 / sqrt(variance + epsilon).
 __global__ void batch_statistics_kernel(const float* x, size_t positions, int channels,
@@ -106,15 +102,15 @@ public:
     float* mean = mean_.reserve(channels());
     float* inverse = inverse_.reserve(channels());
     if (keys.training && positions > 0)
-      batch_statistics_kernel<<<blocks_for(channels()), threads, 0, context_.stream>>>(
+      batch_statistics_kernel<<<blocks_for(channels(), threads), threads, 0, context_.stream>>>(
         x, positions, width(), mean, variance_.reserve(channels()), inverse);
     else
-      moving_statistics_kernel<<<blocks_for(channels()), threads, 0, context_.stream>>>(
+      moving_statistics_kernel<<<blocks_for(channels(), threads), threads, 0, context_.stream>>>(
         parameters + 2 * channels(), parameters + 3 * channels(), width(), mean, inverse);
     TROUPE_CUDA_CHECK_LAUNCH("batch normalization statistics");
     if (values == 0)
       return;
-    normalize_kernel<<<blocks_for(values), threads, 0, context_.stream>>>(
+    normalize_kernel<<<blocks_for(values, threads), threads, 0, context_.stream>>>(
       x, parameters, parameters + channels(), mean, inverse, values, width(),
       normalized_.reserve(values), y);
     TROUPE_CUDA_CHECK_LAUNCH("normalize_kernel");
@@ -131,15 +127,15 @@ public:
     launch_column_sums(context_.stream, products, positions, width(), dgamma);
     launch_column_sums(context_.stream, dy, positions, width(), dbeta);
     for (size_t s = 0; s < 2; ++s) // the moving mean, then the moving variance
-      moving_change_kernel<<<blocks_for(channels()), threads, 0, context_.stream>>>(
+      moving_change_kernel<<<blocks_for(channels(), threads), threads, 0, context_.stream>>>(
         parameters + (2 + s) * channels(), s == 0 ? mean_.get() : variance_.get(), width(),
         dparameters + (2 + s) * channels());
     TROUPE_CUDA_CHECK_LAUNCH("moving_change_kernel");
     if (dx == nullptr || values == 0)
       return;
-    normalize_backward_kernel<<<blocks_for(values), threads, 0, context_.stream>>>(
-      dy, parameters, normalized_.get(), inverse_.get(), dgamma, dbeta, values, width(),
-      positions, dx);
+    normalize_backward_kernel<<<blocks_for(values, threads), threads, 0, context_.stream>>>(
+      dy, parameters, normalized_.get(), inverse_.get(), dgamma, dbeta, values, width(), positions,
+      dx);
     TROUPE_CUDA_CHECK_LAUNCH("normalize_backward_kernel");
   }
 

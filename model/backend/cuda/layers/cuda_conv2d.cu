@@ -14,10 +14,6 @@ namespace {
 
 constexpr int threads = 256;
 
-unsigned blocks_for(size_t count) {
-  return static_cast<unsigned>((count + threads - 1) / threads);
-}
-
 // What the kernels need of the convolution's geometry.
 struct conv_geometry {
   int in_height, in_width, channels;
@@ -110,8 +106,8 @@ public:
     const size_t patch = geometry_.patch();
     float* columns = columns_.reserve(rows * patch);
     if (rows * patch > 0) {
-      im2col_kernel<<<blocks_for(rows * patch), threads, 0, context_.stream>>>(geometry_, x,
-                                                                              count, columns);
+      im2col_kernel<<<blocks_for(rows * patch, threads), threads, 0, context_.stream>>>(
+        geometry_, x, count, columns);
       TROUPE_CUDA_CHECK_LAUNCH("im2col_kernel");
     }
     row_major_gemm(context_.blas, false, false, static_cast<int>(rows), filters_,
@@ -138,8 +134,8 @@ public:
     const size_t inputs = count * geometry_.in_size();
     if (inputs == 0)
       return;
-    col2im_kernel<<<blocks_for(inputs), threads, 0, context_.stream>>>(geometry_, dcolumns,
-                                                                      count, dx);
+    col2im_kernel<<<blocks_for(inputs, threads), threads, 0, context_.stream>>>(
+      geometry_, dcolumns, count, dx);
     TROUPE_CUDA_CHECK_LAUNCH("col2im_kernel");
   }
 

@@ -17,6 +17,12 @@
 
 namespace troupe::cuda_detail {
 
+/// Returns how many blocks of `threads` threads cover `count` values, a
+/// thread each.
+inline unsigned blocks_for(size_t count, int threads) {
+  return static_cast<unsigned>((count + threads - 1) / threads);
+}
+
 /// Says where a batch's samples came from, as pass_keys does, with the
 /// sample indices in device memory.
 struct device_pass_keys {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/backend/cuda/cuda_check.hpp"
+#include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/layers/activation_math.hpp"
 #include "model/layers/dropout_mask.hpp"
 
@@ -18,10 +19,6 @@ using activation_math::leaky_slope;
 using activation_math::slope;
 
 constexpr int threads = 256;
-
-unsigned blocks_for(size_t count) {
-  return static_cast<unsigned>((count + threads - 1) / threads);
-}
 
 __global__ void activate_kernel(activation_kind kind, const float* z, float* y, size_t count) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -124,7 +121,7 @@ void launch_activate(cudaStream_t stream, activation_kind act, const float* z, f
                      size_t count) {
   if (count == 0)
     return;
-  activate_kernel<<<blocks_for(count), threads, 0, stream>>>(act, z, y, count);
+  activate_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(act, z, y, count);
   TROUPE_CUDA_CHECK_LAUNCH("activate_kernel");
 }
 
@@ -132,8 +129,8 @@ void launch_activation_backward(cudaStream_t stream, activation_kind act, const 
                                 const float* y, const float* dy, float* dz, size_t count) {
   if (count == 0)
     return;
-  activation_backward_kernel<<<blocks_for(count), threads, 0, stream>>>(act, z, y, dy, dz,
-                                                                        count);
+  activation_backward_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(
+    act, z, y, dy, dz, count);
   TROUPE_CUDA_CHECK_LAUNCH("activation_backward_kernel");
 }
 
@@ -141,8 +138,8 @@ void launch_add_bias_activate(cudaStream_t stream, activation_kind act, float* y
                               const float* bias, size_t rows, int cols) {
   if (rows == 0 || cols == 0)
     return;
-  add_bias_activate_kernel<<<blocks_for(rows * cols), threads, 0, stream>>>(act, y, z, bias,
-                                                                           rows, cols);
+  add_bias_activate_kernel<<<blocks_for(rows * cols, threads), threads, 0, stream>>>(
+    act, y, z, bias, rows, cols);
   TROUPE_CUDA_CHECK_LAUNCH("add_bias_activate_kernel");
 }
 
@@ -159,7 +156,7 @@ void launch_multiply(cudaStream_t stream, const float* a, const float* b, float*
                      size_t count) {
   if (count == 0)
     return;
-  multiply_kernel<<<blocks_for(count), threads, 0, stream>>>(a, b, out, count);
+  multiply_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(a, b, out, count);
   TROUPE_CUDA_CHECK_LAUNCH("multiply_kernel");
 }
 
@@ -168,8 +165,8 @@ void launch_dropout(cudaStream_t stream, const float* x, float* y, size_t count,
                     float scale) {
   if (count * size == 0)
     return;
-  dropout_kernel<<<blocks_for(count * size), threads, 0, stream>>>(x, y, count, size, seed,
-                                                                  step, indices, rate, scale);
+  dropout_kernel<<<blocks_for(count * size, threads), threads, 0, stream>>>(
+    x, y, count, size, seed, step, indices, rate, scale);
   TROUPE_CUDA_CHECK_LAUNCH("dropout_kernel");
 }
 
@@ -178,7 +175,7 @@ void launch_softmax_rows(cudaStream_t stream, const float* logits, const int32_t
                          float* dlogits, double* loss, int32_t* hit) {
   if (rows == 0)
     return;
-  softmax_rows_kernel<<<blocks_for(rows), threads, 0, stream>>>(
+  softmax_rows_kernel<<<blocks_for(rows, threads), threads, 0, stream>>>(
     logits, labels, rows, classes, scale, probabilities, dlogits, loss, hit);
   TROUPE_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
 }

@@ -14,10 +14,6 @@ namespace {
 constexpr int threads = 128;
 constexpr float layer_norm_epsilon = 1e-3f; // as normalization.cpp
 
-unsigned blocks_for(size_t count) {
-  return static_cast<unsigned>((count + threads - 1) / threads);
-}
-
 // x, y, xhat: (groups, width); inverse: (groups)
 __global__ void normalize_kernel(const float* x, const float* gamma, const float* beta,
                                  size_t groups, int width, float* xhat, float* inverse,
@@ -77,9 +73,9 @@ public:
     const size_t groups = count * shape_.size() / width();
     if (groups == 0)
       return;
-    normalize_kernel<<<blocks_for(groups), threads, 0, context_.stream>>>(
-      x, parameters, parameters + width(), groups, width(),
-      normalized_.reserve(groups * width()), inverse_deviation_.reserve(groups), y);
+    normalize_kernel<<<blocks_for(groups, threads), threads, 0, context_.stream>>>(
+      x, parameters, parameters + width(), groups, width(), normalized_.reserve(groups * width()),
+      inverse_deviation_.reserve(groups), y);
     TROUPE_CUDA_CHECK_LAUNCH("normalize_kernel");
   }
 
@@ -92,7 +88,7 @@ public:
     launch_column_sums(context_.stream, dy, groups, width(), dparameters + width());
     if (dx == nullptr || groups == 0)
       return;
-    normalize_backward_kernel<<<blocks_for(groups), threads, 0, context_.stream>>>(
+    normalize_backward_kernel<<<blocks_for(groups, threads), threads, 0, context_.stream>>>(
       dy, parameters, normalized_.get(), inverse_deviation_.get(), groups, width(), dx);
     TROUPE_CUDA_CHECK_LAUNCH("normalize_backward_kernel");
   }

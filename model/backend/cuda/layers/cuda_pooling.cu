@@ -10,10 +10,6 @@ namespace {
 
 constexpr int threads = 256;
 
-unsigned blocks_for(size_t count) {
-  return static_cast<unsigned>((count + threads - 1) / threads);
-}
-
 struct pool_geometry {
   int in_height, in_width, channels;
   int pool_height, pool_width;
@@ -121,10 +117,10 @@ public:
     if (outputs == 0)
       return;
     if (max_)
-      max_pool_kernel<<<blocks_for(outputs), threads, 0, context_.stream>>>(geometry_, x, y,
-                                                                           outputs);
+      max_pool_kernel<<<blocks_for(outputs, threads), threads, 0, context_.stream>>>(
+        geometry_, x, y, outputs);
     else
-      average_pool_kernel<<<blocks_for(outputs), threads, 0, context_.stream>>>(
+      average_pool_kernel<<<blocks_for(outputs, threads), threads, 0, context_.stream>>>(
         geometry_, x, y, outputs, share_);
     TROUPE_CUDA_CHECK_LAUNCH("pool forward kernel");
   }
@@ -135,10 +131,10 @@ public:
     if (dx == nullptr || inputs == 0)
       return;
     if (max_)
-      max_pool_backward_kernel<<<blocks_for(inputs), threads, 0, context_.stream>>>(
+      max_pool_backward_kernel<<<blocks_for(inputs, threads), threads, 0, context_.stream>>>(
         geometry_, x, dy, dx, inputs);
     else
-      average_pool_backward_kernel<<<blocks_for(inputs), threads, 0, context_.stream>>>(
+      average_pool_backward_kernel<<<blocks_for(inputs, threads), threads, 0, context_.stream>>>(
         geometry_, dy, dx, inputs, share_);
     TROUPE_CUDA_CHECK_LAUNCH("pool backward kernel");
   }
