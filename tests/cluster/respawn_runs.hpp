@@ -105,12 +105,13 @@ inline void expect_local_run(const std::vector<nlohmann::json>& metrics,
   expect_same_epoch_counts(metrics, local);
 }
 
-// Runs one process of `replicas` replicas with the same settings and checks
-// the run whose metrics are at `metrics` against it (expect_local_run).
-inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics) {
-  auto local = run_mnist(dir, "local",
-                         run_args(replicas, {"--replicas=" + std::to_string(replicas)}),
-                         run_timeout);
+// Runs one process of `replicas` replicas with the same settings (and
+// `extra`) and checks the run whose metrics are at `metrics` against it
+// (expect_local_run).
+inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std::string& metrics,
+                              std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), "--replicas=" + std::to_string(replicas));
+  auto local = run_mnist(dir, "local", run_args(replicas, std::move(extra)), run_timeout);
   INFO(local.description);
   REQUIRE(local.status.code == 0);
   expect_local_run(read_metrics(metrics), local.metrics);
