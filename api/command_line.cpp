@@ -1,5 +1,5 @@
-// A training program's command line, parsed once for --help and errors, and
-// kept as arguments for fit, which parses them again for its actor system.
+// A training program's command line, parsed once: for --help and errors,
+// and into the typed options it hands to fit.
 #include <troupe/command_line.hpp>
 
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "api/option_values.hpp"
 #include "api/program_config.hpp"
 #include "messages/errors.hpp"
 #include "model/data/data_source.hpp"
@@ -69,17 +70,11 @@ std::optional<int> command_line::parse(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", describe(err).c_str());
     return 2;
   }
-  for (int i = 1; i < argc; ++i) {
-    const std::string argument = argv[i];
-    if (argument.rfind("--", 0) != 0)
-      continue;
-    const auto equals = argument.find('=');
-    const auto name = argument.substr(2, equals == std::string::npos ? equals : equals - 2);
-    if (settings_->program_options.count(name) > 0)
-      continue;
-    // A bare flag (--nesterov) reaches fit as =true, which it takes too.
-    options_.set(name, equals == std::string::npos ? "true" : argument.substr(equals + 1));
-  }
+  // What was read, as read: fit sets these values and reads no text again.
+  std::vector<std::string> skipped(settings_->program_options.begin(),
+                                   settings_->program_options.end());
+  skipped.push_back("config-file");
+  options_ = with_given_options(std::move(options_), settings_->config, skipped);
   return std::nullopt;
 }
 

@@ -1,4 +1,4 @@
-// troupe::fit: a run's options parsed as a program's, checked against the
+// troupe::fit: a run's options set on a program's, checked once against the
 // data, then the coordinator's fit in an actor system of their own.
 #include <troupe/fit.hpp>
 
@@ -14,6 +14,7 @@
 #include "actors/run/coordinator.hpp"
 #include "api/console_report.hpp"
 #include "api/errors.hpp"
+#include "api/option_values.hpp"
 #include "api/program_config.hpp"
 #include "api/stop.hpp"
 #include "common/settings_fields.hpp"
@@ -132,7 +133,7 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
   auto config = cfg.run.to_run_config();
   if (!config)
     return invalid_option(config.error());
-  apply_compiled(*config, description, optimizer, option_names(options.arguments()));
+  apply_compiled(*config, description, optimizer, options.names());
   if (!cfg.loss.empty()) {
     auto with_loss = description_with_loss(config->model, cfg.loss);
     if (!with_loss)
@@ -217,35 +218,6 @@ status write_model_files(const program_config& cfg, const trained_model& model) 
 
 } // namespace
 
-fit_options& fit_options::start_from(const trained_model& model) {
-  start_model_ = std::make_shared<const trained_model>(model);
-  return *this;
-}
-
-fit_options& fit_options::class_weights(const std::vector<float>& weights) {
-  std::map<int, float> named;
-  for (size_t c = 0; c < weights.size(); ++c)
-    named[static_cast<int>(c)] = weights[c];
-  return class_weights(named);
-}
-
-fit_options& fit_options::class_weights(const std::map<int, float>& weights) {
-  std::string text; // every class named, so that a bad weight is refused by the option
-  for (const auto& [cls, weight] : weights)
-    text += (text.empty() ? "" : ",") + std::to_string(cls) + ":" + to_setting_text(weight);
-  return set("class-weights", text);
-}
-
-fit_options& fit_options::set(const std::string& name, const std::string& value) {
-  arguments_.push_back("--" + name + "=" + value);
-  return *this;
-}
-
-bool fit_options::has(const std::string& name) const {
-  const auto names = option_names(arguments_);
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 expected<history> fit(const std::string& description, const optimizer_config& optimizer,
                       const dataset& train, const dataset& validation,
                       const fit_options& options) {
@@ -257,7 +229,7 @@ expected<history> fit(const std::string& description, const optimizer_config& op
                       std::shared_ptr<const data_source> validation,
                       const fit_options& options) {
   program_config cfg(options.program, "");
-  if (auto err = cfg.parse_options(options.arguments()))
+  if (auto err = apply_options(detail::option_access::values(options), cfg))
     return invalid_option(err);
   if (!train)
     return fail(errc::invalid_argument, "fit: the training source is null");

@@ -52,16 +52,4 @@ caf::error program_config::check_output_options() const {
   return caf::none;
 }
 
-std::vector<std::string> option_names(const std::vector<std::string>& arguments) {
-  std::vector<std::string> names;
-  for (const auto& argument : arguments) {
-    if (argument.rfind("--", 0) != 0)
-      continue;
-    const auto equals = argument.find('=');
-    names.push_back(argument.substr(2, equals == std::string::npos ? std::string::npos
-                                                                   : equals - 2));
-  }
-  return names;
-}
-
 } // namespace troupe

@@ -1,7 +1,7 @@
 // Every option of a training program: the run's (run_options), what a fit
 // shows and writes (progress, metrics), the data to read and the model files
-// to write. command_line parses it for --help and errors; fit parses the
-// same arguments into a fresh one for each run's actor system.
+// to write. command_line parses it for --help and errors; fit sets the
+// options it was given on a fresh one for each run's actor system.
 #pragma once
 
 #include <string>
@@ -31,8 +31,5 @@ struct program_config : cluster_config {
   /// Checks the output options' values (a run's are check_run_config's).
   caf::error check_output_options() const;
 };
-
-/// Returns the option names that `arguments` ("--name=value") set.
-std::vector<std::string> option_names(const std::vector<std::string>& arguments);
 
 } // namespace troupe

@@ -232,7 +232,7 @@ caf::error check_model_state(const run_config& c, const model_description& model
 
 } // namespace
 
-caf::expected<run_config> check_run_config(run_config config, const source_pair* data) {
+caf::expected<checked_run_config> check_run_config(run_config config, const source_pair* data) {
   if (auto err = settle_replicas(config))
     return err;
   settle_store_layout(config);
@@ -283,7 +283,7 @@ caf::expected<run_config> check_run_config(run_config config, const source_pair*
                                + std::to_string(described->parameter_count()));
   if (auto err = settle_store_shards(config, described->parameter_count()))
     return err;
-  return config;
+  return checked_run_config{std::move(config)};
 }
 
 bool heals_store(const run_config& c) {
@@ -310,7 +310,8 @@ std::vector<setting_text> resume_settings(const run_config& c) {
   return all;
 }
 
-caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data) {
+caf::expected<checked_run_config> check_run_config(run_config config,
+                                                   const dataset_pair* data) {
   if (!data)
     return check_run_config(std::move(config), static_cast<const source_pair*>(nullptr));
   const source_pair sources{borrowed_source(data->train), borrowed_source(data->test)};

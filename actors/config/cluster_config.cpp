@@ -56,6 +56,7 @@ cluster_config::cluster_config(std::string program, std::string about)
   opt_group{custom_options_, "troupe"}
     .add(protocol_version, "protocol-version",
          "wire protocol version to announce (for compatibility tests)");
+  defaults_ = content;
 }
 
 std::optional<int> cluster_config::parse_and_prepare(int argc, char** argv) {
@@ -110,9 +111,63 @@ caf::error cluster_config::parse_options(std::vector<std::string> args) {
              ? err
              : make_troupe_error(troupe_errc::bad_config,
                                  docs_.describe_parse_error(err, custom_options_));
+  return finish_options();
+}
+
+caf::error cluster_config::set_option(const std::string& name, const caf::config_value& value,
+                                      bool as_text) {
+  const auto* option = custom_options_.cli_long_name_lookup(name);
+  const auto* text = caf::get_if<std::string>(&value);
+  const std::string argument = "--" + name + "=" + (text ? *text : caf::to_string(value));
+  if (option == nullptr)
+    return make_troupe_error(troupe_errc::bad_config,
+                             argument + ": unknown option (see --help)");
+  caf::config_value typed = value;
+  if (as_text) {
+    auto parsed = option->parse(text ? *text : caf::to_string(value)); // stores it too
+    if (!parsed)
+      return make_troupe_error(troupe_errc::bad_config,
+                               docs_.describe_bad_value(argument, name, *option));
+    typed = std::move(*parsed);
+  } else {
+    if (option->check(value))
+      return make_troupe_error(troupe_errc::bad_config,
+                               docs_.describe_bad_value(argument, name, *option));
+    option->store(value);
+  }
+  // Global options sit at the top of `content`, CAF's under their section.
+  const auto category = option->category();
+  const auto long_name = option->long_name();
+  caf::put(content,
+           category == "global" ? name
+                                : std::string(category.begin(), category.end()) + "."
+                                    + std::string(long_name.begin(), long_name.end()),
+           std::move(typed));
+  return caf::none;
+}
+
+caf::error cluster_config::finish_options() {
   if (auto err = docs_.check_minimums())
     return err;
   return prepare();
+}
+
+std::vector<std::pair<std::string, caf::config_value>> cluster_config::given_options() const {
+  std::vector<std::pair<std::string, caf::config_value>> given;
+  for (const auto& [key, value] : content) {
+    const auto* section = caf::get_if<caf::settings>(&value);
+    if (section == nullptr) {
+      given.emplace_back(key, value);
+      continue;
+    }
+    for (const auto& [name, entry] : *section) {
+      const std::string full = key + "." + name;
+      const auto* before = caf::get_if(&defaults_, full);
+      if (caf::get_if<caf::settings>(&entry) == nullptr && (!before || *before != entry))
+        given.emplace_back(full, entry);
+    }
+  }
+  return given;
 }
 
 std::string cluster_config::help_text(bool long_help) const {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
@@ -51,6 +52,19 @@ public:
   /// (--pin-cores) or as --pin-cores=true or =false.
   caf::error parse_options(std::vector<std::string> args);
 
+  /// Sets option --`name` ("epochs", or CAF's "scheduler.max-threads") to
+  /// `value`, as the command line would: a value of the option's type, or
+  /// with `as_text` a text read as that type. Call finish_options() after
+  /// the last one. An error names the option and says what it takes.
+  caf::error set_option(const std::string& name, const caf::config_value& value, bool as_text);
+
+  /// Checks the options set (minimums), then prepare().
+  caf::error finish_options();
+
+  /// Returns the options parse_options read from the command line and any
+  /// config file, each once, by the name set_option takes, as read.
+  std::vector<std::pair<std::string, caf::config_value>> given_options() const;
+
   /// Returns `args` with each boolean option given as =true made bare and
   /// each given as =false left out, as CAF 0.17 takes them.
   std::vector<std::string> flags_as_caf_takes_them(std::vector<std::string> args) const;
@@ -77,6 +91,7 @@ private:
   std::string program_;
   std::string about_;
   option_docs docs_;
+  caf::settings defaults_; // content before any option is read
   bool tls_enabled_ = false;
 };
 

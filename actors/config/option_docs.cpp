@@ -191,12 +191,17 @@ std::string option_docs::describe_parse_error(const caf::error& err,
     return argument + ": unknown option (see --help)";
   const auto dashes = std::min(argument.find_first_not_of('-'), argument.size());
   const auto name = argument.substr(dashes, argument.find('=') - dashes);
-  if (const auto* option = options.cli_long_name_lookup(name)) {
-    const auto* doc = find(name);
-    return argument + ": --" + name + " takes "
-           + value_kind(option->type_name(), doc ? doc->minimum : 0) + " (see --help)";
-  }
+  if (const auto* option = options.cli_long_name_lookup(name))
+    return describe_bad_value(argument, name, *option);
   return argument + ": bad value (see --help)";
+}
+
+std::string option_docs::describe_bad_value(const std::string& argument,
+                                            const std::string& name,
+                                            const caf::config_option& option) const {
+  const auto* doc = find(name);
+  return argument + ": --" + name + " takes "
+         + value_kind(option.type_name(), doc ? doc->minimum : 0) + " (see --help)";
 }
 
 } // namespace troupe

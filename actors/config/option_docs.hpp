@@ -85,6 +85,11 @@ public:
   std::string describe_parse_error(const caf::error& err,
                                    const caf::config_option_set& options) const;
 
+  /// Says that `argument` ("--name=value") gives option --`name` a value
+  /// it does not take, and what it takes.
+  std::string describe_bad_value(const std::string& argument, const std::string& name,
+                                 const caf::config_option& option) const;
+
 private:
   const option_doc* find(const std::string& name) const;
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -105,13 +106,24 @@ bool heals_store(const run_config& config);
 /// (named only when not fp32). Epochs may differ.
 std::vector<setting_text> resume_settings(const run_config& config);
 
+class checked_run_config;
+
 /// Checks a run against its data and fills in what follows from the rest
 /// (the replica count, the number of store shards); every problem is a
 /// bad_config or bad_data error naming the option. Opens no device and
 /// connects to nothing.
-caf::expected<run_config> check_run_config(run_config config, const source_pair* data);
+caf::expected<checked_run_config> check_run_config(run_config config, const source_pair* data);
 
 /// Checks a run against data held in memory.
-caf::expected<run_config> check_run_config(run_config config, const dataset_pair* data);
+caf::expected<checked_run_config> check_run_config(run_config config, const dataset_pair* data);
+
+/// A run that check_run_config accepted against its data, and so the one
+/// kind a run starts from without being checked again.
+class checked_run_config : public run_config {
+private:
+  explicit checked_run_config(run_config config) : run_config(std::move(config)) {}
+  friend caf::expected<checked_run_config> check_run_config(run_config config,
+                                                            const source_pair* data);
+};
 
 } // namespace troupe

@@ -265,13 +265,10 @@ caf::expected<fit_summary> await_run(caf::actor_system& system,
 // Builds what the coordinator starts from: the plan, where its actors go,
 // the trace file.
 caf::expected<std::shared_ptr<coordinator_setup>>
-make_coordinator_setup(caf::actor_system& system, const run_config& config,
+make_coordinator_setup(caf::actor_system& system, const checked_run_config& config,
                        source_pair data, fit_observer observer) {
-  auto checked = check_run_config(config, &data);
-  if (!checked)
-    return checked.error();
-  data = split_for_validation(data, checked->validation_split);
-  auto plan = plan_run(*checked, data.train->size());
+  data = split_for_validation(data, config.validation_split);
+  auto plan = plan_run(config, data.train->size());
   if (!plan)
     return plan.error();
   auto setup = std::make_shared<coordinator_setup>();
@@ -319,6 +316,15 @@ std::vector<store_actor> shard_actors(const coordinator_state& st) {
 
 caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
                                         source_pair data, fit_observer observer) {
+  auto checked = check_run_config(config, &data);
+  if (!checked)
+    return checked.error();
+  return run_training(system, *checked, std::move(data), std::move(observer));
+}
+
+caf::expected<fit_summary> run_training(caf::actor_system& system,
+                                        const checked_run_config& config, source_pair data,
+                                        fit_observer observer) {
   // The caller's callbacks stay here: they run on this thread.
   const epoch_steering steering = observer.on_epoch_end;
   const std::function<bool()> stop_asked = observer.stop_asked;

@@ -52,6 +52,13 @@ namespace troupe {
 
 /// Runs a fit to the end and returns its summary, or the error that stopped
 /// it. Every wait inside is bounded; nothing is left running afterwards.
+/// `config` was checked against `data` (check_run_config): it is not checked
+/// again.
+caf::expected<fit_summary> run_training(caf::actor_system& system,
+                                        const checked_run_config& config, source_pair data,
+                                        fit_observer observer = {});
+
+/// Checks `config` against `data`, then runs it.
 caf::expected<fit_summary> run_training(caf::actor_system& system, const run_config& config,
                                         source_pair data, fit_observer observer = {});
 

@@ -76,21 +76,37 @@ private:
 class callback;      // <troupe/callbacks.hpp>
 class trained_model; // below
 
+namespace detail {
+struct option_values; // api/option_values.hpp
+struct option_access;
+}
+
 /// Holds a fit's settings: every option of a Troupe program's command line
 /// (`--help` lists them: mode, replicas, nodes, TLS, checkpoints, trace,
 /// metrics, progress, ...), by name, with typed setters for the common ones.
 /// An option set here wins over what the model was compiled with (--model,
-/// --optimizer, --lr, ...).
+/// --optimizer, --lr, ...). Each option holds one value, typed; setting it
+/// again replaces it.
 class TROUPE_API fit_options {
 public:
+  fit_options();
+  ~fit_options();
+  fit_options(const fit_options&);
+  fit_options(fit_options&&) noexcept;
+  fit_options& operator=(const fit_options&);
+  fit_options& operator=(fit_options&&) noexcept;
+
   /// Sets option `name` (without "--") to `value`, as --name=value would.
+  /// The text is read as the option's type once, when a fit starts: an
+  /// unknown option or a value that does not read is that fit's
+  /// invalid_argument error, naming the option and what it takes.
   fit_options& set(const std::string& name, const std::string& value);
 
-  fit_options& epochs(uint32_t count) { return set("epochs", std::to_string(count)); }
-  fit_options& batch_size(uint32_t samples) { return set("batch-size", std::to_string(samples)); }
-  fit_options& mode(const std::string& policy) { return set("mode", policy); }
-  fit_options& replicas(uint32_t count) { return set("replicas", std::to_string(count)); }
-  fit_options& seed(uint64_t value) { return set("seed", std::to_string(value)); }
+  fit_options& epochs(uint32_t count);
+  fit_options& batch_size(uint32_t samples);
+  fit_options& mode(const std::string& policy);
+  fit_options& replicas(uint32_t count);
+  fit_options& seed(uint64_t value);
   /// Weighs each training sample's loss by its class's weight, as Keras's
   /// class_weight (--class-weights): weights[c] is class c's, the classes
   /// past the end weigh 1. The loss trained on is sum_i w_i x loss_i over
@@ -106,30 +122,25 @@ public:
   /// Rounds gradients and the parameters replicas compute on to "bf16" or
   /// "fp16" (--wire; "fp32": as computed), in one process and between
   /// processes alike; the store keeps and steps fp32.
-  fit_options& wire(const std::string& codec) { return set("wire", codec); }
+  fit_options& wire(const std::string& codec);
   /// Runs the replicas on nodes: "host:port,host:port".
-  fit_options& nodes(const std::string& list) { return set("nodes", list); }
+  fit_options& nodes(const std::string& list);
   /// Writes TensorBoard event files of each epoch's figures under `dir`
   /// (--tensorboard): train/ and validation/, as Keras lays them out.
-  fit_options& tensorboard(const std::string& dir) { return set("tensorboard", dir); }
+  fit_options& tensorboard(const std::string& dir);
   /// Validates on the last `fraction` of the training data instead of the
   /// validation source (which may then be null), as Keras's
   /// validation_split: the first floor(n * (1 - fraction)) samples train.
-  fit_options& validation_split(double fraction) {
-    return set("validation-split", std::to_string(fraction));
-  }
+  fit_options& validation_split(double fraction);
   /// Scores `list` on the validation data after each epoch besides loss and
   /// accuracy (--extra-metrics): "top_K_accuracy" for a classifier (the
   /// label among the K largest outputs), "mae" and "mse" for a regression;
   /// comma-separated. Each shows in the epoch line, epoch_result::metrics
   /// (as "val_NAME"), --metrics records and TensorBoard files.
-  fit_options& extra_metrics(const std::string& list) { return set("extra-metrics", list); }
+  fit_options& extra_metrics(const std::string& list);
   /// Makes the fit print nothing: no banner, no epoch lines, no final line,
   /// no warnings (the history and a --metrics file still have everything).
-  fit_options& quiet() {
-    quiet_ = true;
-    return set("progress", "off");
-  }
+  fit_options& quiet();
 
   /// Tells whether quiet() was asked for.
   bool is_quiet() const { return quiet_; }
@@ -158,8 +169,12 @@ public:
   /// Tells whether option `name` was set.
   bool has(const std::string& name) const;
 
-  /// Returns the options as command-line arguments, in the order set.
-  const std::vector<std::string>& arguments() const { return arguments_; }
+  /// Returns the names of the options set, in the order first set.
+  std::vector<std::string> names() const;
+
+  /// Returns the options as command-line arguments ("--name=value").
+  [[deprecated("use names() and has(); options are typed values, not text")]]
+  std::vector<std::string> arguments() const;
 
   /// Names the program in what a fit prints ("Troupe mnist: ...").
   std::string program = "troupe";
@@ -178,7 +193,9 @@ public:
   std::vector<std::shared_ptr<callback>> callbacks;
 
 private:
-  std::vector<std::string> arguments_;
+  friend struct detail::option_access;
+
+  std::shared_ptr<const detail::option_values> values_; // replaced, never changed, on a set
   bool quiet_ = false;
   bool stop_on_signals_ = false;
   std::shared_ptr<const trained_model> start_model_;

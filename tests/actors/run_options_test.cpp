@@ -37,10 +37,11 @@ caf::expected<run_config> parsed(const std::vector<std::string>& args) {
 // checked against the data.
 std::string why_not(const std::vector<std::string>& args) {
   auto result = parsed(args);
-  if (result)
-    result = check_run_config(*result, &test_slice());
-  REQUIRE_FALSE(result);
-  return describe(result.error());
+  if (!result)
+    return describe(result.error());
+  auto checked = check_run_config(*result, &test_slice());
+  REQUIRE_FALSE(checked);
+  return describe(checked.error());
 }
 
 } // namespace
