@@ -157,6 +157,19 @@ expected<run_config> run_config_for(const program_config& cfg, const std::string
   return *config;
 }
 
+// The sources a fit reads: without a validation source, a validation split
+// validates on the training source's last rows.
+expected<source_pair> fit_sources(std::shared_ptr<const data_source> train,
+                                  std::shared_ptr<const data_source> validation,
+                                  const run_config& config) {
+  if (!validation && config.validation_split > 0)
+    validation = train; // unused: the split validates
+  else if (!validation)
+    return fail(errc::invalid_argument,
+                "fit: the validation source is null (without one, give a validation_split)");
+  return source_pair{std::move(train), std::move(validation)};
+}
+
 // The figures this fit's epochs report, by their Keras names.
 std::vector<std::string> reported_metric_names(reported_metrics scores, const run_config& c) {
   std::vector<std::string> names{"loss", "val_loss"};
@@ -205,6 +218,39 @@ epoch_steering steering_for(const fit_options& options, const std::string& descr
   };
 }
 
+// The banner, and the line that says where a fine-tuning run starts from.
+void print_start(const std::string& program, const program_config& cfg,
+                 const run_config& checked, const source_pair& data) {
+  print_banner(program, checked, split_for_validation(data, checked.validation_split));
+  if (checked.start_parameters.size() > 0)
+    std::printf("Fine-tuning: starts from the weights of %s with a fresh %s\n",
+                cfg.start_from.empty() ? "the model given" : cfg.start_from.c_str(),
+                checked.optimizer.name.c_str());
+}
+
+// The files a fit writes its figures to as it goes: --metrics, --tensorboard.
+struct fit_logs {
+  std::unique_ptr<metrics_log> metrics;
+  std::unique_ptr<tensorboard_log> tensorboard;
+};
+
+expected<fit_logs> open_logs(const program_config& cfg) {
+  fit_logs logs;
+  if (!cfg.metrics.empty()) {
+    auto log = metrics_log::open(cfg.metrics);
+    if (!log)
+      return fail(errc::io, describe(log.error()));
+    logs.metrics = std::make_unique<metrics_log>(std::move(*log));
+  }
+  if (!cfg.tensorboard.empty()) {
+    auto opened = tensorboard_log::open(cfg.tensorboard);
+    if (!opened)
+      return opened.error();
+    logs.tensorboard = std::move(*opened);
+  }
+  return logs;
+}
+
 // --save and --export-onnx, carried out.
 status write_model_files(const program_config& cfg, const trained_model& model) {
   if (!cfg.save.empty())
@@ -236,45 +282,27 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   auto config = run_config_for(cfg, description, optimizer, *train, options);
   if (!config)
     return config.error();
-  if (!validation && config->validation_split > 0)
-    validation = train; // unused: the split validates
-  if (!validation)
-    return fail(errc::invalid_argument,
-                "fit: the validation source is null (without one, give a validation_split)");
-  const source_pair data{std::move(train), std::move(validation)};
+  auto sources = fit_sources(std::move(train), std::move(validation), *config);
+  if (!sources)
+    return sources.error();
+  const source_pair& data = *sources;
   auto checked = check_run_config(*config, &data);
   if (!checked)
     return invalid_option(checked.error());
-  std::unique_ptr<metrics_log> metrics;
-  if (!cfg.metrics.empty()) {
-    auto log = metrics_log::open(cfg.metrics);
-    if (!log)
-      return fail(errc::io, describe(log.error()));
-    metrics = std::make_unique<metrics_log>(std::move(*log));
-  }
   const auto scores =
     data.train->regression() ? reported_metrics::loss : reported_metrics::loss_and_accuracy;
   if (auto ok = check_callbacks(options, scores, *checked); !ok)
     return ok.error();
-  std::unique_ptr<tensorboard_log> tensorboard;
-  if (!cfg.tensorboard.empty()) {
-    auto opened = tensorboard_log::open(cfg.tensorboard);
-    if (!opened)
-      return opened.error();
-    tensorboard = std::move(*opened);
-  }
+  auto logs = open_logs(cfg);
+  if (!logs)
+    return logs.error();
   const bool quiet = options.is_quiet();
-  if (!quiet) {
-    print_banner(options.program, *checked,
-                 split_for_validation(data, checked->validation_split));
-    if (checked->start_parameters.size() > 0)
-      std::printf("Fine-tuning: starts from the weights of %s with a fresh %s\n",
-                  cfg.start_from.empty() ? "the model given" : cfg.start_from.c_str(),
-                  checked->optimizer.name.c_str());
-  }
+  if (!quiet)
+    print_start(options.program, cfg, *checked, data);
   std::vector<epoch_result> epochs;
   auto observer =
-    make_console_observer(cfg, *checked, scores, metrics.get(), tensorboard.get(), quiet);
+    make_console_observer(cfg, *checked, scores, logs->metrics.get(), logs->tensorboard.get(),
+                          quiet);
   bool stopped = false;
   observer.on_epoch_end = steering_for(options, checked->model, epochs, stopped);
   observer.stop_asked = [asked_before = stop_requests_so_far()] {
@@ -285,14 +313,15 @@ expected<history> fit(const std::string& description, const optimizer_config& op
   auto result = run_training(system, *checked, data, std::move(observer));
   if (!result)
     return run_failure(result.error());
-  if (!quiet)
-    print_summary(cfg, *checked, scores, *result);
-  if (!quiet && stopped && epochs.back().epoch < checked->epochs)
-    std::printf("Stopped by a callback after epoch %u of %u\n", epochs.back().epoch,
-                checked->epochs);
-  if (metrics)
-    metrics->write_summary(*result, *checked);
   auto done = history_of(*result, std::move(epochs), checked->model);
+  if (!quiet) {
+    print_summary(cfg, *checked, scores, *result);
+    if (stopped && done.epochs.back().epoch < checked->epochs)
+      std::printf("Stopped by a callback after epoch %u of %u\n", done.epochs.back().epoch,
+                  checked->epochs);
+  }
+  if (logs->metrics)
+    logs->metrics->write_summary(*result, *checked);
   for (const auto& each : options.callbacks)
     each->on_train_end(done);
   if (auto written = write_model_files(cfg, done.model); !written)

@@ -278,9 +278,10 @@ tls_files tls_files_from(const caf::actor_system_config& cfg) {
                    cfg.openssl_cafile};
 }
 
-caf::error check_tls_files(const tls_files& files) {
-  if (!files.enabled())
-    return caf::none;
+namespace {
+
+// All three files or none: the error names those missing.
+caf::error check_all_given(const tls_files& files) {
   std::vector<std::string> missing;
   if (files.certificate.empty())
     missing.emplace_back("--tls-cert");
@@ -288,14 +289,35 @@ caf::error check_tls_files(const tls_files& files) {
     missing.emplace_back("--tls-key");
   if (files.ca.empty())
     missing.emplace_back("--tls-ca");
-  if (!missing.empty()) {
-    std::string list = missing[0];
-    if (missing.size() == 2)
-      list += " and " + missing[1];
-    return config_error("--tls-cert, --tls-key and --tls-ca go together:"
-                        " missing "
-                        + list);
-  }
+  if (missing.empty())
+    return caf::none;
+  std::string list = missing[0];
+  if (missing.size() == 2)
+    list += " and " + missing[1];
+  return config_error("--tls-cert, --tls-key and --tls-ca go together: missing " + list);
+}
+
+// A store that trusts each certificate of --tls-ca.
+caf::error trust_authorities(const tls_files& files, const std::vector<x509_ptr>& authorities,
+                             X509_STORE* store) {
+  for (const auto& ca : authorities)
+    if (X509_STORE_add_cert(store, ca.get()) != 1) {
+      auto reasons = openssl_reasons();
+      // The same CA twice in one file is harmless.
+      if (reasons.find("already in hash table") == std::string::npos)
+        return config_error(quote("--tls-ca", files.ca)
+                            + " has a certificate OpenSSL cannot use (" + reasons + ")");
+    }
+  return caf::none;
+}
+
+} // namespace
+
+caf::error check_tls_files(const tls_files& files) {
+  if (!files.enabled())
+    return caf::none;
+  if (auto err = check_all_given(files))
+    return err;
   std::string cert_text, key_text, ca_text;
   if (auto err = read_small_file("--tls-cert", files.certificate, cert_text))
     return err;
@@ -306,8 +328,7 @@ caf::error check_tls_files(const tls_files& files) {
   // The certificate file may carry intermediates after the leaf, as
   // SSL_CTX_use_certificate_chain_file (what CAF calls) allows.
   std::vector<x509_ptr> chain;
-  if (auto err = parse_certificates("--tls-cert", files.certificate, cert_text,
-                                    chain))
+  if (auto err = parse_certificates("--tls-cert", files.certificate, cert_text, chain))
     return err;
   pkey_ptr key;
   if (auto err = parse_key(files.key, key_text, key))
@@ -316,14 +337,12 @@ caf::error check_tls_files(const tls_files& files) {
   ERR_clear_error();
   if (X509_check_private_key(leaf, key.get()) != 1) {
     ERR_clear_error();
-    return config_error(quote("--tls-key", files.key)
-                        + " does not belong to "
-                        + quote("--tls-cert", files.certificate) + " ("
-                        + subject_text(leaf) + ")");
+    return config_error(quote("--tls-key", files.key) + " does not belong to "
+                        + quote("--tls-cert", files.certificate) + " (" + subject_text(leaf)
+                        + ")");
   }
   std::vector<x509_ptr> authorities;
-  if (auto err = parse_certificates("--tls-ca", files.ca, ca_text,
-                                    authorities))
+  if (auto err = parse_certificates("--tls-ca", files.ca, ca_text, authorities))
     return err;
   if (auto err = check_dates(files.certificate, leaf))
     return err;
@@ -331,15 +350,8 @@ caf::error check_tls_files(const tls_files& files) {
   std::unique_ptr<STACK_OF(X509), stack_free> untrusted{sk_X509_new_null()};
   if (!store || !untrusted)
     return config_error("cannot allocate an X509 store");
-  for (auto& ca : authorities)
-    if (X509_STORE_add_cert(store.get(), ca.get()) != 1) {
-      auto reasons = openssl_reasons();
-      // The same CA twice in one file is harmless.
-      if (reasons.find("already in hash table") == std::string::npos)
-        return config_error(quote("--tls-ca", files.ca)
-                            + " has a certificate OpenSSL cannot use ("
-                            + reasons + ")");
-    }
+  if (auto err = trust_authorities(files, authorities, store.get()))
+    return err;
   for (size_t i = 1; i < chain.size(); ++i)
     if (sk_X509_push(untrusted.get(), chain[i].get()) > 0)
       chain[i].release(); // the stack owns it now

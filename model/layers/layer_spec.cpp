@@ -64,6 +64,25 @@ std::optional<layer_spec> parse_custom(const std::string& token) {
   return named ? std::optional<layer_spec>(l) : std::nullopt;
 }
 
+// Reads a convolution's "kK[sS][same]" after its filter count into `l`.
+bool read_convolution(const std::string& token, size_t& pos, layer_spec& l) {
+  l.kind = layer_kind::conv2d;
+  auto kernel = read_literal(token, pos, "k") ? read_count(token, pos) : std::nullopt;
+  if (!kernel)
+    return false;
+  l.kernel = *kernel;
+  const bool strided = pos + 1 < token.size() && token[pos] == 's'
+                       && std::isdigit(static_cast<unsigned char>(token[pos + 1])) != 0;
+  if (strided && read_literal(token, pos, "s")) { // not the s of "sigmoid"
+    auto stride = read_count(token, pos);
+    if (!stride)
+      return false;
+    l.stride = *stride;
+  }
+  l.same = read_literal(token, pos, "same");
+  return true;
+}
+
 std::optional<layer_spec> parse_layer(const std::string& token) {
   if (!token.empty() && token[0] == '@')
     return parse_custom(token);
@@ -106,22 +125,8 @@ std::optional<layer_spec> parse_layer(const std::string& token) {
   if (!units)
     return std::nullopt;
   l.units = *units;
-  if (conv) {
-    l.kind = layer_kind::conv2d;
-    auto kernel = read_literal(token, pos, "k") ? read_count(token, pos) : std::nullopt;
-    if (!kernel)
-      return std::nullopt;
-    l.kernel = *kernel;
-    const bool strided = pos + 1 < token.size() && token[pos] == 's' &&
-                         std::isdigit(static_cast<unsigned char>(token[pos + 1])) != 0;
-    if (strided && read_literal(token, pos, "s")) { // not the s of "sigmoid"
-      auto stride = read_count(token, pos);
-      if (!stride)
-        return std::nullopt;
-      l.stride = *stride;
-    }
-    l.same = read_literal(token, pos, "same");
-  }
+  if (conv && !read_convolution(token, pos, l))
+    return std::nullopt;
   const std::string rest = token.substr(pos);
   auto act = find_activation(rest);
   if (!act || rest == "linear")
