@@ -32,7 +32,7 @@ dataset unlabelled(int count, int features, std::vector<float> values,
   d.count = count;
   d.features = features;
   d.classes = 0;
-  d.images = std::move(values);
+  d.inputs = std::move(values);
   d.source = source;
   return d;
 }

@@ -41,7 +41,7 @@ expected<dataset> make_dataset(std::vector<float> features, std::vector<int32_t>
   d.count = static_cast<int>(labels.size());
   d.features = width;
   d.classes = wanted;
-  d.images = std::move(features);
+  d.inputs = std::move(features);
   d.labels = std::move(labels);
   return d;
 }
@@ -65,7 +65,7 @@ expected<dataset> make_regression_dataset(std::vector<float> features,
   d.count = static_cast<int>(features.size() / width);
   d.features = width;
   d.classes = 0;
-  d.images = std::move(features);
+  d.inputs = std::move(features);
   d.targets = std::move(targets);
   d.target_width = target_width;
   return d;

@@ -60,9 +60,9 @@ status check_features(int inputs, const data_source& data) {
 // Checks that a dataset's arrays hold what its counts say.
 status check_arrays(const dataset& data, bool answers_needed) {
   const size_t count = static_cast<size_t>(data.count);
-  if (data.images.size() != count * static_cast<size_t>(data.features))
+  if (data.inputs.size() != count * static_cast<size_t>(data.features))
     return fail(errc::invalid_argument,
-                "the data has " + std::to_string(data.images.size()) + " feature values for "
+                "the data has " + std::to_string(data.inputs.size()) + " feature values for "
                   + std::to_string(data.count) + " samples of "
                   + std::to_string(data.features));
   const bool answered =

@@ -49,7 +49,7 @@ public:
   void use_parameters(const float* parameters) override { net().use_parameters(parameters); }
   float* device_parameters() override { return net().device_parameters(); }
   void use_device_parameters() override { net().use_device_parameters(); }
-  float* staged_images() override { return net().staged_images(); }
+  float* staged_inputs() override { return net().staged_inputs(); }
   int32_t* staged_labels() override { return net().staged_labels(); }
   void queue_staged_checked_gradient(size_t batch) override {
     net().queue_staged_checked_gradient(batch);

@@ -39,7 +39,7 @@ public:
   /// Makes the steps read device_parameters() (written by the caller).
   virtual void use_device_parameters() = 0;
   /// Returns the batch buffers (device memory) the step reads.
-  virtual float* staged_images() = 0;   // (max_batch, inputs)
+  virtual float* staged_inputs() = 0;   // (max_batch, inputs)
   virtual int32_t* staged_labels() = 0; // (max_batch)
   /// Queues the gradient of the `batch` staged rows into device_gradient(),
   /// adding loss and hits to the device stats, and flags NaN or Inf. It

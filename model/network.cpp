@@ -46,13 +46,13 @@ void network::use_parameters(const float* params) {
   }
 }
 
-void network::upload_batch(const float* images, const int32_t* labels, size_t batch) {
+void network::upload_batch(const float* inputs, const int32_t* labels, size_t batch) {
   if (backend_->host_memory()) {
-    input_ptr_ = images; // read in place: no copy on the CPU
+    input_ptr_ = inputs; // read in place: no copy on the CPU
     labels_ptr_ = labels;
     return;
   }
-  input_.upload(images, batch * static_cast<size_t>(spec_.inputs));
+  input_.upload(inputs, batch * static_cast<size_t>(spec_.inputs));
   labels_.upload(labels, batch);
   input_ptr_ = input_.data();
   labels_ptr_ = labels_.data();
@@ -98,19 +98,19 @@ void network::backward(size_t batch, float* gradient) {
   }
 }
 
-void network::compute_gradient_on_device(const float* images, const int32_t* labels,
+void network::compute_gradient_on_device(const float* inputs, const int32_t* labels,
                                          size_t batch) {
-  gradient_into(images, labels, batch, gradient_.data());
+  gradient_into(inputs, labels, batch, gradient_.data());
 }
 
-void network::gradient_into(const float* images, const int32_t* labels, size_t batch,
+void network::gradient_into(const float* inputs, const int32_t* labels, size_t batch,
                             float* gradient) {
   flush_denormals_scope flush;
   if (batch == 0) {
     backend_->fill_zero(gradient, layout_.size() * sizeof(float));
     return;
   }
-  upload_batch(images, labels, batch);
+  upload_batch(inputs, labels, batch);
   queue_gradient(batch, gradient);
   pending_samples_ += static_cast<int64_t>(batch);
 }
@@ -242,32 +242,32 @@ bool network::gradient_proven_finite(size_t batch) const {
   return true;
 }
 
-batch_stats network::compute_gradient(const float* images, const int32_t* labels,
+batch_stats network::compute_gradient(const float* inputs, const int32_t* labels,
                                       size_t batch, float* gradient_out,
                                       const float* targets, const float* weights) {
   targets_ptr_ = targets;
   TROUPE_ASSERT(weights == nullptr || backend_->host_memory());
   weights_ptr_ = weights;
   if (backend_->host_memory()) {
-    gradient_into(images, labels, batch, gradient_out);
+    gradient_into(inputs, labels, batch, gradient_out);
     proven_finite_ = batch == 0 || gradient_proven_finite(batch);
   } else {
     proven_finite_ = false;
-    gradient_into(images, labels, batch, gradient_.data());
+    gradient_into(inputs, labels, batch, gradient_.data());
     gradient_.download(gradient_out, layout_.size());
   }
   weights_ptr_ = nullptr; // evaluation and the device paths weigh every sample 1
   return take_stats();
 }
 
-batch_stats network::evaluate(const float* images, const int32_t* labels,
+batch_stats network::evaluate(const float* inputs, const int32_t* labels,
                               size_t count, const float* targets) {
   flush_denormals_scope flush;
   batch_stats total;
   const size_t outputs = static_cast<size_t>(spec_.classes());
   for (size_t begin = 0; begin < count; begin += max_batch_) {
     const size_t batch = std::min(max_batch_, count - begin);
-    upload_batch(images + begin * spec_.inputs, labels ? labels + begin : nullptr, batch);
+    upload_batch(inputs + begin * spec_.inputs, labels ? labels + begin : nullptr, batch);
     targets_ptr_ = targets ? targets + begin * outputs : nullptr;
     forward(batch);
     loss_step(batch, 0.0f, nullptr);

@@ -49,13 +49,13 @@ public:
   void use_parameters(const float* params);
 
   /// Computes the gradient of the mean loss over one batch and writes it to
-  /// gradient_out (host, layout().size() floats). images: (batch, inputs).
+  /// gradient_out (host, layout().size() floats). inputs: (batch, spec().inputs).
   /// A batch of 0 samples gives a zero gradient. A squared-error model reads
   /// `targets` (batch, classes()) instead of the labels, on a host backend.
   /// With `weights` (batch), on a host backend, the loss is Keras's weighted
   /// "sum_over_batch_size": sum_i weights_i x loss_i / batch, and loss_sum
   /// sums weights_i x loss_i (with every weight 1, the bits of no weights).
-  batch_stats compute_gradient(const float* images, const int32_t* labels,
+  batch_stats compute_gradient(const float* inputs, const int32_t* labels,
                                size_t batch, float* gradient_out,
                                const float* targets = nullptr,
                                const float* weights = nullptr);
@@ -67,7 +67,7 @@ public:
   bool last_gradient_proven_finite() const { return proven_finite_; }
 
   /// Computes loss and accuracy over `count` samples (any count), forward only.
-  batch_stats evaluate(const float* images, const int32_t* labels, size_t count,
+  batch_stats evaluate(const float* inputs, const int32_t* labels, size_t count,
                        const float* targets = nullptr);
 
   // --- device-resident training (a single replica on a GPU) ----------------
@@ -82,7 +82,7 @@ public:
   float* device_gradient() { return gradient_.data(); }
   /// Like compute_gradient, but the gradient stays on the device and the stats
   /// accumulate on the device until take_stats().
-  void compute_gradient_on_device(const float* images, const int32_t* labels,
+  void compute_gradient_on_device(const float* inputs, const int32_t* labels,
                                   size_t batch);
   /// Returns (and clears) the stats accumulated by compute_gradient_on_device.
   batch_stats take_stats();
@@ -99,9 +99,9 @@ public:
   // --- device-driven steps (see device_trainer) -----------------------------
   /// Returns the batch buffers (max_batch rows, backend memory) that
   /// queue_staged_gradient() reads; ops such as gather_rows fill them.
-  float* staged_images() { return input_.data(); }
+  float* staged_inputs() { return input_.data(); }
   int32_t* staged_labels() { return labels_.data(); }
-  /// Queues the gradient of the `batch` rows in staged_images() into
+  /// Queues the gradient of the `batch` rows in staged_inputs() into
   /// device_gradient(), adding loss and hits to the device stats. It only
   /// queues ops (no copy, no wait), so a backend can record it; it counts no
   /// samples: take_stats() then reports 0 samples for these steps.
@@ -114,8 +114,8 @@ private:
   void forward(size_t batch);
   void backward(size_t batch, float* gradient);
   bool gradient_proven_finite(size_t batch) const;
-  void upload_batch(const float* images, const int32_t* labels, size_t batch);
-  void gradient_into(const float* images, const int32_t* labels, size_t batch,
+  void upload_batch(const float* inputs, const int32_t* labels, size_t batch);
+  void gradient_into(const float* inputs, const int32_t* labels, size_t batch,
                      float* gradient);
   void queue_gradient(size_t batch, float* gradient);
   void loss_step(size_t batch, float scale, float* dlogits);

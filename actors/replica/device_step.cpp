@@ -57,17 +57,17 @@ status device_step::stage_batch(staging_slot& slot, device_capability& model,
                                 const data_source& data, const std::vector<uint32_t>& indices) {
   const size_t rows = indices.size();
   if (rows > slot.rows) {
-    slot.images = make_host_buffer(compute_, rows * inputs_);
+    slot.inputs = make_host_buffer(compute_, rows * inputs_);
     slot.labels = make_host_buffer(compute_, rows); // sizeof(int32_t) == sizeof(float)
     slot.rows = rows;
   }
   if (!slot.stats)
     slot.stats = make_host_buffer(compute_, device_capability::stats_size);
   auto* labels = reinterpret_cast<int32_t*>(slot.labels.get());
-  data.gather(indices.data(), rows, slot.images.get(), labels, nullptr);
+  data.gather(indices.data(), rows, slot.inputs.get(), labels, nullptr);
   if (auto checked = check_gathered_labels(data, indices.data(), labels, rows); !checked)
     return checked;
-  compute_->copy_to_device(model.staged_images(), slot.images.get(),
+  compute_->copy_to_device(model.staged_inputs(), slot.inputs.get(),
                            rows * inputs_ * sizeof(float));
   compute_->copy_to_device(model.staged_labels(), labels, rows * sizeof(int32_t));
   return {};

@@ -57,7 +57,7 @@ private:
   // host goes on) and its stats (copied up). Two steps take turns, so a
   // slot is written again only once run() has waited for its last step.
   struct staging_slot {
-    std::shared_ptr<float> images;
+    std::shared_ptr<float> inputs;
     std::shared_ptr<float> labels; // int32 labels in a float-sized block
     size_t rows = 0;
     std::shared_ptr<float> stats; // device_capability::stats_size floats

@@ -29,7 +29,7 @@ bool gradient_checks(const troupe::data_source& train) {
   if (!model)
     return false;
   const troupe::dataset first = train.rows(0, 16);
-  const troupe::batch samples{first.images.data(), first.labels.data(), 16, first.features};
+  const troupe::batch samples{first.inputs.data(), first.labels.data(), 16, first.features};
   auto report = troupe::check_gradient(**model, samples);
   if (!report || !report->passed) {
     std::fprintf(stderr, "error: the model's gradient differs from finite differences\n");

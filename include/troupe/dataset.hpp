@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <troupe/expected.hpp>
@@ -16,13 +17,14 @@ namespace troupe {
 
 /// Holds `count` samples of `features` floats each, and per sample either
 /// one class label (classification) or `target_width` float targets
-/// (regression). (The field `images` holds any features; its name comes from
-/// the IDX files, whose pixels it holds scaled to [0, 1].)
+/// (regression). Labels lie in [0, classes); a classification set left with
+/// classes 0 has the largest label + 1, counted when it is served as a data
+/// source (in_memory, fit); a regression set keeps classes 0.
 struct TROUPE_API dataset {
   int count = 0;
   int features = 0;             // floats per sample
-  int classes = 10;             // labels lie in [0, classes); 0 for regression
-  std::vector<float> images;    // (count, features)
+  int classes = 0;              // 0: the largest label + 1 (classification)
+  std::vector<float> inputs;    // (count, features)
   std::vector<int32_t> labels;  // (count); empty for regression
   std::vector<float> targets;   // (count, target_width); empty for classification
   int target_width = 0;         // targets per sample; 0 for classification
@@ -32,8 +34,50 @@ struct TROUPE_API dataset {
   bool regression() const { return target_width > 0; }
 
   /// Returns sample i's features.
-  const float* image(size_t i) const { return images.data() + i * features; }
+  const float* input(size_t i) const { return inputs.data() + i * features; }
+
+  // The names of the release before, kept for one release. `images` is bound
+  // to this object's own `inputs`: a copy or a move binds it to the new
+  // object's, an assignment copies the fields and leaves it bound.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  [[deprecated("use inputs")]] std::vector<float>& images = inputs;
+
+  /// Returns sample i's features (the old name of input).
+  [[deprecated("use input")]] const float* image(size_t i) const { return input(i); }
+
+  /// Copies or moves every field but `images`, which names this object's inputs.
+  dataset() = default;
+  dataset(const dataset& other) { *this = other; }
+  dataset(dataset&& other) noexcept { *this = std::move(other); }
+  dataset& operator=(const dataset& other);
+  dataset& operator=(dataset&& other) noexcept;
+#pragma GCC diagnostic pop
 };
+
+inline dataset& dataset::operator=(const dataset& other) {
+  count = other.count;
+  features = other.features;
+  classes = other.classes;
+  inputs = other.inputs;
+  labels = other.labels;
+  targets = other.targets;
+  target_width = other.target_width;
+  source = other.source;
+  return *this;
+}
+
+inline dataset& dataset::operator=(dataset&& other) noexcept {
+  count = other.count;
+  features = other.features;
+  classes = other.classes;
+  inputs = std::move(other.inputs);
+  labels = std::move(other.labels);
+  targets = std::move(other.targets);
+  target_width = other.target_width;
+  source = std::move(other.source);
+  return *this;
+}
 
 /// Holds a training set and the test (validation) set scored after each epoch.
 struct TROUPE_API dataset_pair {

@@ -42,11 +42,11 @@ public:
   virtual ~resident_loop_ops() = default;
 
   /// Copies rows order[counters->cursor + r], r < rows, of a resident data set
-  /// (images: (n, features), labels: (n)) into images_out and labels_out.
+  /// (inputs: (n, features), labels: (n)) into inputs_out and labels_out.
   /// The caller guarantees that cursor + rows stays within order.
-  virtual void gather_rows(const float* images, const int32_t* labels, int features,
+  virtual void gather_rows(const float* inputs, const int32_t* labels, int features,
                            const uint32_t* order, const step_counters* counters,
-                           int rows, float* images_out, int32_t* labels_out) = 0;
+                           int rows, float* inputs_out, int32_t* labels_out) = 0;
 
   /// counters->cursor += rows; counters->steps += 1.
   virtual void advance_step(step_counters* counters, int rows) = 0;

@@ -55,7 +55,7 @@ expected<dataset> with_npy_targets(npy_features features, const std::string& fea
   result.count = features.count;
   result.features = features.features;
   result.classes = 0;
-  result.images = std::move(features.values);
+  result.inputs = std::move(features.values);
   result.target_width = targets->features;
   result.targets = std::move(targets->values);
   return result;
@@ -83,7 +83,7 @@ expected<dataset> load_npy_pair(const std::string& features_path,
   result.count = features->count;
   result.features = features->features;
   result.classes = classes_of(*labels);
-  result.images = std::move(features->values);
+  result.inputs = std::move(features->values);
   result.labels = std::move(*labels);
   return result;
 }
@@ -129,7 +129,7 @@ expected<dataset> load_csv(const csv_source& csv) {
   dataset result;
   result.count = table->count;
   result.features = table->features;
-  result.images = std::move(table->values);
+  result.inputs = std::move(table->values);
   if (csv.target) {
     result.classes = 0;
     result.target_width = 1;

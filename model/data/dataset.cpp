@@ -71,9 +71,9 @@ expected<dataset> load_split(const std::string& images_path,
   result.count = images->count;
   result.features = images->rows * images->cols;
   result.classes = classes;
-  result.images.resize(images->pixels.size());
+  result.inputs.resize(images->pixels.size());
   for (size_t i = 0; i < images->pixels.size(); ++i)
-    result.images[i] = static_cast<float>(images->pixels[i]) / 255.0f;
+    result.inputs[i] = static_cast<float>(images->pixels[i]) / 255.0f;
   result.labels.assign(labels->begin(), labels->end());
   return result;
 }
@@ -106,18 +106,18 @@ void gather_targets(const dataset& data, const uint32_t* indices, size_t count,
 }
 
 void gather_features(const dataset& data, const uint32_t* indices, size_t count,
-                     float* images_out) {
+                     float* inputs_out) {
   const size_t features = static_cast<size_t>(data.features);
   for (size_t i = 0; i < count; ++i) {
     size_t row = indices[i];
     TROUPE_ASSERT(row < static_cast<size_t>(data.count));
-    std::memcpy(images_out + i * features, data.image(row), features * sizeof(float));
+    std::memcpy(inputs_out + i * features, data.input(row), features * sizeof(float));
   }
 }
 
 void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
-                  float* images_out, int32_t* labels_out) {
-  gather_features(data, indices, count, images_out);
+                  float* inputs_out, int32_t* labels_out) {
+  gather_features(data, indices, count, inputs_out);
   for (size_t i = 0; i < count; ++i)
     labels_out[i] = data.regression() ? 0 : data.labels[indices[i]];
 }
@@ -128,7 +128,7 @@ void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     if (indices[i] >= static_cast<size_t>(data.count))
       continue;
-    const char* row = reinterpret_cast<const char*>(data.image(indices[i]));
+    const char* row = reinterpret_cast<const char*>(data.input(indices[i]));
     for (size_t offset = 0; offset < bytes; offset += line)
       __builtin_prefetch(row + offset);
   }

@@ -43,14 +43,14 @@ status check_model_fits(const model_spec& spec, const data_source& data,
 std::shared_ptr<const data_source> borrowed_source(const dataset& data);
 
 /// Copies the samples named by `indices` into contiguous buffers:
-/// images_out: (count, features), labels_out: (count).
+/// inputs_out: (count, features), labels_out: (count).
 void gather_batch(const dataset& data, const uint32_t* indices, size_t count,
-                  float* images_out, int32_t* labels_out);
+                  float* inputs_out, int32_t* labels_out);
 
 /// Copies the features alone of the samples named by `indices`:
-/// images_out: (count, features).
+/// inputs_out: (count, features).
 void gather_features(const dataset& data, const uint32_t* indices, size_t count,
-                     float* images_out);
+                     float* inputs_out);
 
 /// Copies the targets of the samples named by `indices` (a regression set):
 /// targets_out: (count, target_width).

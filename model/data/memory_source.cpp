@@ -2,6 +2,7 @@
 // source's rows back into memory.
 #include <troupe/data_source.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 #include "model/check.hpp"
@@ -11,13 +12,24 @@ namespace troupe {
 
 namespace {
 
+// The classes `data` holds: its own count, or for a classification set
+// left with 0 the largest label + 1; 0 for regression.
+int classes_of(const dataset& data) {
+  if (data.regression())
+    return 0;
+  if (data.classes > 0 || data.labels.empty())
+    return data.classes;
+  return std::max(0, *std::max_element(data.labels.begin(), data.labels.end()) + 1);
+}
+
 class memory_source final : public data_source {
 public:
-  explicit memory_source(std::shared_ptr<const dataset> data) : data_(std::move(data)) {}
+  explicit memory_source(std::shared_ptr<const dataset> data)
+    : data_(std::move(data)), classes_(classes_of(*data_)) {}
 
   size_t size() const override { return static_cast<size_t>(data_->count); }
   int features() const override { return data_->features; }
-  int classes() const override { return data_->regression() ? 0 : data_->classes; }
+  int classes() const override { return classes_; }
   int target_width() const override { return data_->target_width; }
   std::string name() const override { return data_->source; }
 
@@ -37,6 +49,7 @@ public:
 
 private:
   std::shared_ptr<const dataset> data_;
+  int classes_;
 };
 
 } // namespace
@@ -63,11 +76,11 @@ dataset data_source::rows(size_t first, size_t count) const {
   out.source = name();
   std::vector<uint32_t> indices(count);
   std::iota(indices.begin(), indices.end(), static_cast<uint32_t>(first));
-  out.images.resize(count * static_cast<size_t>(out.features));
+  out.inputs.resize(count * static_cast<size_t>(out.features));
   out.targets.resize(count * static_cast<size_t>(out.target_width));
   if (!regression())
     out.labels.resize(count);
-  gather(indices.data(), count, out.images.data(), regression() ? nullptr : out.labels.data(),
+  gather(indices.data(), count, out.inputs.data(), regression() ? nullptr : out.labels.data(),
          regression() ? out.targets.data() : nullptr);
   return out;
 }

@@ -48,7 +48,7 @@ device_trainer::device_trainer(const model_spec& spec, backend& compute,
     count_(static_cast<size_t>(train.count)),
     features_(train.features),
     record_steps_(record_steps),
-    images_(compute, train.images.size()),
+    inputs_(compute, train.inputs.size()),
     labels_(compute, train.labels.size()),
     order_(compute, count_),
     m_(compute, net_.layout().size()),
@@ -56,7 +56,7 @@ device_trainer::device_trainer(const model_spec& spec, backend& compute,
     counters_(compute, 1),
     step_mode_(record_steps ? "op by op until the first full batch is recorded"
                             : "op by op (recording turned off)") {
-  images_.upload(train.images.data(), train.images.size());
+  inputs_.upload(train.inputs.data(), train.inputs.size());
   labels_.upload(train.labels.data(), train.labels.size());
   const auto initial = glorot_uniform_parameters(net_.layout(), seed);
   compute.copy_to_device(net_.device_parameters(), initial.data(),
@@ -68,8 +68,8 @@ device_trainer::device_trainer(const model_spec& spec, backend& compute,
 
 void device_trainer::queue_step(size_t rows) {
   const int batch_rows = static_cast<int>(rows);
-  loop_->gather_rows(images_.data(), labels_.data(), features_, order_.data(),
-                     counters_.data(), batch_rows, net_.staged_images(),
+  loop_->gather_rows(inputs_.data(), labels_.data(), features_, order_.data(),
+                     counters_.data(), batch_rows, net_.staged_inputs(),
                      net_.staged_labels());
   net_.queue_staged_gradient(rows);
   loop_->advance_step(counters_.data(), batch_rows);
@@ -128,7 +128,7 @@ std::vector<float> device_trainer::parameters() const {
 }
 
 batch_stats device_trainer::evaluate(const dataset& data) {
-  return net_.evaluate(data.images.data(), data.labels.data(),
+  return net_.evaluate(data.inputs.data(), data.labels.data(),
                        static_cast<size_t>(data.count));
 }
 

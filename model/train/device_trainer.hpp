@@ -67,7 +67,7 @@ private:
   size_t count_;
   int features_;
   bool record_steps_;
-  device_array<float> images_;   // (count, features): the training set
+  device_array<float> inputs_;   // (count, features): the training set
   device_array<int32_t> labels_; // (count)
   device_array<uint32_t> order_; // (count): this epoch's shuffle
   device_array<float> m_, v_;    // Adam's moments

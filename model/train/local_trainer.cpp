@@ -62,7 +62,7 @@ epoch_report local_trainer::run_epoch(const dataset& train, uint64_t epoch) {
 
 batch_stats local_trainer::evaluate(const dataset& data) {
   net_->use_parameters(params_.data());
-  return net_->evaluate(data.images.data(), data.labels.data(),
+  return net_->evaluate(data.inputs.data(), data.labels.data(),
                         static_cast<size_t>(data.count));
 }
 

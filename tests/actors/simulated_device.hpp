@@ -48,11 +48,11 @@ class counting_recorder final : public resident_loop_ops {
 public:
   counting_recorder(resident_loop_ops& inner, simulated_stream& stream)
     : inner_(inner), stream_(stream) {}
-  void gather_rows(const float* images, const int32_t* labels, int features,
+  void gather_rows(const float* inputs, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,
-                   float* images_out, int32_t* labels_out) override {
+                   float* inputs_out, int32_t* labels_out) override {
     stream_.enqueue([=, &inner = inner_] {
-      inner.gather_rows(images, labels, features, order, counters, rows, images_out,
+      inner.gather_rows(inputs, labels, features, order, counters, rows, inputs_out,
                         labels_out);
     });
   }

@@ -137,7 +137,7 @@ TEST_CASE("options set for a fit win over what the model was compiled with",
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == troupe::errc::invalid_argument);
   CHECK_THAT(bad.error().message, Catch::Contains("--replicas"));
-  auto in_memory = *troupe::make_dataset(slice().train.images, slice().train.labels, 784);
+  auto in_memory = *troupe::make_dataset(slice().train.inputs, slice().train.labels, 784);
   auto nowhere = model.fit(in_memory, slice().test, quiet_run().nodes("127.0.0.1:9"));
   REQUIRE_FALSE(nowhere);
   CHECK_THAT(nowhere.error().message, Catch::Contains("built in memory"));

@@ -28,7 +28,7 @@ troupe::dataset imbalanced(int kept) {
   for (int i = 0; i < train.count; ++i) {
     if (train.labels[i] == starved && seen++ >= kept)
       continue;
-    const auto row = train.images.begin() + static_cast<size_t>(i) * train.features;
+    const auto row = train.inputs.begin() + static_cast<size_t>(i) * train.features;
     features.insert(features.end(), row, row + train.features);
     labels.push_back(train.labels[i]);
   }

@@ -69,7 +69,7 @@ void require_onnx_matches_troupe(const troupe::trained_model& model) {
   INFO((exported ? std::string() : exported.error().message));
   REQUIRE(exported);
   const auto rows = static_cast<size_t>(test.count);
-  REQUIRE(troupe::write_npy(dir.file("x.npy"), test.images.data(), rows, test.features));
+  REQUIRE(troupe::write_npy(dir.file("x.npy"), test.inputs.data(), rows, test.features));
   REQUIRE(troupe::write_npy(dir.file("logits.npy"), logits->data(), rows, 10));
 
   const std::string output = dir.file("check_onnx.txt");

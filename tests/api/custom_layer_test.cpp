@@ -94,7 +94,7 @@ TEST_CASE("a registered layer stacks between built-in ones: gradient, training, 
   auto built = troupe::make_model("28x28x1-avgpool4-@channel_affine(0.7)-flatten-10");
   REQUIRE(built);
   const auto& train = slice().train;
-  std::vector<float> images(train.images.begin(), train.images.begin() + 6 * 784);
+  std::vector<float> images(train.inputs.begin(), train.inputs.begin() + 6 * 784);
   std::mt19937 random(3);
   std::uniform_real_distribution<float> noise(0.0f, 0.5f);
   for (float& v : images)

@@ -34,7 +34,7 @@ public:
   void gather(const uint32_t* indices, size_t count, float* features_out, int32_t* labels_out,
               float*) const override {
     for (size_t i = 0; i < count; ++i) {
-      std::memcpy(features_out + i * data_.features, data_.image(indices[i]),
+      std::memcpy(features_out + i * data_.features, data_.input(indices[i]),
                   sizeof(float) * data_.features);
       if (labels_out != nullptr)
         labels_out[i] = indices[i] == bad_row_ ? 12 : data_.labels[indices[i]];
@@ -49,6 +49,21 @@ private:
   size_t rows_;
   size_t bad_row_;
 };
+
+// The first `rows` samples of `data` labelled 0, 1 or 2, filled in by hand
+// with `classes` left as it starts.
+troupe::dataset first_three_classes(const troupe::dataset& data, int rows) {
+  troupe::dataset mine;
+  mine.features = data.features;
+  for (int i = 0; i < data.count && mine.count < rows; ++i) {
+    if (data.labels[i] > 2)
+      continue;
+    mine.inputs.insert(mine.inputs.end(), data.input(i), data.input(i) + data.features);
+    mine.labels.push_back(data.labels[i]);
+    ++mine.count;
+  }
+  return mine;
+}
 
 } // namespace
 
@@ -114,7 +129,7 @@ TEST_CASE("a registered kind of source opens by name with its settings",
   CHECK((*opened)->size() == 100);
   const auto rows = (*opened)->rows(10, 2);
   CHECK(rows.labels[1] == train_slice().labels[11]);
-  CHECK(std::memcmp(rows.image(1), train_slice().image(11), 784 * sizeof(float)) == 0);
+  CHECK(std::memcmp(rows.input(1), train_slice().input(11), 784 * sizeof(float)) == 0);
   auto test_half = troupe::open_data("api-first-rows:rows=5", troupe::data_split::test);
   REQUIRE(test_half);
   CHECK((*test_half)->rows(0, 1).labels[0] == test_slice().labels[0]);
@@ -161,7 +176,7 @@ TEST_CASE("a program's command line opens --train and --test as sources or loads
   auto idx = parsed({"--train=" + dir, "--test=" + dir});
   auto loaded = idx->load_data();
   REQUIRE(loaded);
-  CHECK(loaded->train.images == train_slice().images);
+  CHECK(loaded->train.inputs == train_slice().inputs);
   CHECK(loaded->test.labels == test_slice().labels);
   CHECK(loaded->train.source == dir);
   auto opened = idx->open_data();
@@ -175,4 +190,35 @@ TEST_CASE("a program's command line opens --train and --test as sources or loads
   auto lonely = parsed({"--train=" + dir})->open_data();
   REQUIRE_FALSE(lonely);
   CHECK_THAT(lonely.error().message, Catch::Contains("--train needs its twin"));
+}
+
+TEST_CASE("a dataset filled by hand with classes left 0 trains with its largest label + 1 "
+          "classes",
+          "[api][data][classes]") {
+  const auto train = first_three_classes(train_slice(), 240);
+  const auto test = first_three_classes(test_slice(), 60);
+  REQUIRE(train.count == 240);
+  REQUIRE(train.classes == 0);
+  const auto source = troupe::in_memory(train);
+  CHECK(source->classes() == 3);
+  CHECK(source->rows(0, 4).classes == 3);
+  CHECK(troupe::in_memory(troupe::dataset())->classes() == 0);
+
+  const auto optimizer = troupe::optimizers::adam();
+  const auto options = quiet_run().epochs(1);
+  // Ten outputs take labels 0..2, as Keras's would.
+  auto fitted = troupe::fit("784-16relu-10", optimizer, train, test, options);
+  REQUIRE(fitted);
+  CHECK(fitted->epochs.size() == 1);
+  // The run counts three classes: a weight for class 3 has no class to weigh.
+  auto weighed =
+    troupe::fit("784-16relu-10", optimizer, train, test,
+                troupe::fit_options(options).class_weights({{3, 2.0f}}));
+  REQUIRE_FALSE(weighed);
+  CHECK_THAT(weighed.error().message, Catch::Contains("the data has classes 0..2"));
+  // Two outputs leave label 2 without one, before the run starts.
+  auto narrow = troupe::fit("784-2", optimizer, train, test, options);
+  REQUIRE_FALSE(narrow);
+  CHECK(narrow.error().code == troupe::errc::invalid_argument);
+  CHECK_THAT(narrow.error().message, Catch::Contains("labels must lie in 0..1"));
 }

@@ -22,7 +22,7 @@ void check_layers(const std::string& text, size_t count) {
   // With noise: in an image's flat regions (zero patches under zero biases,
   // near-equal values in a pool's window) ReLU and max pooling sit on their
   // kinks, where finite differences see another slope than the gradient.
-  std::vector<float> images(train.images.begin(), train.images.begin() + count * 784);
+  std::vector<float> images(train.inputs.begin(), train.inputs.begin() + count * 784);
   std::mt19937 random(5);
   std::uniform_real_distribution<float> noise(0.0f, 0.5f);
   for (float& v : images)

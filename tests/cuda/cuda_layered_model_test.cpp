@@ -38,7 +38,7 @@ convnet_batch slice_batch(size_t first, size_t count) {
   b.count = count;
   b.indices.resize(count);
   std::iota(b.indices.begin(), b.indices.end(), static_cast<uint32_t>(first));
-  b.samples.features = data.image(first);
+  b.samples.features = data.input(first);
   b.samples.labels = data.labels.data() + first;
   b.samples.count = count;
   b.samples.inputs = data.features;

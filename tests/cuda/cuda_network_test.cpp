@@ -41,7 +41,7 @@ TEST_CASE("one gradient on the gpu matches the cpu on a batch of the slice",
   // 64 fills the buffers; 17 is a partial batch after a full one.
   for (size_t batch : {size_t{64}, size_t{17}}) {
     INFO("batch " << batch);
-    const float* images = data.image(100);
+    const float* images = data.input(100);
     const int32_t* labels = data.labels.data() + 100;
     std::vector<float> cpu_gradient(params.size()), gpu_gradient(params.size());
     const auto cpu_stats = cpu_net.compute_gradient(images, labels, batch, cpu_gradient.data());
@@ -72,8 +72,8 @@ TEST_CASE("evaluation on the gpu matches the cpu over the whole slice",
   cpu_net.use_parameters(params.data());
   gpu_net.use_parameters(params.data());
   const auto count = static_cast<size_t>(data.count);
-  const auto cpu_stats = cpu_net.evaluate(data.images.data(), data.labels.data(), count);
-  const auto gpu_stats = gpu_net.evaluate(data.images.data(), data.labels.data(), count);
+  const auto cpu_stats = cpu_net.evaluate(data.inputs.data(), data.labels.data(), count);
+  const auto gpu_stats = gpu_net.evaluate(data.inputs.data(), data.labels.data(), count);
   CHECK(gpu_stats.samples == cpu_stats.samples);
   CHECK(gpu_stats.mean_loss() == Approx(cpu_stats.mean_loss()).epsilon(1e-5));
   CHECK(std::abs(gpu_stats.correct - cpu_stats.correct) <= 2);
@@ -148,8 +148,8 @@ TEST_CASE("three hundred adam steps on the gpu track the cpu's loss",
   cpu_eval.use_parameters(cpu_params.data());
   gpu_trained_eval.use_parameters(gpu_params.data());
   const auto count = static_cast<size_t>(data.count);
-  const auto cpu_final = cpu_eval.evaluate(data.images.data(), data.labels.data(), count);
-  const auto gpu_final = gpu_trained_eval.evaluate(data.images.data(), data.labels.data(), count);
+  const auto cpu_final = cpu_eval.evaluate(data.inputs.data(), data.labels.data(), count);
+  const auto gpu_final = gpu_trained_eval.evaluate(data.inputs.data(), data.labels.data(), count);
   INFO("final loss on the slice: cpu " << cpu_final.mean_loss() << ", gpu "
                                        << gpu_final.mean_loss());
   CHECK(gpu_final.mean_loss() == Approx(cpu_final.mean_loss()).epsilon(0.03));

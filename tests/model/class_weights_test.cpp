@@ -19,14 +19,14 @@ namespace {
 
 // The first `count` samples of the slice's training set.
 struct real_batch {
-  std::vector<float> images;
+  std::vector<float> inputs;
   std::vector<int32_t> labels;
 };
 
 real_batch first_samples(size_t count) {
   const dataset& train = test_slice().train;
   real_batch b;
-  b.images.assign(train.images.begin(), train.images.begin() + count * train.features);
+  b.inputs.assign(train.inputs.begin(), train.inputs.begin() + count * train.features);
   b.labels.assign(train.labels.begin(), train.labels.begin() + count);
   return b;
 }
@@ -95,7 +95,7 @@ TEST_CASE("a weighted batch's loss and gradient are the weighted sums over singl
   const auto params = perturbed_parameters(net, 5);
   net.use_parameters(params.data());
   std::vector<float> gradient(params.size());
-  const auto stats = net.compute_gradient(b.images.data(), b.labels.data(), count,
+  const auto stats = net.compute_gradient(b.inputs.data(), b.labels.data(), count,
                                           gradient.data(), nullptr, w.data());
   // Directly: each sample alone, its gradient of its own loss, weighted.
   network single(*spec, *compute, 1);
@@ -105,7 +105,7 @@ TEST_CASE("a weighted batch's loss and gradient are the weighted sums over singl
   double loss_sum = 0;
   int64_t correct = 0;
   for (size_t i = 0; i < count; ++i) {
-    const auto s = single.compute_gradient(b.images.data() + i * spec->inputs,
+    const auto s = single.compute_gradient(b.inputs.data() + i * spec->inputs,
                                            b.labels.data() + i, 1, one.data());
     loss_sum += w[i] * s.loss_sum;
     correct += s.correct;
@@ -132,10 +132,10 @@ TEST_CASE("the weighted loss's gradient matches its finite differences",
   auto compute = make_eigen_backend();
   const size_t batch = 5;
   random_stream random(3);
-  std::vector<float> images;
+  std::vector<float> inputs;
   std::vector<int32_t> labels;
   for (size_t i = 0; i < batch * spec->inputs; ++i)
-    images.push_back(2.0f * random.unit_float() - 1.0f);
+    inputs.push_back(2.0f * random.unit_float() - 1.0f);
   for (size_t i = 0; i < batch; ++i)
     labels.push_back(static_cast<int32_t>(i % 3));
   const std::vector<float> w{2.0f, 0.5f, 0.0f, 2.0f, 0.5f}; // class 0: 2, 1: 0.5, 2: 0
@@ -143,10 +143,10 @@ TEST_CASE("the weighted loss's gradient matches its finite differences",
   auto params = perturbed_parameters(net, 7);
   std::vector<float> gradient(params.size()), scratch(params.size());
   net.use_parameters(params.data());
-  net.compute_gradient(images.data(), labels.data(), batch, gradient.data(), nullptr, w.data());
+  net.compute_gradient(inputs.data(), labels.data(), batch, gradient.data(), nullptr, w.data());
   auto weighted_loss = [&] { // sum_i w_i loss_i / batch
     net.use_parameters(params.data());
-    return net.compute_gradient(images.data(), labels.data(), batch, scratch.data(), nullptr,
+    return net.compute_gradient(inputs.data(), labels.data(), batch, scratch.data(), nullptr,
                                 w.data())
              .loss_sum
            / static_cast<double>(batch);
@@ -176,15 +176,15 @@ TEST_CASE("every weight 1 gives the bits of no weights, loss and gradient",
   const auto params = perturbed_parameters(net, 9);
   net.use_parameters(params.data());
   std::vector<float> plain(params.size()), weighted(params.size());
-  const auto none = net.compute_gradient(b.images.data(), b.labels.data(), count, plain.data());
+  const auto none = net.compute_gradient(b.inputs.data(), b.labels.data(), count, plain.data());
   const std::vector<float> ones(count, 1.0f);
-  const auto all_one = net.compute_gradient(b.images.data(), b.labels.data(), count,
+  const auto all_one = net.compute_gradient(b.inputs.data(), b.labels.data(), count,
                                             weighted.data(), nullptr, ones.data());
   CHECK(same_bits(plain, weighted));
   CHECK(none.loss_sum == all_one.loss_sum);
   CHECK(none.correct == all_one.correct);
   // Evaluation after a weighted step weighs nothing.
-  const auto evaluated = net.evaluate(b.images.data(), b.labels.data(), count);
+  const auto evaluated = net.evaluate(b.inputs.data(), b.labels.data(), count);
   CHECK(evaluated.loss_sum == none.loss_sum);
 }
 

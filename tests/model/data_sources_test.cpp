@@ -135,9 +135,9 @@ void check_same(const dataset& loaded, const dataset& expected_set) {
   REQUIRE(loaded.count == expected_set.count);
   REQUIRE(loaded.features == expected_set.features);
   CHECK(loaded.classes == expected_set.classes);
-  REQUIRE(loaded.images.size() == expected_set.images.size());
-  CHECK(std::memcmp(loaded.images.data(), expected_set.images.data(),
-                    loaded.images.size() * sizeof(float))
+  REQUIRE(loaded.inputs.size() == expected_set.inputs.size());
+  CHECK(std::memcmp(loaded.inputs.data(), expected_set.inputs.data(),
+                    loaded.inputs.size() * sizeof(float))
         == 0);
   CHECK(loaded.labels == expected_set.labels);
 }
@@ -158,7 +158,7 @@ std::string slice_csv(int rows, bool label_first, const std::string& label_name,
     if (label_first)
       text += std::to_string(train.labels[i]) + " , ";
     for (int j = 0; j < train.features; ++j) {
-      std::snprintf(number, sizeof number, "%.9g", train.image(i)[j]);
+      std::snprintf(number, sizeof number, "%.9g", train.input(i)[j]);
       text += (j > 0 ? "," : "") + std::string(number);
     }
     text += (label_first ? "" : ", " + std::to_string(train.labels[i])) + line_end;
@@ -170,7 +170,7 @@ std::string slice_csv(int rows, bool label_first, const std::string& label_name,
 dataset slice_head(int rows) {
   dataset head = test_slice().train;
   head.count = rows;
-  head.images.resize(static_cast<size_t>(rows) * head.features);
+  head.inputs.resize(static_cast<size_t>(rows) * head.features);
   head.labels.resize(static_cast<size_t>(rows));
   return head;
 }
@@ -195,8 +195,8 @@ TEST_CASE("float32 and float64 features and every integer label dtype load the s
           "[data_sources]") {
   temp_dir dir;
   const dataset& train = test_slice().train;
-  const std::vector<double> wide(train.images.begin(), train.images.end());
-  write_npy(dir.file("f4.npy"), npy_dict("<f4", "(2000, 784)"), raw_bytes(train.images));
+  const std::vector<double> wide(train.inputs.begin(), train.inputs.end());
+  write_npy(dir.file("f4.npy"), npy_dict("<f4", "(2000, 784)"), raw_bytes(train.inputs));
   write_npy(dir.file("f8.npy"), npy_dict("<f8", "(2000, 784)"), raw_bytes(wide), 2);
   const std::vector<std::string> descrs = {"|i1", "<i2", "<i4", "<i8",
                                            "|u1", "<u2", "<u4", "<u8"};
@@ -245,7 +245,7 @@ TEST_CASE("a CSV takes spaces around fields, no trailing newline, a byte order m
   CHECK(loaded->count == 2);
   CHECK(loaded->features == 2);
   CHECK(loaded->classes == 4);
-  CHECK(loaded->images == std::vector<float>{0.5f, -2.0f, 1e-3f, 0.0f});
+  CHECK(loaded->inputs == std::vector<float>{0.5f, -2.0f, 1e-3f, 0.0f});
   CHECK(loaded->labels == std::vector<int32_t>{3, 0});
 }
 
@@ -479,7 +479,7 @@ TEST_CASE("a float y.npy and a CSV target column load as regression targets",
   auto csv = load_data_source(dir.file("d.csv") + ":target=y", data_split::train);
   REQUIRE(csv);
   CHECK(csv->targets == npy->targets);
-  CHECK(csv->images == std::vector<float>{0.0f, 1.0f});
+  CHECK(csv->inputs == std::vector<float>{0.0f, 1.0f});
   write_text(dir.file("labels.csv"), "x,y\n0,1\n1,0\n");
   auto mixed = load_data_pair(dir.file("X.npy") + "," + dir.file("y.npy"),
                               dir.file("labels.csv") + ":label=y");

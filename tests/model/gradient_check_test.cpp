@@ -14,7 +14,7 @@ using namespace troupe;
 namespace {
 
 struct toy_batch {
-  std::vector<float> images;
+  std::vector<float> inputs;
   std::vector<int32_t> labels;
 };
 
@@ -22,7 +22,7 @@ toy_batch make_batch(const model_spec& spec, size_t batch, uint64_t seed) {
   random_stream random(seed);
   toy_batch result;
   for (size_t i = 0; i < batch * spec.inputs; ++i)
-    result.images.push_back(2.0f * random.unit_float() - 1.0f);
+    result.inputs.push_back(2.0f * random.unit_float() - 1.0f);
   for (size_t i = 0; i < batch; ++i)
     result.labels.push_back(static_cast<int32_t>(random.below(spec.classes())));
   return result;
@@ -30,7 +30,7 @@ toy_batch make_batch(const model_spec& spec, size_t batch, uint64_t seed) {
 
 double mean_loss(network& net, const std::vector<float>& params, const toy_batch& b) {
   net.use_parameters(params.data());
-  return net.evaluate(b.images.data(), b.labels.data(), b.labels.size()).mean_loss();
+  return net.evaluate(b.inputs.data(), b.labels.data(), b.labels.size()).mean_loss();
 }
 
 // Compares every analytic gradient entry with a central difference.
@@ -46,7 +46,7 @@ void check_gradient(const std::string& spec_text, size_t batch) {
   auto b = make_batch(*spec, batch, 3);
   std::vector<float> gradient(params.size());
   net.use_parameters(params.data());
-  net.compute_gradient(b.images.data(), b.labels.data(), batch, gradient.data());
+  net.compute_gradient(b.inputs.data(), b.labels.data(), batch, gradient.data());
 
   const float step = 1e-2f;
   size_t checked = 0;
@@ -147,8 +147,8 @@ TEST_CASE("evaluation over more samples than the batch buffer chunks correctly",
   auto params = glorot_uniform_parameters(small.layout(), 2);
   small.use_parameters(params.data());
   large.use_parameters(params.data());
-  auto chunked = small.evaluate(b.images.data(), b.labels.data(), 23);
-  auto whole = large.evaluate(b.images.data(), b.labels.data(), 23);
+  auto chunked = small.evaluate(b.inputs.data(), b.labels.data(), 23);
+  auto whole = large.evaluate(b.inputs.data(), b.labels.data(), 23);
   CHECK(chunked.samples == 23);
   CHECK(chunked.correct == whole.correct);
   CHECK(chunked.loss_sum == Approx(whole.loss_sum).epsilon(1e-5));
@@ -173,7 +173,7 @@ TEST_CASE("a gradient proven finite holds only finite floats, and an overflowing
     for (auto& p : params)
       p *= scale;
     net.use_parameters(params.data());
-    net.compute_gradient(b.images.data(), b.labels.data(), batch, gradient.data());
+    net.compute_gradient(b.inputs.data(), b.labels.data(), batch, gradient.data());
     const bool non_finite = has_non_finite(gradient.data(), gradient.size());
     INFO("parameters scaled by " << scale);
     if (net.last_gradient_proven_finite()) {

@@ -127,9 +127,9 @@ TEST_CASE("the test slice loads as 2000 training and 500 test samples of 28x28 p
   for (const dataset* set : {&pair->train, &pair->test}) {
     CHECK(set->features == 784);
     CHECK(set->classes == 10);
-    REQUIRE(set->images.size() == static_cast<size_t>(set->count) * 784);
+    REQUIRE(set->inputs.size() == static_cast<size_t>(set->count) * 784);
     REQUIRE(set->labels.size() == static_cast<size_t>(set->count));
-    auto [lo, hi] = std::minmax_element(set->images.begin(), set->images.end());
+    auto [lo, hi] = std::minmax_element(set->inputs.begin(), set->inputs.end());
     CHECK(*lo == 0.0f);
     CHECK(*hi == 1.0f);
     CHECK(std::all_of(set->labels.begin(), set->labels.end(),
@@ -156,7 +156,7 @@ TEST_CASE("pixels are the file's bytes divided by 255", "[data][dataset]") {
   auto split = load_split(test_images_gz, test_labels_gz);
   REQUIRE(split);
   for (size_t i = 0; i < images->pixels.size(); i += 97)
-    CHECK(split->images[i] == static_cast<float>(images->pixels[i]) / 255.0f);
+    CHECK(split->inputs[i] == static_cast<float>(images->pixels[i]) / 255.0f);
 }
 
 TEST_CASE("plain uncompressed files load the same data as the gz files", "[data][dataset]") {
@@ -169,9 +169,9 @@ TEST_CASE("plain uncompressed files load the same data as the gz files", "[data]
   auto from_gz = load_dataset(data_dir);
   REQUIRE(from_plain);
   REQUIRE(from_gz);
-  CHECK(from_plain->train.images == from_gz->train.images);
+  CHECK(from_plain->train.inputs == from_gz->train.inputs);
   CHECK(from_plain->train.labels == from_gz->train.labels);
-  CHECK(from_plain->test.images == from_gz->test.images);
+  CHECK(from_plain->test.inputs == from_gz->test.inputs);
   CHECK(from_plain->test.labels == from_gz->test.labels);
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("gather_batch copies the rows and labels named by the indices", "[data
     CHECK(labels[i] == split->labels[indices[i]]);
     CHECK(std::equal(images.begin() + static_cast<long>(i * 784),
                      images.begin() + static_cast<long>((i + 1) * 784),
-                     split->image(indices[i])));
+                     split->input(indices[i])));
   }
 }
 

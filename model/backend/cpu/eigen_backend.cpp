@@ -160,13 +160,13 @@ public:
 
   resident_loop_ops* resident_ops() override { return this; }
 
-  void gather_rows(const float* images, const int32_t* labels, int features,
+  void gather_rows(const float* inputs, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,
-                   float* images_out, int32_t* labels_out) override {
+                   float* inputs_out, int32_t* labels_out) override {
     const uint32_t* indices = order + counters->cursor;
     const size_t row_floats = static_cast<size_t>(features);
     for (int r = 0; r < rows; ++r) {
-      std::memcpy(images_out + r * row_floats, images + indices[r] * row_floats,
+      std::memcpy(inputs_out + r * row_floats, inputs + indices[r] * row_floats,
                   row_floats * sizeof(float));
       labels_out[r] = labels[indices[r]];
     }

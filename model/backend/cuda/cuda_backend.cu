@@ -297,12 +297,12 @@ public:
 
   resident_loop_ops* resident_ops() override { return this; }
 
-  void gather_rows(const float* images, const int32_t* labels, int features,
+  void gather_rows(const float* inputs, const int32_t* labels, int features,
                    const uint32_t* order, const step_counters* counters, int rows,
-                   float* images_out, int32_t* labels_out) override {
+                   float* inputs_out, int32_t* labels_out) override {
     make_current();
-    launch_gather_rows(stream_, images, labels, features, order, counters, rows,
-                       images_out, labels_out);
+    launch_gather_rows(stream_, inputs, labels, features, order, counters, rows,
+                       inputs_out, labels_out);
   }
 
   void advance_step(step_counters* counters, int rows) override {

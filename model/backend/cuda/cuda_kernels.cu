@@ -175,16 +175,16 @@ __global__ void adam_counted_kernel(float* weights, const float* gradient,
   adam_loop(weights, gradient, m, v, count, alpha, h.beta1, h.beta2, h.epsilon);
 }
 
-__global__ void gather_rows_kernel(const float* images, const int32_t* labels,
+__global__ void gather_rows_kernel(const float* inputs, const int32_t* labels,
                                    int features, const uint32_t* order,
                                    const step_counters* counters, int rows,
-                                   float* images_out, int32_t* labels_out) {
+                                   float* inputs_out, int32_t* labels_out) {
   const uint32_t* indices = order + counters->cursor;
   const size_t count = static_cast<size_t>(rows) * features;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     const size_t row = i / features;
-    images_out[i] = images[size_t{indices[row]} * features + i % features];
+    inputs_out[i] = inputs[size_t{indices[row]} * features + i % features];
     if (i < static_cast<size_t>(rows))
       labels_out[i] = labels[indices[i]];
   }
@@ -346,15 +346,15 @@ void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t cou
   TROUPE_CUDA_CHECK_LAUNCH("flag_non_finite_kernel");
 }
 
-void launch_gather_rows(cudaStream_t stream, const float* images,
+void launch_gather_rows(cudaStream_t stream, const float* inputs,
                         const int32_t* labels, int features, const uint32_t* order,
-                        const step_counters* counters, int rows, float* images_out,
+                        const step_counters* counters, int rows, float* inputs_out,
                         int32_t* labels_out) {
   const size_t count = static_cast<size_t>(rows) * features;
   if (rows <= 0 || features <= 0)
     return;
   gather_rows_kernel<<<elementwise_blocks(count), elementwise_threads, 0, stream>>>(
-    images, labels, features, order, counters, rows, images_out, labels_out);
+    inputs, labels, features, order, counters, rows, inputs_out, labels_out);
   TROUPE_CUDA_CHECK_LAUNCH("gather_rows_kernel");
 }
 

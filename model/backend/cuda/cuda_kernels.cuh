@@ -57,11 +57,11 @@ void launch_adam_update_sum(cudaStream_t stream, float* weights,
 void launch_flag_non_finite(cudaStream_t stream, const float* values, size_t count,
                             float* flag);
 
-/// Copies rows order[counters->cursor + r], r < rows, of images (n, features)
-/// and labels (n) into images_out and labels_out.
-void launch_gather_rows(cudaStream_t stream, const float* images,
+/// Copies rows order[counters->cursor + r], r < rows, of inputs (n, features)
+/// and labels (n) into inputs_out and labels_out.
+void launch_gather_rows(cudaStream_t stream, const float* inputs,
                         const int32_t* labels, int features, const uint32_t* order,
-                        const step_counters* counters, int rows, float* images_out,
+                        const step_counters* counters, int rows, float* inputs_out,
                         int32_t* labels_out);
 
 /// counters->cursor += rows; counters->steps += 1 (one thread).

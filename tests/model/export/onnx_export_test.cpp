@@ -35,8 +35,8 @@ void require_onnx_matches_troupe(const model_spec& spec, const std::vector<float
   const auto rows = static_cast<size_t>(test.count);
   const auto classes = static_cast<size_t>(spec.classes());
   std::vector<float> logits(rows * classes);
-  predict_logits(spec, params.data(), test.images.data(), rows, logits.data());
-  REQUIRE(write_npy(dir.file("x.npy"), test.images.data(), rows, test.features));
+  predict_logits(spec, params.data(), test.inputs.data(), rows, logits.data());
+  REQUIRE(write_npy(dir.file("x.npy"), test.inputs.data(), rows, test.features));
   REQUIRE(write_npy(dir.file("logits.npy"), logits.data(), rows, classes));
 
   const std::string output = dir.file("check_onnx.txt");

@@ -41,10 +41,10 @@ TEST_CASE("predict_logits gives the same bits in chunks as row by row",
   const size_t rows = predict_chunk_rows + 7; // a full chunk and a short one
   REQUIRE(static_cast<size_t>(data.count) >= rows);
   std::vector<float> together(rows * 10);
-  predict_logits(*spec, params.data(), data.images.data(), rows, together.data());
+  predict_logits(*spec, params.data(), data.inputs.data(), rows, together.data());
   std::vector<float> alone(rows * 10);
   for (size_t r = 0; r < rows; ++r)
-    predict_logits(*spec, params.data(), data.image(r), 1, alone.data() + r * 10);
+    predict_logits(*spec, params.data(), data.input(r), 1, alone.data() + r * 10);
   CHECK(std::memcmp(together.data(), alone.data(), together.size() * sizeof(float)) == 0);
 }
 
@@ -57,9 +57,9 @@ TEST_CASE("predictions count the hits that network's evaluation counts",
   auto compute = make_eigen_backend();
   network net(*spec, *compute, 128);
   net.use_parameters(params.data());
-  const auto stats = net.evaluate(data.images.data(), data.labels.data(), data.count);
+  const auto stats = net.evaluate(data.inputs.data(), data.labels.data(), data.count);
   std::vector<float> logits(static_cast<size_t>(data.count) * 10);
-  predict_logits(*spec, params.data(), data.images.data(), data.count, logits.data());
+  predict_logits(*spec, params.data(), data.inputs.data(), data.count, logits.data());
   const auto predicted = argmax_rows(logits.data(), data.count, 10);
   int64_t hits = 0;
   for (int i = 0; i < data.count; ++i)
