@@ -2,13 +2,16 @@
 # Troupe across a real link, not loopback: the coordinator and two nodes in
 # three network namespaces joined by a bridge, each namespace's egress
 # limited to 1 Gbit/s (tc tbf), sync at global batch 128 (or $BATCH), one
-# epoch of Fashion-MNIST. The store in the coordinator (--store-nodes=here)
-# against the default layout (a shard on each node) and, with
+# epoch of Fashion-MNIST. Each configuration of $LINK_RUNS (NAME=OPTIONS
+# entries separated by ";", OPTIONS as mnist takes them; by default the
+# store in the coordinator, the default layout of a shard on each node, and
+# that layout with bf16 and int8 on the wire) against, with
 # TROUPE_TORCH_PYTHON naming a Python that has torch, PyTorch DDP (gloo, its
 # two ranks in the nodes' namespaces, bench/ddp_mlp.py) as the peer. Runs
-# alternate; each figure is the median of `repeats` runs. Last, the link's
-# limit for the default layout: each node sends half a gradient and receives
-# half the parameters per round.
+# alternate; each figure is the median of `repeats` runs. Last, each run's
+# link limit: what a node sends and receives per round (a push of half the
+# gradient, an answer of half the parameters, in the codec's width) on a
+# 1 Gbit/s link, the two one after the other.
 #   bench/link_bench.sh [repeats]   (as root, after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,25 +81,46 @@ ddp_rate() { # one DDP run's samples/s (rank 0's)
   tail -1 "$work/ddp0.log"
 }
 
-here=() shards=() ddp=()
+runs="${LINK_RUNS:-store in the coordinator=--store-nodes=here;default layout=;default layout, bf16=--wire=bf16;default layout, int8=--wire=int8}"
+IFS=';' read -r -a configs <<< "$runs"
+declare -A rates=()
+ddp=()
 for _ in $(seq "$repeats"); do
-  here+=("$(troupe_rate --store-nodes=here)")
-  shards+=("$(troupe_rate)")
-  [ -n "$torch_python" ] && ddp+=("$(ddp_rate)")
-  echo "store in the coordinator ${here[-1]}, shards on the nodes ${shards[-1]}${ddp:+, DDP ${ddp[-1]}}"
+  line=""
+  for config in "${configs[@]}"; do
+    name="${config%%=*}"
+    read -r -a options <<< "${config#*=}"
+    rate="$(troupe_rate "${options[@]}")"
+    rates[$name]+="$rate "
+    line+="$name $rate, "
+  done
+  [ -n "$torch_python" ] && ddp+=("$(ddp_rate)") && line+="DDP ${ddp[-1]}"
+  echo "${line%, }"
 done
-shards_median="$(printf "%s\n" "${shards[@]}" | median)"
-echo "sync, global batch $batch, 1 Gbit/s egress per namespace, medians of $repeats:"
-echo "  store in the coordinator: $(printf "%s\n" "${here[@]}" | median) samples/s"
-echo "  shards on the nodes (default): $shards_median samples/s"
-if [ ${#ddp[@]} -gt 0 ]; then
-  ddp_median="$(printf "%s\n" "${ddp[@]}" | median)"
-  echo "  PyTorch DDP (gloo): $ddp_median samples/s;" \
-       "default / DDP $(awk -v a="$shards_median" -v b="$ddp_median" 'BEGIN { printf "%.2f", a / b }')"
-fi
 parameters="$(sed -n 's/.*"parameters":\([0-9]*\).*/\1/p' "$work/run.jsonl" | head -1)"
 parameters="${parameters:-101770}"
-awk -v p="$parameters" -v b="$batch" -v got="$shards_median" 'BEGIN {
-  half = p * 4 / 2; limit = 125e6 / half * b
-  printf "  the link'\''s limit for that layout: %.0f bytes each way per round, %.0f samples/s;" \
-         " the default reaches %.0f %%\n", half, limit, 100 * got / limit }'
+ddp_median=""
+[ ${#ddp[@]} -gt 0 ] && ddp_median="$(printf "%s\n" "${ddp[@]}" | median)"
+echo "sync, global batch $batch, 1 Gbit/s egress per namespace, medians of $repeats:"
+for config in "${configs[@]}"; do
+  name="${config%%=*}"
+  got="$(tr ' ' '\n' <<< "${rates[$name]}" | grep . | median)"
+  # Bytes per value each way: the push's and the answer's (int8: a scale
+  # per 256 values; its answers travel as bf16).
+  case "${config#*=}" in
+    *--wire=bf16*|*--wire=fp16*) push=2; answer=2 ;;
+    *--wire=int8*) push=1.015625; answer=2 ;;
+    *) push=4; answer=4 ;;
+  esac
+  awk -v name="$name" -v got="$got" -v ddp="$ddp_median" -v p="$parameters" -v b="$batch" \
+      -v push="$push" -v answer="$answer" -v options="${config#*=}" 'BEGIN {
+    bytes = p / 2 * (push + answer); limit = 125e6 / bytes * b
+    printf "  %s: %.0f samples/s", name, got
+    if (ddp != "") printf " = %.2fx DDP", got / ddp
+    if (index(options, "store-nodes=here") == 0)
+      printf "; link limit %.0f (%.0f bytes a round each way and back), %.0f %% of it",
+             limit, bytes, 100 * got / limit
+    printf "\n" }'
+done
+[ -n "$ddp_median" ] && echo "  PyTorch DDP (gloo): $ddp_median samples/s"
+exit 0
