@@ -154,6 +154,23 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
   auto& c = config_;
   bind_training(cli, c, weight_decay_, lr_schedule_, class_weights_);
   bind_consistency(cli, c, staleness_lr_);
+  bind_distribution();
+  bind_store();
+  bind_failures();
+  const auto k = option_group::checkpoints;
+  cli.bind(k, c.checkpoint_path, "checkpoint",
+           "write a checkpoint to this file (atomically) after each epoch", {"FILE"});
+  cli.bind(k, c.checkpoint_every, "checkpoint-every",
+           "also every N sync rounds (0: after each epoch only)", option_hint{}.in("sync rounds"));
+  cli.bind(k, c.resume_path, "resume", "continue the run saved in this checkpoint", {"FILE"});
+  cli.bind(option_group::output, c.trace_path, "trace",
+           "write a Chrome trace of every round (Perfetto, chrome://tracing) to this file",
+           {"FILE"});
+}
+
+void run_options::bind_distribution() {
+  auto& cli = cli_;
+  auto& c = config_;
   const auto d = option_group::distribution;
   cli.bind(d, c.replicas, "replicas", "replicas, each computing its share of every round",
            option_hint{}.otherwise("one per core here, or nodes x --replicas-per-node"));
@@ -172,6 +189,11 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
   cli.bind(d, slow_replica_, "slow-replica",
            "I:F makes replica I take F times its compute per step (a reproducible straggler)",
            {"I:F"});
+}
+
+void run_options::bind_store() {
+  auto& cli = cli_;
+  auto& c = config_;
   const auto s = option_group::store;
   cli.bind(s, c.store_shards, "store-shards",
            "shard actors, each owning a range of the parameters and its optimizer state",
@@ -189,6 +211,11 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");
+}
+
+void run_options::bind_failures() {
+  auto& cli = cli_;
+  auto& c = config_;
   const auto f = option_group::failures;
   cli.bind(f, on_replica_loss_, "on-replica-loss",
            "respawn (a new replica takes the lost one's place and goes on with its samples: "
@@ -209,15 +236,6 @@ run_options::run_options(cluster_config& cli) : cli_(cli) {
            option_hint{}.in("rounds").otherwise("100 where the store heals, else 0: none"));
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));
-  const auto k = option_group::checkpoints;
-  cli.bind(k, c.checkpoint_path, "checkpoint",
-           "write a checkpoint to this file (atomically) after each epoch", {"FILE"});
-  cli.bind(k, c.checkpoint_every, "checkpoint-every",
-           "also every N sync rounds (0: after each epoch only)", option_hint{}.in("sync rounds"));
-  cli.bind(k, c.resume_path, "resume", "continue the run saved in this checkpoint", {"FILE"});
-  cli.bind(option_group::output, c.trace_path, "trace",
-           "write a Chrome trace of every round (Perfetto, chrome://tracing) to this file",
-           {"FILE"});
 }
 
 caf::expected<run_config> run_options::to_run_config() const {

@@ -27,6 +27,10 @@ public:
   caf::expected<run_config> to_run_config() const;
 
 private:
+  void bind_distribution();
+  void bind_store();
+  void bind_failures();
+
   cluster_config& cli_;
   run_config config_; // numbers and plain texts bind here directly
   std::string devices_ = "cpu";
