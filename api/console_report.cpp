@@ -69,7 +69,11 @@ void print_banner(const std::string& program, const run_config& c, const source_
     fmt::print("Clipping: each step's whole gradient g times {0} / max(||g||, {0}) "
                "(--global-clipnorm)\n",
                c.optimizer.global_clipnorm);
-  if (c.wire != float_codec::fp32)
+  if (c.wire == float_codec::int8)
+    fmt::print("Wire: gradients are int8 with one fp32 scale per block of 256 values and error "
+               "feedback on each replica, the parameters shards answer with bf16; the shards "
+               "keep fp32 masters (--wire)\n");
+  else if (c.wire != float_codec::fp32)
     fmt::print("Wire: gradients and the parameters shards answer with are rounded to {} "
                "(16-bit values between processes); the shards keep fp32 masters (--wire)\n",
                codec_name(c.wire));

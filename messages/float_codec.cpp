@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "messages/int8_blocks.hpp"
+
 namespace troupe {
 
 namespace {
@@ -42,24 +44,38 @@ const char* codec_name(float_codec codec) {
       return "bf16";
     case float_codec::fp16:
       return "fp16";
+    case float_codec::int8:
+      return "int8";
     default:
       return "fp32";
   }
 }
 
 std::optional<float_codec> parse_float_codec(const std::string& text) {
-  for (auto codec : {float_codec::fp32, float_codec::bf16, float_codec::fp16})
+  for (auto codec :
+       {float_codec::fp32, float_codec::bf16, float_codec::fp16, float_codec::int8})
     if (text == codec_name(codec))
       return codec;
   return std::nullopt;
 }
 
 bool is_float_codec(uint8_t value) {
-  return value <= static_cast<uint8_t>(float_codec::fp16);
+  return value <= static_cast<uint8_t>(float_codec::int8);
 }
 
 size_t codec_width(float_codec codec) {
-  return codec == float_codec::fp32 ? sizeof(float) : sizeof(uint16_t);
+  switch (codec) {
+    case float_codec::fp32:
+      return sizeof(float);
+    case float_codec::int8:
+      return sizeof(int8_t);
+    default:
+      return sizeof(uint16_t);
+  }
+}
+
+float_codec parameter_codec(float_codec wire) {
+  return wire == float_codec::int8 ? float_codec::bf16 : wire;
 }
 
 uint16_t to_bf16(float value) {
@@ -118,6 +134,9 @@ void round_into(float_codec codec, const float* from, size_t count, float* to) {
       return;
     case float_codec::fp16:
       round_each(from, count, to, [](float v) { return from_fp16(to_fp16(v)); });
+      return;
+    case float_codec::int8:
+      dequantize_int8(quantize_int8(from, count, 0), 0, count, to);
       return;
     default:
       if (from != to)

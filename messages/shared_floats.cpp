@@ -1,7 +1,9 @@
-// Bulk serialization of shared_floats (fp32, or 16-bit values of a codec);
-// device_floats refuses the wire.
+// Bulk serialization of shared_floats (fp32, 16-bit values of a codec, or
+// int8 values with their block scales); device_floats refuses the wire.
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
+
+#include <cstdint>
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/sec.hpp>
@@ -19,9 +21,17 @@ shared_floats shared_floats::rounded(float_codec to) const {
   if (to == float_codec::fp32)
     return *this;
   auto values = std::make_shared<std::vector<float>>(count);
-  round_into(to, data(), count, values->data());
+  std::shared_ptr<const int8_values> q;
+  if (to == float_codec::int8) {
+    auto quantized = std::make_shared<int8_values>(quantize_int8(data(), count, 0));
+    dequantize_int8(*quantized, 0, count, values->data());
+    q = std::move(quantized);
+  } else {
+    round_into(to, data(), count, values->data());
+  }
   shared_floats copy{std::move(values)};
   copy.codec = to;
+  copy.int8 = std::move(q);
   return copy;
 }
 
@@ -40,13 +50,9 @@ caf::error write_16(caf::serializer& sink, const shared_floats& x) {
   return sink.end_sequence();
 }
 
-// Reads a 16-bit block of `size` values into `x`; a block of another length
-// is read past and recorded in x.fault, for the receiver to refuse by name.
-caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
-                   shared_floats& x) {
-  size_t bytes = 0;
-  if (auto err = source.begin_sequence(bytes))
-    return err;
+// Refuses a block of `bytes` announced by the frame before it is allocated:
+// more than the frame's bytes left, or more than any gradient.
+caf::error check_block(const caf::deserializer& source, size_t bytes) {
   const auto* frame = dynamic_cast<const caf::binary_deserializer*>(&source);
   if (frame != nullptr && bytes > frame->remaining())
     return caf::make_error(caf::sec::end_of_stream,
@@ -55,6 +61,18 @@ caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
   if (bytes > max_floats * sizeof(float))
     return caf::make_error(caf::sec::invalid_argument,
                            "a block of " + std::to_string(bytes) + " bytes");
+  return caf::none;
+}
+
+// Reads a 16-bit block of `size` values into `x`; a block of another length
+// is read past and recorded in x.fault, for the receiver to refuse by name.
+caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
+                   shared_floats& x) {
+  size_t bytes = 0;
+  if (auto err = source.begin_sequence(bytes))
+    return err;
+  if (auto err = check_block(source, bytes))
+    return err;
   std::vector<uint16_t> values((bytes + 1) / sizeof(uint16_t));
   if (bytes > 0)
     if (auto err = source.apply_raw(bytes, values.data()))
@@ -73,6 +91,82 @@ caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
   return source.end_sequence();
 }
 
+// Writes the int8 form of the view: the parameter index of its first value,
+// its int8 values and the scales of the blocks they overlap, each block with
+// its length.
+caf::error write_int8(caf::serializer& sink, const shared_floats& x) {
+  static const int8_values none;
+  const int8_values& q = x.int8 ? *x.int8 : none;
+  if (!x.int8 && x.size() > 0)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "an int8 view of " + std::to_string(x.size())
+                             + " floats without their int8 values");
+  uint64_t first = x.first_parameter();
+  size_t bytes = x.size();
+  size_t scales = int8_blocks_spanned(first, bytes);
+  const size_t first_scale = first / int8_block_size - q.first / int8_block_size;
+  if (auto err = sink(first))
+    return err;
+  if (auto err = sink.begin_sequence(bytes))
+    return err;
+  if (bytes > 0)
+    if (auto err = sink.apply_raw(bytes, const_cast<int8_t*>(q.values.data() + x.offset)))
+      return err;
+  if (auto err = sink.end_sequence())
+    return err;
+  if (auto err = sink.begin_sequence(scales))
+    return err;
+  if (scales > 0)
+    if (auto err = sink.apply_raw(scales * sizeof(float),
+                                  const_cast<float*>(q.scales.data() + first_scale)))
+      return err;
+  return sink.end_sequence();
+}
+
+// Reads one raw block of T with its length, checked against the frame first.
+template <class T>
+caf::error read_block(caf::deserializer& source, std::vector<T>& out) {
+  size_t length = 0;
+  if (auto err = source.begin_sequence(length))
+    return err;
+  if (length > max_floats || length > SIZE_MAX / sizeof(T))
+    return caf::make_error(caf::sec::invalid_argument,
+                           "a block of " + std::to_string(length) + " elements");
+  if (auto err = check_block(source, length * sizeof(T)))
+    return err;
+  out.resize(length);
+  if (length > 0)
+    if (auto err = source.apply_raw(length * sizeof(T), out.data()))
+      return err;
+  return source.end_sequence();
+}
+
+// Reads the int8 form of `size` values into `x`, widened; a malformed one
+// (int8_fault) is read past and recorded in x.fault.
+caf::error read_int8(caf::deserializer& source, size_t size, shared_floats& x) {
+  auto q = std::make_shared<int8_values>();
+  if (auto err = source(q->first))
+    return err;
+  if (auto err = read_block(source, q->values))
+    return err;
+  if (auto err = read_block(source, q->scales))
+    return err;
+  x = shared_floats{};
+  x.codec = float_codec::int8;
+  if (q->first > max_floats) {
+    x.fault = "int8 values from parameter " + std::to_string(q->first);
+    return caf::none;
+  }
+  if (x.fault = int8_fault(*q, size); !x.fault.empty())
+    return caf::none;
+  auto widened = std::make_shared<std::vector<float>>(size);
+  dequantize_int8(*q, 0, size, widened->data());
+  x = shared_floats{std::move(widened)};
+  x.codec = float_codec::int8;
+  x.int8 = std::move(q);
+  return caf::none;
+}
+
 } // namespace
 
 caf::error inspect(caf::serializer& sink, shared_floats& x) {
@@ -82,7 +176,10 @@ caf::error inspect(caf::serializer& sink, shared_floats& x) {
   size_t size = x.size();
   if (auto err = sink.begin_sequence(size))
     return err;
-  if (x.codec != float_codec::fp32) {
+  if (x.codec == float_codec::int8) {
+    if (auto err = write_int8(sink, x))
+      return err;
+  } else if (x.codec != float_codec::fp32) {
     if (auto err = write_16(sink, x))
       return err;
   } else if (size > 0) {
@@ -106,6 +203,11 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
   if (size > max_floats)
     return caf::make_error(caf::sec::invalid_argument,
                            "float buffer of " + std::to_string(size) + " elements");
+  if (codec == static_cast<uint8_t>(float_codec::int8)) {
+    if (auto err = read_int8(source, size, x))
+      return err;
+    return source.end_sequence();
+  }
   if (codec != static_cast<uint8_t>(float_codec::fp32)) {
     if (auto err = read_16(source, size, static_cast<float_codec>(codec), x))
       return err;

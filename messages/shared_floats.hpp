@@ -4,8 +4,10 @@
 // instead of CAF's element-by-element default (docs/benchmarks.md, "The wire").
 // That block assumes every node has the same byte order and IEEE-754 floats;
 // the connect handshake checks it. Floats rounded to a 16-bit codec
-// (float_codec.hpp) travel as 16-bit values and are widened on arrival. Floats in a device's memory travel in a
-// device_floats (device_floats.hpp), which never leaves its process.
+// (float_codec.hpp) travel as 16-bit values and are widened on arrival;
+// quantized to int8, as their int8 values and block scales (int8_blocks.hpp).
+// Floats in a device's memory travel in a device_floats (device_floats.hpp),
+// which never leaves its process.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +22,7 @@
 #include <caf/serializer.hpp>
 
 #include "messages/float_codec.hpp"
+#include "messages/int8_blocks.hpp"
 
 namespace troupe {
 
@@ -39,9 +42,14 @@ struct shared_floats {
   // The codec the floats are rounded to: across processes they travel in its
   // width. Marks the values only; whoever sets it has rounded them.
   float_codec codec = float_codec::fp32;
-  // Read off the wire malformed (a 16-bit block of the wrong length for its
-  // count): what was wrong; the view is then empty. Whoever reads the
-  // message refuses it, naming the sender.
+  // int8: the int8 form of the whole buffer, which the floats stand for:
+  // int8->values[i] is buffer[i]'s, and int8->first the parameter index of
+  // buffer[0]. Across processes a view writes its part of it.
+  std::shared_ptr<const int8_values> int8;
+  // Read off the wire malformed (a 16-bit or int8 block of the wrong length
+  // for its count, a wrong number of scales, a scale that is not finite):
+  // what was wrong; the view is then empty. Whoever reads the message
+  // refuses it, naming the sender.
   std::string fault;
 
   shared_floats() = default;
@@ -71,10 +79,15 @@ struct shared_floats {
   shared_floats slice(size_t slice_offset, size_t slice_count) const {
     shared_floats view{buffer, offset + slice_offset, slice_count};
     view.codec = codec;
+    view.int8 = int8;
     return view;
   }
+  /// Returns the parameter index of the view's first value in its int8 form
+  /// (int8 views only).
+  uint64_t first_parameter() const { return int8 ? int8->first + offset : 0; }
   /// Returns a copy of the view with `values` rounded to `codec` (a view of
-  /// the same buffer for fp32).
+  /// the same buffer for fp32; int8: quantized without error feedback, the
+  /// view's first value starting a block, as parameter 0).
   shared_floats rounded(float_codec to) const;
   /// Copies the viewed floats out.
   std::vector<float> to_vector() const { return std::vector<float>(data(), data() + count); }
@@ -88,12 +101,15 @@ private:
   }
 };
 
-/// Writes the codec, the length and one raw block: the floats, or their
-/// 16-bit values with the block's length in bytes.
+/// Writes the codec, the length and the values: the floats as one raw
+/// block; their 16-bit values with the block's length in bytes; or (int8)
+/// the parameter index of the first, the int8 values with their length, and
+/// the scales of the blocks they overlap with their number.
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
 /// Reads what inspect(serializer&) wrote into a fresh buffer, widening
-/// 16-bit values; a 16-bit block of the wrong length leaves `fault` set.
+/// 16-bit values and the int8 ones (q * scale); a malformed 16-bit or int8
+/// payload leaves `fault` set.
 caf::error inspect(caf::deserializer& source, shared_floats& x);
 
 /// Describes the buffer for other inspectors (to_string): its size only.

@@ -22,8 +22,11 @@ namespace troupe {
 namespace {
 
 // Every job sends the whole parameter block in one frame (each epoch's
-// order): a node whose frame bound is below it would close the
-// coordinator's connection mid-run, so it refuses the job at the handshake.
+// order, fp32 masters whatever the --wire): a node whose frame bound is
+// below it would close the coordinator's connection mid-run, so it refuses
+// the job at the handshake. It bounds every other float frame too: a codec's
+// slice is smaller (16-bit values half of it; int8 a byte a value, a float a
+// block of 256 and the first parameter's index).
 caf::error check_frame_room(const model_description& model, uint64_t max_frame_size) {
   const uint64_t block = model.parameter_count() * sizeof(float) + frame_header_room;
   if (max_frame_size == 0 || block <= max_frame_size)

@@ -142,7 +142,7 @@ caf::error parse_named_choices(const std::string& staleness_lr, const std::strin
   auto codec = parse_float_codec(wire);
   if (!codec)
     return make_troupe_error(troupe_errc::bad_config,
-                             "--wire: '" + wire + "' (expected fp32, bf16 or fp16)");
+                             "--wire: '" + wire + "' (expected fp32, bf16, fp16 or int8)");
   c.wire = *codec;
   return caf::none;
 }
@@ -207,7 +207,9 @@ void run_options::bind_store() {
   cli.bind(s, wire_, "wire",
            "fp32, bf16 or fp16: gradients are rounded to it before they are pushed and the "
            "parameters the shards answer with (they keep and step fp32), in one process too; "
-           "between processes they travel in its width", {"CODEC"});
+           "between processes they travel in its width. int8: gradients as int8 with one fp32 "
+           "scale per block of 256 values and error feedback on each replica, parameters as "
+           "bf16", {"CODEC"});
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");

@@ -297,7 +297,7 @@ caf::result<replica_report> start_epoch(replica_pointer self, epoch_order& order
   st.params = std::move(order.params);
   // An order carries the shards' fp32 masters; the replica computes on them
   // rounded to the run's codec, as on every answer to its pushes.
-  st.params.values = st.params.values.rounded(cfg.wire);
+  st.params.values = st.params.values.rounded(parameter_codec(cfg.wire));
   st.device_parts.clear();
   st.first_round = st.params.round - order.start_round;
   st.order = epoch_permutation(st.setup->train->size(), cfg.seed, order.epoch);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "messages/errors.hpp"
+#include "messages/int8_blocks.hpp"
 #include "model/class_weights.hpp"
 #include "model/data/source_registry.hpp"
 
@@ -74,9 +75,17 @@ batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
   // The push's rounding (--wire), in place: the only pass over the gradient
   // before it is handed to the shards.
   const float_codec codec = setup.config.wire;
-  round_in_place(codec, buffer.get(), count);
+  std::shared_ptr<const int8_values> quantized;
+  if (codec == float_codec::int8) {
+    residual_.resize(count); // zeros at the first push: a new replica has no residual
+    quantized =
+      std::make_shared<int8_values>(quantize_with_feedback(buffer.get(), residual_.data(), count));
+  } else {
+    round_in_place(codec, buffer.get(), count);
+  }
   push.gradient = shared_floats{std::move(buffer), 0, count};
   push.gradient.codec = codec;
+  push.gradient.int8 = std::move(quantized);
   // A finite float may round to Inf (past fp16's largest): then the shard reads it.
   if (setup.device && codec == float_codec::fp32)
     push.proven_finite = setup.device->last_gradient_proven_finite();

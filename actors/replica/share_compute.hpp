@@ -30,7 +30,8 @@ public:
   caf::error gather(const std::vector<uint32_t>& indices);
 
   /// Computes the gradient of the rows gather() copied (`indices`) at
-  /// `parameters` for store round `round` into a host buffer: sets
+  /// `parameters` for store round `round` into a host buffer, rounded to the
+  /// run's codec (int8: with this replica's error feedback): sets
   /// push.gradient and push.proven_finite, and returns the batch's stats.
   batch_stats on_host(const std::vector<uint32_t>& indices, const float* parameters,
                       uint64_t round, push_msg& push);
@@ -62,6 +63,11 @@ private:
   std::vector<int32_t> labels_; // (max_batch)
   std::vector<float> targets_;  // (max_batch, target width): a regression set's
   std::vector<float> weights_;  // each sample's class weight (--class-weights)
+  // --wire=int8's error feedback: what quantizing this replica's gradients
+  // has left out so far, added to the next one (messages/int8_blocks.hpp).
+  // It lives and dies with the actor: a respawned or resumed replica starts
+  // from zero.
+  std::vector<float> residual_;
 };
 
 } // namespace troupe

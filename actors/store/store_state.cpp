@@ -38,7 +38,7 @@ params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
                                      bool device_answer) {
   params_msg msg = value_of(staleness, steps_back, device_answer);
   if (msg.values.size() > 0)
-    msg.values = buffers->on_wire(msg.values, msg.version, settings.wire);
+    msg.values = buffers->on_wire(msg.values, msg.version, parameter_codec(settings.wire));
   return msg;
 }
 
@@ -265,6 +265,14 @@ caf::error store_state::check_codec(const push_msg& push) const {
     return make_troupe_error(troupe_errc::bad_gradient,
                              from + " came as " + codec_name(gradient.codec) + ", but the run's "
                                + "--wire is " + codec_name(settings.wire));
+  // int8 blocks are counted from parameter 0: a slice must say where it starts.
+  if (gradient.size() > 0 && gradient.codec == float_codec::int8
+      && (!gradient.int8 || gradient.first_parameter() != range.offset))
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             from + " arrived malformed: its int8 values start at parameter "
+                               + std::to_string(gradient.first_parameter()) + ", store shard "
+                               + std::to_string(settings.shard) + "'s range at "
+                               + std::to_string(range.offset));
   return caf::none;
 }
 

@@ -121,7 +121,9 @@ public:
   }
   /// Rounds gradients and the parameters replicas compute on to "bf16" or
   /// "fp16" (--wire; "fp32": as computed), in one process and between
-  /// processes alike; the store keeps and steps fp32.
+  /// processes alike; the store keeps and steps fp32. "int8" sends gradients
+  /// as int8 with one fp32 scale per block of 256 values and error feedback
+  /// on each replica, and the parameters as bf16.
   fit_options& wire(const std::string& codec);
   /// Runs the replicas on nodes: "host:port,host:port".
   fit_options& nodes(const std::string& list);

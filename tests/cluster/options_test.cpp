@@ -73,7 +73,7 @@ TEST_CASE("mnist refuses bad options before printing its banner", "[cluster][opt
 #endif
     {"--global-clipnorm=1 --store-device=cuda:0", "cannot clip by global norm"},
     // The wire codec.
-    {"--wire=int4", "--wire: 'int4' (expected fp32, bf16 or fp16)"},
+    {"--wire=int4", "--wire: 'int4' (expected fp32, bf16, fp16 or int8)"},
     {"--wire=bf16 --store-device=cuda:0", "--wire=bf16 rounds on the host: use "
                                           "--store-device=cpu"},
   };

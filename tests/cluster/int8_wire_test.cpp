@@ -1,0 +1,139 @@
+// --wire=int8 is part of the run's math like bf16: a sync run has the same
+// bits in one process with 1 and 3 store shards and on two node processes
+// (slices cross between them as int8 with their blocks' scales), and differs
+// from fp32's and bf16's. Residuals are replica state: a respawned replica
+// and a resumed run start theirs at zero, so those runs train but keep
+// other bits. Async with int8 trains.
+#include "tests/cluster/cluster_test.hpp"
+#include "tests/cluster/respawn_runs.hpp"
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+const std::vector<std::string> sync_run{"--mode=sync", "--epochs=1", "--batch-size=64",
+                                        "--seed=11"};
+
+std::vector<std::string> with(std::vector<std::string> more) {
+  more.insert(more.begin(), sync_run.begin(), sync_run.end());
+  return more;
+}
+
+double test_accuracy(const nlohmann::json& final_record) {
+  return final_record["test_accuracy"].get<double>();
+}
+
+} // namespace
+
+TEST_CASE("int8 sync runs have the same bits for 1 and 3 store shards and on two nodes, and "
+          "neither fp32's nor bf16's",
+          "[cluster][sync][wire][int8][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto fp32 = checksum_of_run(dir, "fp32", with({"--replicas=2", "--store-shards=1"}));
+  const auto bf16 =
+    checksum_of_run(dir, "bf16", with({"--wire=bf16", "--replicas=2", "--store-shards=1"}));
+  const auto one_shard =
+    checksum_of_run(dir, "one-shard", with({"--wire=int8", "--replicas=2", "--store-shards=1"}));
+  const auto three_shards = checksum_of_run(
+    dir, "three-shards", with({"--wire=int8", "--replicas=2", "--store-shards=3"}));
+  // The store's three shards on the nodes too: slices that straddle blocks
+  // cross between the two processes.
+  const auto on_nodes = checksum_of_run(
+    dir, "on-nodes", with({"--wire=int8", "--nodes=" + a.address + "," + b.address,
+                           "--replicas-per-node=1", "--store-shards=3"}));
+  CHECK(three_shards == one_shard);
+  CHECK(on_nodes == one_shard);
+  CHECK(one_shard != fp32);
+  CHECK(one_shard != bf16);
+}
+
+TEST_CASE("an int8 MLP learns as an fp32 one does in 2 epochs on the test slice, sync and async",
+          "[cluster][wire][int8][accuracy]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::string> args{"--epochs=2", "--replicas=2", "--seed=5"};
+  auto int8_args = args;
+  int8_args.push_back("--wire=int8");
+  auto async_args = int8_args;
+  async_args.push_back("--mode=async");
+  const double fp32 = test_accuracy(final_record_of_run(dir, "fp32", args));
+  const double int8 = test_accuracy(final_record_of_run(dir, "int8", int8_args));
+  const double async = test_accuracy(final_record_of_run(dir, "async", async_args));
+  INFO("test accuracy: fp32 " << fp32 << ", int8 " << int8 << ", async int8 " << async);
+  CHECK(fp32 > 0.6);
+  CHECK(int8 > fp32 - 0.03);
+  CHECK(async > fp32 - 0.05);
+}
+
+TEST_CASE("an async int8 run on two nodes trains", "[cluster][async][wire][int8]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto record = final_record_of_run(
+    dir, "async-nodes",
+    {"--mode=async", "--epochs=2", "--batch-size=64", "--seed=5", "--wire=int8",
+     "--nodes=" + a.address + "," + b.address, "--replicas-per-node=1", "--store-shards=2"});
+  INFO("test accuracy " << test_accuracy(record));
+  CHECK(test_accuracy(record) > 0.6);
+}
+
+TEST_CASE("an int8 run resumed from its checkpoint starts its residuals at zero: the same bits "
+          "every resume, not the uninterrupted run's",
+          "[cluster][sync][wire][int8][checkpoint]") {
+  temp_dir dir{"troupe-cluster"};
+  const std::vector<std::string> run{"--mode=sync", "--replicas=2", "--batch-size=64",
+                                     "--seed=3", "--wire=int8"};
+  auto with_run = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), run.begin(), run.end());
+    return more;
+  };
+  const std::string file = dir.file("int8.ck");
+  const auto whole = final_record_of_run(dir, "whole", with_run({"--epochs=2"}));
+  checksum_of_run(dir, "first", with_run({"--epochs=1", "--checkpoint=" + file}));
+  const auto resumed =
+    final_record_of_run(dir, "resumed", with_run({"--epochs=2", "--resume=" + file}));
+  const auto again = checksum_of_run(dir, "again", with_run({"--epochs=2", "--resume=" + file}));
+  CHECK(resumed["params_fnv1a64"] == again);
+  CHECK(resumed["params_fnv1a64"] != whole["params_fnv1a64"]);
+  INFO("test accuracy: whole " << test_accuracy(whole) << ", resumed " << test_accuracy(resumed));
+  CHECK(test_accuracy(resumed) > test_accuracy(whole) - 0.03);
+  // The codec is among the settings the checkpoint records.
+  auto other = run_mnist(dir, "other-codec",
+                         {"--mode=sync", "--replicas=2", "--batch-size=64", "--seed=3",
+                          "--epochs=2", "--wire=bf16", "--resume=" + file},
+                         run_timeout);
+  INFO(other.description);
+  CHECK(other.status.code != 0);
+  CHECK_THAT(other.err, Catch::Contains("--wire=int8 there, bf16 here"));
+}
+
+TEST_CASE("an int8 sync run whose node is killed mid-run respawns the replica with a zero "
+          "residual and finishes, trained",
+          "[cluster][wire][int8][kill][respawn]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {"--wire=int8"}), b);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(metrics, "respawn").size() == 1);
+  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2", "--wire=int8"}), run_timeout);
+  INFO(local.description);
+  REQUIRE(local.status.code == 0);
+  expect_same_epoch_counts(metrics, local.metrics);
+  const auto finals = records_of(metrics, "final");
+  const auto local_finals = records_of(local.metrics, "final");
+  REQUIRE(finals.size() == 1);
+  REQUIRE(local_finals.size() == 1);
+  const double killed = test_accuracy(finals[0]);
+  const double whole = test_accuracy(local_finals[0]);
+  INFO("test accuracy: killed " << killed << ", without loss " << whole);
+  // A zero residual from the respawn on: other bits, about the same model.
+  CHECK(killed > 0.6);
+  CHECK(killed > whole - 0.1);
+}
