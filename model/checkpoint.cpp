@@ -213,13 +213,10 @@ expected<std::vector<setting_text>> parse_settings_lines(const std::string& text
   return settings;
 }
 
-expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
-  payload_reader reader(in, path);
-  checkpoint c;
-  const auto file_version = get_at<uint32_t>(in, 16); // validate() accepted it
+// The integer fields, in their order, each from the format version that
+// added it on.
+status decode_integers(payload_reader& reader, uint32_t file_version, checkpoint& c) {
   uint64_t epoch_complete = 0;
-  // One table of where each integer field goes, and the format version that
-  // added it, keeps the order in one place.
   struct integer_field {
     uint64_t* target;
     const char* name;
@@ -246,22 +243,11 @@ expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
     return reader.malformed("epoch_complete is " + std::to_string(epoch_complete)
                             + ", not 0 or 1");
   c.epoch_complete = epoch_complete == 1;
-  auto model = reader.text("model");
-  if (!model)
-    return model.error();
-  c.model = std::move(*model);
-  auto optimizer = reader.text("optimizer");
-  if (!optimizer)
-    return optimizer.error();
-  c.optimizer = std::move(*optimizer);
-  auto params = reader.floats("params");
-  if (!params)
-    return params.error();
-  c.params = std::move(*params);
-  auto state = reader.floats("optimizer_state");
-  if (!state)
-    return state.error();
-  c.optimizer_state = std::move(*state);
+  return {};
+}
+
+// The fields later format versions added after the optimizer state.
+status decode_later_fields(payload_reader& reader, uint32_t file_version, checkpoint& c) {
   if (file_version >= 3) {
     auto lines = reader.text("settings");
     if (!lines)
@@ -279,6 +265,33 @@ expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
       return reader.malformed("the learning-rate factor is not one positive float");
     c.learning_rate_factor = factor->front();
   }
+  return {};
+}
+
+expected<checkpoint> decode_payload(const bytes& in, const std::string& path) {
+  payload_reader reader(in, path);
+  checkpoint c;
+  const auto file_version = get_at<uint32_t>(in, 16); // validate() accepted it
+  if (auto ok = decode_integers(reader, file_version, c); !ok)
+    return ok.error();
+  auto model = reader.text("model");
+  if (!model)
+    return model.error();
+  c.model = std::move(*model);
+  auto optimizer = reader.text("optimizer");
+  if (!optimizer)
+    return optimizer.error();
+  c.optimizer = std::move(*optimizer);
+  auto params = reader.floats("params");
+  if (!params)
+    return params.error();
+  c.params = std::move(*params);
+  auto state = reader.floats("optimizer_state");
+  if (!state)
+    return state.error();
+  c.optimizer_state = std::move(*state);
+  if (auto ok = decode_later_fields(reader, file_version, c); !ok)
+    return ok.error();
   if (reader.remaining() != 0)
     return reader.malformed(std::to_string(reader.remaining())
                             + " bytes left over after the last field");
