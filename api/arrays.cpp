@@ -13,6 +13,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 namespace {
 
 // Tells whether `path` ends in `extension` (lower case), in any case.

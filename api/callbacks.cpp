@@ -13,6 +13,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 namespace {
 
 // The best value of one monitored figure so far, as Keras's callbacks keep it.

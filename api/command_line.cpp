@@ -16,6 +16,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 struct command_line::settings {
   program_config config;
   std::set<std::string> program_options; // add_option's: they stay out of fit's options

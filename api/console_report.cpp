@@ -16,7 +16,7 @@
 #include "model/model_description.hpp"
 #include "model/numerics_identity.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -159,4 +159,4 @@ void print_summary(const program_config& cfg, const run_config& c, reported_metr
   std::fflush(stdout);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

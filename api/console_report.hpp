@@ -14,7 +14,7 @@
 #include "api/tensorboard_log.hpp"
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Prints what the run will do: mode, replicas, store, model, data, numerics.
 void print_banner(const std::string& program, const run_config& c, const source_pair& data);
@@ -32,4 +32,4 @@ fit_observer make_console_observer(const program_config& cfg, const run_config& 
 void print_summary(const program_config& cfg, const run_config& c, reported_metrics scores,
                    const fit_summary& result);
 
-} // namespace troupe
+} // namespace troupe::detail

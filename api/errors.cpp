@@ -6,7 +6,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -44,4 +44,4 @@ error run_failure(const caf::error& err) {
   return fail(public_code(err), describe(err));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include <troupe/expected.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns `err` (a refused option or setting) as an invalid_argument error.
 error invalid_option(const caf::error& err);
@@ -16,4 +16,4 @@ error invalid_option(const caf::error& err);
 /// included).
 error run_failure(const caf::error& err);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -26,6 +26,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 namespace {
 
 // `model` (a built-in description) trained with `loss` instead.

@@ -9,9 +9,7 @@
 #include "actors/config/cluster_config.hpp"
 #include "common/settings_fields.hpp"
 
-namespace troupe {
-
-namespace detail {
+namespace troupe::detail {
 
 void option_values::put(const std::string& name, caf::config_value value, bool text) {
   auto same = std::find_if(entries.begin(), entries.end(),
@@ -40,7 +38,24 @@ void option_access::put(fit_options& options, const std::string& name, caf::conf
   options.values_ = std::move(next);
 }
 
-} // namespace detail
+caf::error apply_options(const option_values& values, cluster_config& config) {
+  for (const auto& entry : values.entries)
+    if (auto err = config.set_option(entry.name, entry.value, entry.text))
+      return err;
+  return config.finish_options();
+}
+
+fit_options with_given_options(fit_options options, const cluster_config& config,
+                               const std::vector<std::string>& skipped) {
+  for (auto& [name, value] : config.given_options())
+    if (std::find(skipped.begin(), skipped.end(), name) == skipped.end())
+      option_access::put(options, name, std::move(value), false);
+  return options;
+}
+
+} // namespace troupe::detail
+
+namespace troupe {
 
 namespace {
 
@@ -120,7 +135,7 @@ fit_options& fit_options::class_weights(const std::vector<float>& weights) {
 fit_options& fit_options::class_weights(const std::map<int, float>& weights) {
   std::string list; // every class named, so that a bad weight is refused by the option
   for (const auto& [cls, weight] : weights)
-    list += (list.empty() ? "" : ",") + std::to_string(cls) + ":" + to_setting_text(weight);
+    list += (list.empty() ? "" : ",") + std::to_string(cls) + ":" + detail::to_setting_text(weight);
   return put_typed(*this, "class-weights", text(list));
 }
 
@@ -145,21 +160,6 @@ std::vector<std::string> fit_options::arguments() const {
     all.push_back("--" + entry.name + "=" + (as_text ? *as_text : caf::to_string(entry.value)));
   }
   return all;
-}
-
-caf::error apply_options(const detail::option_values& values, cluster_config& config) {
-  for (const auto& entry : values.entries)
-    if (auto err = config.set_option(entry.name, entry.value, entry.text))
-      return err;
-  return config.finish_options();
-}
-
-fit_options with_given_options(fit_options options, const cluster_config& config,
-                               const std::vector<std::string>& skipped) {
-  for (auto& [name, value] : config.given_options())
-    if (std::find(skipped.begin(), skipped.end(), name) == skipped.end())
-      detail::option_access::put(options, name, std::move(value), false);
-  return options;
 }
 
 } // namespace troupe

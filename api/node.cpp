@@ -5,6 +5,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 int node_main(int argc, char** argv) { return run_node_program(argc, argv); }
 
 } // namespace troupe

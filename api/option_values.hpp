@@ -10,11 +10,9 @@
 
 #include <troupe/fit.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 class cluster_config;
-
-namespace detail {
 
 /// One option set on a fit_options.
 struct option_value {
@@ -38,15 +36,13 @@ struct option_access {
                   bool text);
 };
 
-} // namespace detail
-
 /// Sets every option of `values` on `config` (which reads each text once),
 /// then checks and prepares it; an error names the first option refused.
-caf::error apply_options(const detail::option_values& values, cluster_config& config);
+caf::error apply_options(const option_values& values, cluster_config& config);
 
 /// Returns `options` with each option `config` read from its command line
 /// and config file set, as read, but for those named in `skipped`.
 fit_options with_given_options(fit_options options, const cluster_config& config,
                                const std::vector<std::string>& skipped);
 
-} // namespace troupe
+} // namespace troupe::detail

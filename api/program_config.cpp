@@ -3,7 +3,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 program_config::program_config(const std::string& program, const std::string& about)
   : cluster_config(program, about) {
@@ -52,4 +52,4 @@ caf::error program_config::check_output_options() const {
   return caf::none;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "actors/config/cluster_config.hpp"
 #include "actors/config/run_options.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Binds a training program's options.
 struct program_config : cluster_config {
@@ -32,4 +32,4 @@ struct program_config : cluster_config {
   caf::error check_output_options() const;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

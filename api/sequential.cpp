@@ -12,6 +12,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 namespace {
 
 error bad_layer(size_t index, const layer& l, const std::string& why) {

@@ -34,6 +34,8 @@ int stop_signal() noexcept {
   return last_stop_signal.load();
 }
 
+namespace detail {
+
 uint64_t stop_requests_so_far() {
   return stop_requests.load();
 }
@@ -56,5 +58,7 @@ signal_stops::~signal_stops() {
   sigaction(SIGINT, &saved_int_, nullptr);
   sigaction(SIGTERM, &saved_term_, nullptr);
 }
+
+} // namespace detail
 
 } // namespace troupe

@@ -5,7 +5,7 @@
 #include <csignal>
 #include <cstdint>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns how many stops were asked for so far in this process: a fit
 /// stops once the count moves past what it was at its start.
@@ -26,4 +26,4 @@ private:
   struct sigaction saved_term_ {};
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 #include "actors/report/tensorboard_file.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -73,4 +73,4 @@ void tensorboard_log::write_epoch(const epoch_record& r,
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

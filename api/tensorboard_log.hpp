@@ -12,7 +12,7 @@
 #include "actors/report/fit_observer.hpp"
 #include "actors/report/metrics_log.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 class tensorboard_file;
 
@@ -38,4 +38,4 @@ private:
   bool failed_ = false;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

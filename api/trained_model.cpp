@@ -16,6 +16,8 @@
 
 namespace troupe {
 
+using namespace detail;
+
 namespace {
 
 // The description resolved, checked against the parameters.
@@ -192,12 +194,12 @@ status trained_model::export_onnx(const std::string& path) const {
     auto stack = parse_stack_spec(described->text());
     if (!stack)
       return stack.error();
-    return troupe::export_onnx(path, *stack, parameters_.data());
+    return troupe::detail::export_onnx(path, *stack, parameters_.data());
   }
   auto spec = builtin_spec_for(*described, "export to ONNX");
   if (!spec)
     return spec.error();
-  return troupe::export_onnx(path, *spec, parameters_.data());
+  return troupe::detail::export_onnx(path, *spec, parameters_.data());
 }
 
 expected<trained_model> load_model(const std::string& path) {

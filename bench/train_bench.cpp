@@ -59,7 +59,7 @@ double troupe_gemm_seconds(const parameter_layout& layout, int batch, int repeat
   return gemm_seconds_per_step(layout, batch, repeats,
                                [](bool ta, bool tb, int m, int n, int k, const float* a,
                                   const float* b, float* c) {
-                                 troupe::gemm(ta, tb, m, n, k, 1.0f, a, b, 0.0f, c);
+                                 troupe::detail::gemm(ta, tb, m, n, k, 1.0f, a, b, 0.0f, c);
                                });
 }
 

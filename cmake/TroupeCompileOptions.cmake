@@ -82,3 +82,12 @@ function(troupe_target_options target)
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
 endfunction()
+
+# Tests and benchmarks of the internals name them troupe::X, as the code
+# under test does (tests/internal_names.hpp, included ahead of each source).
+function(troupe_reach_internals target)
+  set(names ${PROJECT_SOURCE_DIR}/tests/internal_names.hpp)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-include ${names}>
+    $<$<COMPILE_LANGUAGE:CUDA>:--pre-include=${names}>)
+endfunction()

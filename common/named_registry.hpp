@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds entries by name in the order they were first added. Entries are
 /// never removed, so a pointer find_entry() returns stays valid.
@@ -72,4 +72,4 @@ private:
   std::deque<std::pair<std::string, Entry>> entries_; // push_back keeps references valid
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds one field of a settings struct and the name of its option.
 template <class T>
@@ -76,4 +76,4 @@ std::vector<setting_text> settings_text(const T& x) {
   return out;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -3,7 +3,7 @@
 
 #include <caf/atom.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 using push_atom = caf::atom_constant<caf::atom("push")>;
 using params_atom = caf::atom_constant<caf::atom("params")>;
@@ -28,4 +28,4 @@ using rate_atom = caf::atom_constant<caf::atom("rate")>;
 using norm_atom = caf::atom_constant<caf::atom("norm")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
 
-} // namespace troupe
+} // namespace troupe::detail

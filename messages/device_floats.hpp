@@ -16,7 +16,7 @@
 
 #include "messages/shared_floats.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 class device_event; // model/backend/backend.hpp
 
@@ -59,4 +59,4 @@ inspect(Inspector& f, device_floats& x) {
   return f(caf::meta::type_name("device_floats"), x.device, size);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -3,7 +3,7 @@
 
 #include <caf/all.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 std::string to_string(troupe_errc code) {
   switch (code) {
@@ -64,4 +64,4 @@ std::string describe(const caf::error& err) {
   return caf::to_string(err);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

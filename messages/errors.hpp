@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names why a request to a Troupe actor failed.
 enum class troupe_errc : uint8_t {
@@ -49,4 +49,4 @@ std::string render_troupe_error(uint8_t code, const caf::message& context);
 /// CAF's rendering otherwise.
 std::string describe(const caf::error& err);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include "messages/int8_blocks.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -166,4 +166,4 @@ void decode_16(float_codec codec, const uint16_t* from, size_t count, float* to)
       to[i] = from_bf16(from[i]);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the format floats are rounded to before they travel.
 enum class float_codec : uint8_t {
@@ -64,4 +64,4 @@ void encode_16(float_codec codec, const float* from, size_t count, uint16_t* to)
 /// Widens `count` 16-bit values of `codec` (bf16 or fp16) back to floats.
 void decode_16(float_codec codec, const uint16_t* from, size_t count, float* to);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -137,4 +137,4 @@ std::string int8_fault(const int8_values& q, size_t count) {
   return {};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

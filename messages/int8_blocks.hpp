@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The values that share one scale.
 constexpr size_t int8_block_size = 256;
@@ -63,4 +63,4 @@ int8_values quantize_with_feedback(float* gradient, float* residual, size_t coun
 /// -128.
 std::string int8_fault(const int8_values& q, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "messages/atoms.hpp"
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// A replica trains one epoch per order and reports what it did.
 using replica_actor = caf::typed_actor<
@@ -108,4 +108,4 @@ using coordinator_actor = caf::typed_actor<
   // checkpoint is written (with --checkpoint), and the run ends as stopped.
   caf::reacts_to<stop_atom>>;
 
-} // namespace troupe
+} // namespace troupe::detail

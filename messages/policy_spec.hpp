@@ -8,7 +8,7 @@
 
 #include "common/settings_fields.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says how a gradient's learning rate depends on its staleness (async, ssp).
 enum class staleness_lr_rule : uint8_t {
@@ -51,4 +51,4 @@ typename Inspector::result_type inspect(Inspector& f, policy_spec& x) {
   return fields(x, [&f](auto... named) { return f(named.value...); });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -16,7 +16,7 @@
 #include "common/optimizer_config.hpp"
 #include "messages/policy_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Records one span of an actor's work for --trace, on its own process's
 /// steady clock (the coordinator moves it onto its clock).
@@ -350,11 +350,6 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, parameter_span& x) {
-  return f(caf::meta::type_name("parameter_span"), x.offset, x.count);
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_config& x) {
   return f(caf::meta::type_name("store_config"), x.policy, x.on_replica_loss, x.optimizer,
            x.device, x.shard, x.shards, x.parameter_count, x.initial_parameters,
@@ -390,6 +385,16 @@ typename Inspector::result_type inspect(Inspector& f, fit_summary& x) {
            x.epochs, x.test_loss, x.test_accuracy, x.samples_per_second, x.version,
            x.params_fnv1a64, x.params, x.replica_totals, x.waited_on, x.lost_replicas,
            x.respawns, x.store_heals, x.membership);
+}
+
+} // namespace troupe::detail
+
+// Beside the public type, where CAF's argument-dependent lookup finds it.
+namespace troupe {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, parameter_span& x) {
+  return f(caf::meta::type_name("parameter_span"), x.offset, x.count);
 }
 
 } // namespace troupe

@@ -7,7 +7,7 @@
 #include "messages/errors.hpp"
 #include "messages/interfaces.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void register_messages(caf::actor_system_config& config) {
   config.add_message_type<shared_floats>("troupe::shared_floats");
@@ -39,4 +39,4 @@ void register_messages(caf::actor_system_config& config) {
                             });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

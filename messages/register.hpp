@@ -5,10 +5,10 @@ namespace caf {
 class actor_system_config;
 } // namespace caf
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Registers every type in messages/ and Troupe's error category; every
 /// program and test calls it on its config before building an actor system.
 void register_messages(caf::actor_system_config& config);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/sec.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -242,4 +242,4 @@ caf::error inspect(caf::deserializer&, device_floats& x) {
   return caf::none;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -24,7 +24,7 @@
 #include "messages/float_codec.hpp"
 #include "messages/int8_blocks.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 class device_event; // model/backend/backend.hpp
 
@@ -122,4 +122,4 @@ inspect(Inspector& f, shared_floats& x) {
   return f(caf::meta::type_name("shared_floats"), size);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -91,4 +91,4 @@ status write_file_atomically(const std::string& path, const void* data, size_t s
   return sync_directory_of(path);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

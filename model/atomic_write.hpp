@@ -7,7 +7,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Writes `content` to `path` atomically: a temporary file in the same
 /// directory, synced, renamed over `path`, then the directory synced. On
@@ -21,4 +21,4 @@ inline status write_file_atomically(const std::string& path, const std::string& 
   return write_file_atomically(path, content.data(), content.size());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include "model/predict.hpp"
 #include "model/source_chunks.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -76,4 +76,4 @@ void builtin_model::predict(const float* parameters, const float* features, size
     softmax_rows(outputs, count, spec_.classes());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

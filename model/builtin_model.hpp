@@ -13,7 +13,7 @@
 #include "model/model_spec.hpp"
 #include "model/network.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Computes a model_spec's network on a backend.
 class builtin_model : public model, public device_capability {
@@ -68,4 +68,4 @@ private:
   std::unique_ptr<network> eval_net_; // evaluation
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -19,7 +19,7 @@
 #include "model/atomic_write.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -389,4 +389,4 @@ uint64_t settings_fingerprint(const std::vector<setting_text>& settings) {
   return fnv1a64(text.data(), text.size());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "common/expected.hpp"
 #include "common/settings_fields.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds everything a run needs to resume where it stopped.
 struct checkpoint {
@@ -60,4 +60,4 @@ status check_compatible(const checkpoint& c, const std::string& model,
                         const std::vector<setting_text>& settings, size_t parameter_count,
                         const std::string& path);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include "model/layers/layer_spec.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -80,4 +80,4 @@ status check_compatible(const checkpoint& c, const std::string& model,
   return {};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

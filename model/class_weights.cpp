@@ -11,7 +11,7 @@
 #include "common/settings_fields.hpp"
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -102,4 +102,4 @@ void sample_weights(const std::vector<float>& class_weights, const int32_t* labe
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Parses "CLASS:WEIGHT,CLASS:WEIGHT,..." (--class-weights) into one weight
 /// per class from 0 to the largest class named; the classes not named weigh
@@ -36,4 +36,4 @@ std::vector<float> class_weights_for(std::vector<float> weights, int classes);
 void sample_weights(const std::vector<float>& class_weights, const int32_t* labels,
                     size_t count, float* out);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 
 #include "model/network.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Computes a model's steps in its backend's memory; the built-in network
 /// model offers it (device_capability_of finds it).
@@ -64,4 +64,4 @@ inline device_capability* device_capability_of(model& m) {
   return dynamic_cast<device_capability*>(&m);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -44,4 +44,4 @@ float largest_magnitude(const float* values, size_t count) {
   return magnitude;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// True if any of `count` values is NaN or +-Inf.
 bool has_non_finite(const float* values, size_t count);
@@ -13,4 +13,4 @@ bool has_non_finite(const float* values, size_t count);
 /// any of them is NaN or +-Inf.
 float largest_magnitude(const float* values, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

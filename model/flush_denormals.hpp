@@ -9,7 +9,7 @@
 #  include <xmmintrin.h>
 #endif
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sets FTZ and DAZ in this thread's MXCSR and restores the old value on exit.
 class flush_denormals_scope {
@@ -30,4 +30,4 @@ private:
 #endif
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/source_chunks.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -130,4 +130,4 @@ expected<source_score> score_source(model& scorer, const float* parameters,
   return score;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

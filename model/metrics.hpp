@@ -13,7 +13,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names one metric: its kind and, for top-k accuracy, k.
 struct metric_spec {
@@ -48,4 +48,4 @@ expected<source_score> score_source(model& scorer, const float* parameters,
                                     const data_source& data,
                                     const std::vector<metric_spec>& specs);
 
-} // namespace troupe
+} // namespace troupe::detail

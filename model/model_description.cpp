@@ -10,7 +10,7 @@
 #include "model/layers/layered_model_on.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -78,7 +78,7 @@ expected<model_description> model_description::resolve(const std::string& text) 
     d.parameter_count_ = parameter_layout(*spec).size();
     d.inputs_ = spec->inputs;
     d.classes_ = spec->classes();
-    d.fingerprint_ = troupe::fingerprint(*spec);
+    d.fingerprint_ = troupe::detail::fingerprint(*spec);
     d.honours_sample_weights_ = spec->loss == loss_kind::softmax_cross_entropy;
     d.spec_ = std::move(*spec);
     return d;
@@ -167,4 +167,4 @@ status check_model_fits(const model_description& model, const data_source& data,
   return fail(errc::invalid_argument, why);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

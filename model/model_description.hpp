@@ -17,7 +17,7 @@
 #include "model/data/dataset.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds a resolved model description and answers for its model.
 class model_description {
@@ -94,4 +94,4 @@ bool names_builtin_model(const std::string& text);
 status check_model_fits(const model_description& model, const data_source& data,
                         const std::string& role = "training");
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/model_description.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -18,6 +18,17 @@ named_registry<model_factory>& table() {
 
 } // namespace
 
+std::optional<model_factory> find_model_factory(const std::string& name) {
+  return table().find(name);
+}
+
+
+} // namespace troupe::detail
+
+namespace troupe {
+
+using namespace detail;
+
 void register_model(const std::string& name, model_factory factory) {
   table().put(name, std::move(factory));
 }
@@ -26,10 +37,6 @@ std::vector<std::string> registered_models() {
   auto names = table().names();
   std::sort(names.begin(), names.end());
   return names;
-}
-
-std::optional<model_factory> find_model_factory(const std::string& name) {
-  return table().find(name);
 }
 
 expected<std::unique_ptr<model>> make_model(const std::string& description) {

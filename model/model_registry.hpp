@@ -6,9 +6,9 @@
 
 #include <troupe/model.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the factory registered under `name`, if any.
 std::optional<model_factory> find_model_factory(const std::string& name);
 
-} // namespace troupe
+} // namespace troupe::detail

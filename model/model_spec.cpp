@@ -5,7 +5,7 @@
 #include <cctype>
 #include <sstream>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -109,4 +109,4 @@ uint64_t fingerprint(const model_spec& spec) {
   return fnv1a64(text.data(), text.size());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

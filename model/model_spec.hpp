@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the elementwise function applied after a dense layer.
 enum class activation { none, relu };
@@ -58,4 +58,4 @@ uint64_t fingerprint(const model_spec& spec);
 /// Hashes bytes with FNV-1a 64.
 uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 14695981039346656037ull);
 
-} // namespace troupe
+} // namespace troupe::detail

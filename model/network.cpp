@@ -8,7 +8,7 @@
 #include "model/finite_check.hpp"
 #include "model/flush_denormals.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -277,4 +277,4 @@ batch_stats network::evaluate(const float* inputs, const int32_t* labels,
   return total;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/model_spec.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sums over a batch: cross-entropy loss and correct predictions.
 struct batch_stats {
@@ -142,4 +142,4 @@ private:
   bool proven_finite_ = false; // of the last compute_gradient's gradient
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #  error "TROUPE_BUILD_NUMERICS comes from cmake/TroupeCompileOptions.cmake"
 #endif
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -68,4 +68,4 @@ std::string numerics_difference(const numerics_identity& mine,
   return "";
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Describes everything that decides the floats a CPU replica computes.
 struct numerics_identity {
@@ -26,4 +26,4 @@ std::string numerics_difference(const numerics_identity& mine,
 /// see cmake/TroupeCompileOptions.cmake). Measured, not assumed.
 bool build_contracts_multiply_add();
 
-} // namespace troupe
+} // namespace troupe::detail

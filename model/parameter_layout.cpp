@@ -5,7 +5,7 @@
 
 #include "model/random.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 parameter_layout::parameter_layout(const model_spec& spec) {
   int in = spec.inputs;
@@ -36,4 +36,4 @@ std::vector<float> glorot_uniform_parameters(const parameter_layout& layout,
   return params;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Locates one dense layer inside the flat buffer.
 /// weights: (in, out) row-major, as a Keras kernel; bias: (out).
@@ -37,4 +37,4 @@ private:
 std::vector<float> glorot_uniform_parameters(const parameter_layout& layout,
                                              uint64_t seed);
 
-} // namespace troupe
+} // namespace troupe::detail

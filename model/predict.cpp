@@ -10,7 +10,7 @@
 #include "model/flush_denormals.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void predict_logits(const model_spec& spec, const float* params, const float* features,
                     size_t count, float* logits_out) {
@@ -76,4 +76,4 @@ std::vector<int32_t> argmax_rows(const float* values, size_t rows, int classes) 
   return best;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

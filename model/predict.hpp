@@ -8,7 +8,7 @@
 
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Computes the logits of `count` samples with the CPU (Eigen) backend, in
 /// chunks of at most predict_chunk_rows rows. params: parameter_layout(spec)
@@ -29,4 +29,4 @@ void softmax_rows(float* values, size_t rows, int classes);
 /// (as the training accuracy counts). values: (rows, classes).
 std::vector<int32_t> argmax_rows(const float* values, size_t rows, int classes);
 
-} // namespace troupe
+} // namespace troupe::detail

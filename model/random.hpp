@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Generates 64-bit values with splitmix64; identical everywhere.
 class random_stream {
@@ -37,4 +37,4 @@ inline uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0) {
   return s.next();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

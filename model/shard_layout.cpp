@@ -6,7 +6,7 @@
 
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 expected<std::vector<shard_range>> split_into_shards(size_t parameter_count, size_t shards) {
   if (shards == 0)
@@ -49,4 +49,4 @@ void place_optimizer_state(const float* part, size_t part_size, size_t parameter
                 state + p * parameter_count + range.offset);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Locates one shard's part of the flat buffer.
 struct shard_range {
@@ -38,4 +38,4 @@ std::vector<float> slice_optimizer_state(const float* state, size_t state_size,
 void place_optimizer_state(const float* part, size_t part_size, size_t parameter_count,
                            shard_range range, float* state);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/data/source_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 status for_each_chunk(const data_source& data, chunk_content content,
                       const std::function<void(const batch& chunk, size_t first)>& visit) {
@@ -49,4 +49,4 @@ expected<batch_result> evaluate_source(model& scorer, const float* parameters,
   return total;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

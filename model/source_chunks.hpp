@@ -10,7 +10,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The rows of one evaluation chunk. The sums of a score depend on its
 /// chunks, so every evaluation uses this size.
@@ -31,4 +31,4 @@ status for_each_chunk(const data_source& data, chunk_content content,
 expected<batch_result> evaluate_source(model& scorer, const float* parameters,
                                        const data_source& data);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -1,7 +1,7 @@
 // Decoding and checking BASP headers before CAF sees them.
 #include "actors/cluster/basp_header_check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -105,4 +105,4 @@ std::string refuse_basp_header(const basp_header& header, connection_end end,
   return "";
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The bytes of one BASP header on the wire (caf/io/basp/header.hpp).
 constexpr size_t basp_header_size = 32;
@@ -59,4 +59,4 @@ struct frame_bounds {
 std::string refuse_basp_header(const basp_header& header, connection_end end,
                                bool handshake_done, const frame_bounds& bounds);
 
-} // namespace troupe
+} // namespace troupe::detail

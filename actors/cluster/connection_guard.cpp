@@ -1,7 +1,7 @@
 // The shared state of a system's guarded connections and their watchdog.
 #include "actors/cluster/connection_guard.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 int64_t guard_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -74,4 +74,4 @@ void connection_guard::watch() {
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -15,7 +15,7 @@
 
 #include "actors/cluster/basp_header_check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// One connection the watchdog looks at (implemented on the I/O side).
 class watched_connection {
@@ -83,4 +83,4 @@ private:
   std::thread watchdog_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -15,7 +15,7 @@
 #include "actors/cluster/guarded_scribe.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -132,4 +132,4 @@ caf::expected<uint16_t> publish_guarded(caf::actor_system& system,
   return result;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include <caf/fwd.hpp>
 #include <caf/io/middleman_actor.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The largest payload one BASP frame may announce, by default: 64 MiB, far
 /// above Troupe's largest message (a gradient or parameter block: 4 bytes per
@@ -49,4 +49,4 @@ caf::expected<uint16_t> publish_guarded(caf::actor_system& system,
                                         const std::string& addr, bool reuse_addr,
                                         uint64_t max_frame_size);
 
-} // namespace troupe
+} // namespace troupe::detail

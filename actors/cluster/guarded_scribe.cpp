@@ -11,7 +11,7 @@
 #include <caf/io/abstract_broker.hpp>
 #include <caf/io/receive_policy.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -259,4 +259,4 @@ bool guarded_doorman::new_connection() {
   return doorman::new_connection(&mx, hdl);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -16,7 +16,7 @@
 #include "actors/cluster/basp_header_check.hpp"
 #include "actors/cluster/connection_guard.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// A TCP connection whose bytes pass a BASP header check on their way to
 /// CAF. It reads headers itself, a few bytes at a time if they come so, and
@@ -83,4 +83,4 @@ private:
 /// Returns "HOST:PORT" of the peer of socket `fd` ("unknown peer" if none).
 std::string peer_of(caf::io::network::native_socket fd);
 
-} // namespace troupe
+} // namespace troupe::detail

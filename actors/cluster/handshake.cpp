@@ -12,7 +12,7 @@
 #include "model/model_description.hpp"
 #include "model/numerics_identity.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -97,4 +97,4 @@ caf::error check_handshake(const handshake& mine, const handshake& theirs) {
   return caf::none;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the version of Troupe's wire protocol; peers must speak the same.
 /// It changes whenever a message's encoding or meaning does.
@@ -25,4 +25,4 @@ handshake make_handshake(const caf::actor_system& system, const std::string& mod
 /// Checks `theirs` against `mine`; the error names the peer and what differs.
 caf::error check_handshake(const handshake& mine, const handshake& theirs);
 
-} // namespace troupe
+} // namespace troupe::detail

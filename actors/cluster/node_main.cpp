@@ -36,7 +36,7 @@
 #include "messages/errors.hpp"
 #include "model/numerics_identity.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -291,4 +291,4 @@ int run_node_program(int argc, char** argv) {
   return 0;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

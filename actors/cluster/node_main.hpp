@@ -3,7 +3,7 @@
 // (<troupe/node.hpp>) runs it.
 #pragma once
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Runs a node with the command line `argv` (--port, --bind, --model,
 /// --max-frame-size, --slow-replica, TLS, ...; --help lists them) and
@@ -11,4 +11,4 @@ namespace troupe {
 /// it cannot listen, 2 for a bad option.
 int run_node_program(int argc, char** argv);
 
-} // namespace troupe
+} // namespace troupe::detail

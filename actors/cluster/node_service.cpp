@@ -17,7 +17,7 @@
 #include "messages/errors.hpp"
 #include "model/model_description.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -191,4 +191,4 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
                         (received - sent) / 2, theirs->max_frame_size};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "actors/config/host_port.hpp"
 #include "messages/interfaces.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Describes the node a service fronts.
 struct node_options {
@@ -52,4 +52,4 @@ caf::error greet_linked_node(caf::actor_system& system, const node_actor& node,
 caf::error link_nodes(caf::actor_system& system, const node_actor& node,
                       const host_port& address, std::chrono::milliseconds timeout);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "actors/runtime/node_fault.hpp"
 #include "actors/runtime/spawn_arguments.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -73,4 +73,4 @@ void stop_remote_replicas() {
   remote_replicas.clear();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

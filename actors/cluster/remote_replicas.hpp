@@ -6,7 +6,7 @@
 #include <caf/fwd.hpp>
 
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the actor type nodes register for CAF's remote spawn; its arguments
 /// are (replica_config, store_actor).
@@ -24,4 +24,4 @@ void slow_remote_replica(uint32_t index, float factor);
 /// Sends every replica spawned here by other nodes an exit (node shutdown).
 void stop_remote_replicas();
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/defaults.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -60,4 +60,4 @@ void bound_unacknowledged_sends(const caf::actor_system& system) {
   bound_unacknowledged_sends(unacknowledged_send_bound(system));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include <caf/fwd.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the bound for `system`: two middleman connection timeouts, at
 /// least two seconds. A peer whose acknowledgements stall for one timeout
@@ -25,4 +25,4 @@ void bound_unacknowledged_sends(std::chrono::milliseconds bound);
 /// Both at once, for the sockets of `system`'s process.
 void bound_unacknowledged_sends(const caf::actor_system& system);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -27,7 +27,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -391,4 +391,4 @@ bool is_loopback(const std::string& address) {
   return false;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@ namespace caf {
 class actor_system_config;
 } // namespace caf
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the PEM files of one process's TLS identity (docs/tls.md).
 struct tls_files {
@@ -48,4 +48,4 @@ void apply_tls(caf::actor_system_config& cfg, const tls_files& files);
 /// (bind to every interface) is not loopback.
 bool is_loopback(const std::string& address);
 
-} // namespace troupe
+} // namespace troupe::detail

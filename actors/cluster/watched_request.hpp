@@ -10,7 +10,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names `what` in an error a request got: its timeout, the receiver gone;
 /// the peer's own reason (a Troupe error) stays as it is.
@@ -91,4 +91,4 @@ caf::expected<Handle> remote_spawn_watching(caf::actor_system& system,
   return caf::actor_cast<Handle>(std::move(*spawned));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-namespace troupe {
+namespace troupe::detail {
 
 class backend;
 
@@ -15,4 +15,4 @@ class backend;
 using backend_wrapper =
   std::function<std::unique_ptr<backend>(uint32_t replica, std::unique_ptr<backend>)>;
 
-} // namespace troupe
+} // namespace troupe::detail

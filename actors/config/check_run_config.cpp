@@ -19,7 +19,7 @@
 #include "model/parameter_layout.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -318,4 +318,4 @@ caf::expected<checked_run_config> check_run_config(run_config config,
   return check_run_config(std::move(config), &sources);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -18,7 +18,7 @@
 #include "messages/register.hpp"
 #include "model/backend/cpu/gemm/gemm.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 cluster_config::cluster_config(std::string program, std::string about)
   : protocol_version(troupe_protocol_version), program_(std::move(program)),
@@ -228,4 +228,4 @@ caf::error cluster_config::prepare() {
   return caf::none;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -15,7 +15,7 @@
 
 #include "actors/config/option_docs.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Registers messages and sets cluster-wide middleman defaults:
 /// heartbeat every 200 ms, a peer silent for 1 s is dropped (a frozen process
@@ -128,4 +128,4 @@ cluster_config& cluster_config::bind(option_group group, T& var, const char* nam
   return *this;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

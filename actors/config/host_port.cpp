@@ -5,7 +5,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 std::string host_port::text() const {
   const bool ipv6 = host.find(':') != std::string::npos;
@@ -41,4 +41,4 @@ caf::expected<std::vector<host_port>> parse_host_port_list(const std::string& op
   return list;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include <caf/expected.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names a process a coordinator connects to.
 struct host_port {
@@ -31,4 +31,4 @@ caf::expected<host_port> parse_host_port(const std::string& text);
 caf::expected<std::vector<host_port>> parse_host_port_list(const std::string& option,
                                                            const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -14,7 +14,7 @@
 #include "common/settings_fields.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -204,4 +204,4 @@ std::string option_docs::describe_bad_value(const std::string& argument,
          + value_kind(option.type_name(), doc ? doc->minimum : 0) + " (see --help)";
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #include <caf/config_option_set.hpp>
 #include <caf/error.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the section of --help an option is listed in, in this order.
 enum class option_group : uint8_t {
@@ -106,4 +106,4 @@ std::string ini_text(T value) {
   return std::to_string(value);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -21,7 +21,7 @@
 #include "messages/protocol.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the devices replicas take round-robin (--devices).
 struct device_plan {
@@ -126,4 +126,4 @@ private:
                                                             const source_pair* data);
 };
 
-} // namespace troupe
+} // namespace troupe::detail

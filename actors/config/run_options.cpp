@@ -11,7 +11,7 @@
 #include "model/optim/lr_schedule_text.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -311,4 +311,4 @@ caf::expected<device_plan> parse_devices(const std::string& text) {
   return plan;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

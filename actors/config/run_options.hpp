@@ -10,7 +10,7 @@
 #include "actors/config/cluster_config.hpp"
 #include "actors/config/run_config.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Binds a run's options to `cli` (which must outlive this) and builds the
 /// run_config they describe.
@@ -52,4 +52,4 @@ private:
 /// (whether each names a device is check_run_config's call).
 caf::expected<device_plan> parse_devices(const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

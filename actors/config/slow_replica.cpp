@@ -5,7 +5,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 caf::expected<slow_replica> parse_slow_replica(const std::string& text) {
   if (text.empty())
@@ -33,4 +33,4 @@ caf::expected<slow_replica> parse_slow_replica(const std::string& text) {
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include <caf/expected.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Makes replica `index` take `factor` times its compute per step.
 struct slow_replica {
@@ -18,4 +18,4 @@ struct slow_replica {
 /// Parses "I:F" (replica I, factor F from 1 to 1000); empty is no straggler.
 caf::expected<slow_replica> parse_slow_replica(const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

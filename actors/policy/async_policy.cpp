@@ -1,7 +1,7 @@
 // The asynchronous update policy.
 #include "actors/policy/async_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 policy_descriptor async_policy_descriptor() {
   policy_descriptor d;
@@ -31,4 +31,4 @@ std::optional<push_refusal> async_policy::on_push(gradient_push push, store_port
   return std::nullopt;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

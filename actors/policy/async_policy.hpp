@@ -4,7 +4,7 @@
 
 #include "actors/policy/policy_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Applies every push at once and answers its sender; the store records its
 /// staleness. There are no rounds: nothing is refused and no round closes, so
@@ -26,4 +26,4 @@ private:
 /// Describes async for the registry (builtin_policies.hpp).
 policy_descriptor async_policy_descriptor();
 
-} // namespace troupe
+} // namespace troupe::detail

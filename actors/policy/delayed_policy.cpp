@@ -6,7 +6,7 @@
 
 #include "actors/policy/round_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 policy_descriptor delayed_policy_descriptor() {
   policy_descriptor d;
@@ -100,4 +100,4 @@ void delayed_policy::close_complete_rounds(store_port& store) {
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "actors/policy/policy_registry.hpp"
 #include "actors/policy/round_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Takes pushes for the open round and up to K rounds ahead, closes rounds in
 /// order once every live replica has pushed (replica-order mean, one step),
@@ -40,4 +40,4 @@ private:
 /// Describes delayed for the registry (builtin_policies.hpp).
 policy_descriptor delayed_policy_descriptor();
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include "actors/policy/stop_on_loss.hpp"
 #include "common/named_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 #define TROUPE_DECLARE_POLICY(name) policy_descriptor name##_policy_descriptor();
 TROUPE_BUILTIN_POLICIES(TROUPE_DECLARE_POLICY)
@@ -111,4 +111,4 @@ make_update_policy(const policy_spec& spec, replica_loss_action on_loss, uint32_
   return policy;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

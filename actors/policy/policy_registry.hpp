@@ -16,7 +16,7 @@
 
 #include "actors/policy/update_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// What a policy is under given settings.
 struct policy_traits {
@@ -88,4 +88,4 @@ make_update_policy(const policy_spec& spec,
                    replica_loss_action on_loss = replica_loss_action::continue_run,
                    uint32_t shard = 0);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 bool round_policy::forget(uint32_t replica, bool share_used) {
   if (live_.erase(replica) == 0)
@@ -62,4 +62,4 @@ void apply_round_mean(const std::map<uint32_t, gradient_push>& pushes, store_por
   store.apply_weighted_step(terms);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 
 #include "actors/policy/update_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Counts rounds over a set of live replicas and records each one lost.
 class round_policy : public update_policy {
@@ -47,4 +47,4 @@ push_refusal duplicate_push_refusal(const gradient_push& push);
 /// it is. Applies nothing if no push has samples.
 void apply_round_mean(const std::map<uint32_t, gradient_push>& pushes, store_port& store);
 
-} // namespace troupe
+} // namespace troupe::detail

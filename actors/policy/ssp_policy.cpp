@@ -5,7 +5,7 @@
 
 #include "actors/policy/sync_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 policy_descriptor ssp_policy_descriptor() {
   policy_descriptor d;
@@ -81,4 +81,4 @@ void ssp_policy::answer_those_in_bounds(store_port& store) {
     store.answer(ticket);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include "actors/policy/policy_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Applies every push at once, like async, and answers its sender unless the
 /// sender is now more than `staleness` pushes ahead of the slowest live
@@ -44,4 +44,4 @@ private:
 /// lockstep, and builds the sync policy.
 policy_descriptor ssp_policy_descriptor();
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -1,7 +1,7 @@
 // Stopping a policy at the first replica loss.
 #include "actors/policy/stop_on_loss.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 std::optional<push_refusal> stop_on_loss::on_push(gradient_push push, store_port& store) {
   if (!stopped_.empty())
@@ -17,4 +17,4 @@ void stop_on_loss::on_replica_lost(uint32_t replica, store_port& store) {
   store.refuse_open(troupe_errc::replica_lost, stopped_);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

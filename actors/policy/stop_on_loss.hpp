@@ -7,7 +7,7 @@
 
 #include "actors/policy/update_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Follows `inner` until a replica dies; from then on it refuses every open
 /// and later push with replica_lost. The coordinator ends the run on its own
@@ -34,4 +34,4 @@ private:
   std::string stopped_; // why, once a replica died
 };
 
-} // namespace troupe
+} // namespace troupe::detail

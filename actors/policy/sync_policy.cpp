@@ -5,7 +5,7 @@
 
 #include "actors/policy/round_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 policy_descriptor sync_policy_descriptor() {
   policy_descriptor d;
@@ -111,4 +111,4 @@ void sync_policy::close_round_if_complete(store_port& store) {
   store.round_closed();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

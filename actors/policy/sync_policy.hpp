@@ -9,7 +9,7 @@
 #include "actors/policy/policy_registry.hpp"
 #include "actors/policy/round_policy.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds each round's pushes until every live replica has pushed, then reduces
 /// them in replica-index order weighted by batch size (never in arrival
@@ -39,4 +39,4 @@ private:
 /// Describes sync for the registry (builtin_policies.hpp).
 policy_descriptor sync_policy_descriptor();
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -17,7 +17,7 @@
 #include "messages/protocol.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names one gradient that reached the store.
 struct gradient_push {
@@ -127,4 +127,4 @@ protected:
   policy_report report_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

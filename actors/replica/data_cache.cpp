@@ -7,7 +7,7 @@
 #include "messages/errors.hpp"
 #include "model/data/source_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 caf::expected<std::shared_ptr<const data_source>> cached_train_set(const std::string& source) {
   static std::mutex mutex;
@@ -23,4 +23,4 @@ caf::expected<std::shared_ptr<const data_source>> cached_train_set(const std::st
   return *opened;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,10 +9,10 @@
 
 #include <troupe/data_source.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the training source `source` names (open_data: a registered kind,
 /// an IDX directory, "X.npy,y.npy" or a CSV file), opening it on first use.
 caf::expected<std::shared_ptr<const data_source>> cached_train_set(const std::string& source);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include "model/data/source_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 device_step::device_step(std::shared_ptr<backend> compute, std::string device, int inputs,
                          size_t parameter_count)
@@ -118,4 +118,4 @@ expected<batch_stats> device_step::run(device_capability& model, const data_sour
   return before;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -23,7 +23,7 @@
 #include "model/backend/resident_ops.hpp"
 #include "model/device_capability.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Runs a replica's steps on its device; one per replica.
 class device_step {
@@ -86,4 +86,4 @@ private:
   bool cannot_record_ = false; // the device said no once: queue op by op
 };
 
-} // namespace troupe
+} // namespace troupe::detail

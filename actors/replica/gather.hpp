@@ -9,7 +9,7 @@
 
 #include <caf/error.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sends request `i` for every i < count through `send(i)` (which returns
 /// CAF's response handle of an event-based actor's request) and calls
@@ -42,4 +42,4 @@ void gather(size_t count, Send send, Done done, Failed failed) {
       });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -17,7 +17,7 @@
 #include "model/data/batch_plan.hpp"
 #include "model/optim/global_norm.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -339,4 +339,4 @@ replica_actor::behavior_type replica_behavior(replica_pointer self,
   };
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Spawns a replica: on CAF's scheduler threads, or on a thread of its own
 /// where replica_needs_own_thread says so. With `train` null it loads the training set from
@@ -42,4 +42,4 @@ bool replica_needs_own_thread(const replica_config& config);
 /// setup it cannot run. actors/cluster/remote_replicas.hpp registers it.
 caf::actor_factory remote_replica_factory();
 
-} // namespace troupe
+} // namespace troupe::detail

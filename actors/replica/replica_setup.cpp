@@ -13,7 +13,7 @@
 #include "model/model_description.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -141,4 +141,4 @@ make_replica_setup(replica_config config, std::vector<store_actor> shards,
   return setup;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

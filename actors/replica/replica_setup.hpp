@@ -16,7 +16,7 @@
 #include "messages/interfaces.hpp"
 #include "model/device_capability.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds what a replica owns, built before it is spawned.
 struct replica_setup {
@@ -47,4 +47,4 @@ make_replica_setup(replica_config config, std::vector<store_actor> shards,
                    std::shared_ptr<const data_source> train, const backend_wrapper& wrap,
                    const caf::node_id& here);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "actors/replica/replica_state.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -82,4 +82,4 @@ caf::actor_factory remote_replica_factory() {
   return caf::make_actor_factory(remote_replica);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -21,7 +21,7 @@
 #include "messages/protocol.hpp"
 #include "model/data/epoch_schedule.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds a replica's state: its setup, the parameters it computes at, its
 /// place in the epoch and the push it waits for.
@@ -60,4 +60,4 @@ using replica_pointer = replica_actor::stateful_pointer<replica_state>;
 replica_actor::behavior_type replica_behavior(replica_pointer self,
                                               std::shared_ptr<replica_setup> setup);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 #include "model/class_weights.hpp"
 #include "model/data/source_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 share_compute::share_compute(std::shared_ptr<replica_setup> setup) : setup_(std::move(setup)) {
   const size_t rows = setup_->max_batch;
@@ -112,4 +112,4 @@ batch_stats share_compute::drain() {
   return on_device_ ? on_device_->drain() : batch_stats{};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

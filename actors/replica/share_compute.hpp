@@ -17,7 +17,7 @@
 #include "model/backend/device_buffers.hpp"
 #include "model/network.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Computes a replica's shares of rounds with its setup's model.
 class share_compute {
@@ -70,4 +70,4 @@ private:
   std::vector<float> residual_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -80,4 +80,4 @@ uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_no
   return std::max(1u, std::min(replicas, std::max(1u, cores)));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "common/expected.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the shards of a run's store in shard order and the ranges they own.
 struct store_group {
@@ -47,4 +47,4 @@ store_stats combine_shard_stats(const std::vector<store_stats>& shards);
 uint32_t default_store_shards(uint32_t replicas, unsigned cores, size_t store_nodes,
                               bool on_device = false);
 
-} // namespace troupe
+} // namespace troupe::detail

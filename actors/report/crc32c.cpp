@@ -4,7 +4,7 @@
 
 #include <array>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -37,4 +37,4 @@ uint32_t mask_crc32c(uint32_t crc) {
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

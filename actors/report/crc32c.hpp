@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Computes the CRC-32C (reflected polynomial 0x82F63B78) of `size` bytes.
 uint32_t crc32c(const void* data, std::size_t size);
@@ -14,4 +14,4 @@ uint32_t crc32c(const void* data, std::size_t size);
 /// 0xa282ead8 (a CRC of bytes that embed CRCs is then no weaker).
 uint32_t mask_crc32c(uint32_t crc);
 
-} // namespace troupe
+} // namespace troupe::detail

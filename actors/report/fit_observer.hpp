@@ -11,7 +11,7 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sums one epoch for progress lines and metrics.
 struct epoch_record {
@@ -142,8 +142,8 @@ struct fit_observer {
   recovery_observer on_recovery;
 };
 
-} // namespace troupe
+} // namespace troupe::detail
 
 // An epoch's record goes from the coordinator to fit()'s own actor, in one
 // process only.
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::epoch_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::epoch_record)

@@ -12,7 +12,7 @@
 #include "messages/errors.hpp"
 #include "model/numerics_identity.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 std::string hex64(uint64_t value) {
   return fmt::format("{:016x}", value);
@@ -151,4 +151,4 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
   write_line(j.dump());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "actors/report/fit_observer.hpp"
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says what a run scores: a classifier's loss and accuracy, or a
 /// regression's loss alone.
@@ -52,4 +52,4 @@ private:
 /// Formats a 64-bit checksum as 16 hex digits.
 std::string hex64(uint64_t value);
 
-} // namespace troupe
+} // namespace troupe::detail

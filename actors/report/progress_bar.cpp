@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::string render_progress_bar(const epoch_progress& p, int width) {
                      total, bar, std::ceil(left), p.train_loss, short_count(rate));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

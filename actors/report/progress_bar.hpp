@@ -6,7 +6,7 @@
 
 #include "actors/report/fit_observer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Renders the progress of an epoch as Keras does, e.g.
 /// "1234/1875 [==================>...........] - ETA: 3s - loss: 0.4100 - 52k samples/s":
@@ -15,4 +15,4 @@ namespace troupe {
 /// loss so far and the rate.
 std::string render_progress_bar(const epoch_progress& progress, int width = 30);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-namespace troupe {
+namespace troupe::detail {
 
 straggler_report make_straggler_report(const fit_summary& summary) {
   straggler_report report;
@@ -66,4 +66,4 @@ std::vector<std::string> straggler_lines(const straggler_report& report) {
   return lines;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sums one replica's run for the report.
 struct replica_pace {
@@ -37,4 +37,4 @@ straggler_report make_straggler_report(const fit_summary& summary);
 /// slowest, and a line naming the straggler when there is one.
 std::vector<std::string> straggler_lines(const straggler_report& report);
 
-} // namespace troupe
+} // namespace troupe::detail

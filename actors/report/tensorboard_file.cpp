@@ -16,7 +16,7 @@
 #include "actors/report/tensorboard_event.pb.h"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -166,4 +166,4 @@ caf::error tensorboard_file::write_record(const std::string& data) {
   return failed_;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

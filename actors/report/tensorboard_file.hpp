@@ -12,7 +12,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Writes one run's scalars as a TensorBoard event file, each record flushed
 /// as it is written.
@@ -50,4 +50,4 @@ private:
   caf::error failed_; // the first failed write; the file ends in a torn record
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -129,4 +129,4 @@ void trace_file::close(int64_t clock_error_ns) {
   file_ = nullptr;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

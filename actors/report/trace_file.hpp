@@ -15,7 +15,7 @@
 
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Writes one run's trace as it goes (the events of each epoch at its end).
 class trace_file {
@@ -55,4 +55,4 @@ private:
   bool first_ = true;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -22,7 +22,7 @@
 #include "actors/run/store_heal.hpp"
 #include "model/model_description.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -361,4 +361,4 @@ caf::expected<fit_summary> run_training(caf::actor_system& system, const run_con
   return run_training(system, config, sources_of(std::move(data)), std::move(observer));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -48,7 +48,7 @@
 #include "messages/protocol.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Runs a fit to the end and returns its summary, or the error that stopped
 /// it. Every wait inside is bounded; nothing is left running afterwards.
@@ -67,4 +67,4 @@ caf::expected<fit_summary> run_training(caf::actor_system& system, const run_con
                                         std::shared_ptr<const dataset_pair> data,
                                         fit_observer observer = {});
 
-} // namespace troupe
+} // namespace troupe::detail

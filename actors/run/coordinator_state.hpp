@@ -26,7 +26,7 @@
 #include "model/metrics.hpp"
 #include "model/model_description.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds what a run starts from; fit() builds it once, the state keeps it.
 struct coordinator_setup {
@@ -82,4 +82,4 @@ struct coordinator_state {
 /// Returns the shards' actors in shard order, as replicas are given them.
 std::vector<store_actor> shard_actors(const coordinator_state& st);
 
-} // namespace troupe
+} // namespace troupe::detail

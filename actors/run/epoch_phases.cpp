@@ -20,7 +20,7 @@
 #include "model/data/batch_plan.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -302,4 +302,4 @@ void start_epoch(coordinator_pointer self) {
   fetch_params(self, [self](params_msg& params) { send_epoch_orders(self, params); });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

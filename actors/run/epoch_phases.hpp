@@ -17,7 +17,7 @@
 #include "messages/interfaces.hpp"
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<coordinator_state>;
 
@@ -82,4 +82,4 @@ void shutdown_run(coordinator_pointer self);
 /// Ends the run with `err` (once) and sends every actor an exit.
 void fail_run(coordinator_pointer self, caf::error err);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 #include "messages/errors.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 uint32_t live_count(const coordinator_state& st) {
   return static_cast<uint32_t>(std::count_if(st.replicas.begin(), st.replicas.end(),
@@ -108,4 +108,4 @@ fit_summary summarize(const coordinator_state& st, const params_msg& params) {
   return summary;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

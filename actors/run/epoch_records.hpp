@@ -9,7 +9,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns how many replicas are alive.
 uint32_t live_count(const coordinator_state& st);
@@ -27,4 +27,4 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats, do
 /// Builds the caller's summary from the final parameters.
 fit_summary summarize(const coordinator_state& st, const params_msg& params);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 #include "actors/run/shard_questions.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -88,4 +88,4 @@ void end_stopped_between_epochs(coordinator_pointer self) {
                                         : resume_text(c)));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Stops the run gracefully. Mid-epoch under a policy with rounds (sync,
 /// delayed), every shard halts, then closes its rounds up to the latest one
@@ -19,4 +19,4 @@ void stop_gracefully(coordinator_pointer self);
 /// once a stop was asked for between epochs.
 void end_stopped_between_epochs(coordinator_pointer self);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -14,7 +14,7 @@
 #include "actors/run/respawn.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -139,4 +139,4 @@ void close_join_door(caf::actor_system& system, const join_door_actor& door,
   caf::anon_send_exit(door, caf::exit_reason::user_shutdown);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include "actors/run/epoch_phases.hpp"
 #include "messages/interfaces.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Connects to the node that listens on `host`:`port` as to any node of the
 /// run (handshake, links to the store nodes), then moves replicas onto it
@@ -33,4 +33,4 @@ caf::expected<join_door_actor> open_join_door(caf::actor_system& system,
 void close_join_door(caf::actor_system& system, const join_door_actor& door,
                      const run_config& config);
 
-} // namespace troupe
+} // namespace troupe::detail

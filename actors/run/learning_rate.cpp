@@ -8,7 +8,7 @@
 #include "actors/replica/gather.hpp"
 #include "model/optim/lr_schedule.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 double last_step_learning_rate(const coordinator_state& st, uint64_t version) {
   const auto config =
@@ -34,4 +34,4 @@ void scale_learning_rate(coordinator_pointer self, float factor, std::function<v
     st.members.guard([self](caf::error& err) { fail_run(self, std::move(err)); }));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the rate of the step that brought the store to `version` (its
 /// last one): the schedule's rate at step version - 1 times the run's
@@ -19,4 +19,4 @@ double last_step_learning_rate(const coordinator_state& st, uint64_t version);
 /// between epochs, when no shard steps.
 void scale_learning_rate(coordinator_pointer self, float factor, std::function<void()> then);
 
-} // namespace troupe
+} // namespace troupe::detail

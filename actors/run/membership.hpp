@@ -16,7 +16,7 @@
 
 #include "actors/report/fit_observer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds a respawn under way: which replica, why, and since when; parked
 /// (with an id) while it waits for a node to join (--respawn-timeout).
@@ -104,4 +104,4 @@ private:
   F fn_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

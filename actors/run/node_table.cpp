@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -57,4 +57,4 @@ size_t node_table::add_replica_role(size_t node) {
   return rank;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds one node of a run.
 struct node_entry {
@@ -73,4 +73,4 @@ struct node_table {
   size_t add_replica_role(size_t node);
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -17,7 +17,7 @@
 #include "actors/replica/replica.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -263,4 +263,4 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
   return out;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

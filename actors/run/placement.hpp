@@ -16,7 +16,7 @@
 #include "messages/interfaces.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Spawns replica `config.index` on the replica node of rank `node`
 /// (node_table::replica_rank) or, with placement::here, in this process, for
@@ -57,4 +57,4 @@ caf::expected<placement> make_placement(caf::actor_system& system, const run_pla
                                         std::shared_ptr<const data_source> train,
                                         run_layout& layout);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 #include "actors/run/epoch_phases.hpp"
 #include "model/data/batch_plan.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void report_progress(coordinator_pointer self, uint32_t epoch) {
   auto& st = self->state;
@@ -62,4 +62,4 @@ void report_progress(coordinator_pointer self, uint32_t epoch) {
       [next](caf::error&) { next(); }); // a missed report is not worth failing the run
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "actors/replica/gather.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t round,
                     uint64_t membership, std::chrono::steady_clock::time_point noticed) {
@@ -40,4 +40,4 @@ void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t
     [](caf::error&) {}); // a heal or the run's end came first: nothing to record
 }
 
-} // namespace troupe
+} // namespace troupe::detail

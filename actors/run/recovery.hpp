@@ -9,7 +9,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Asks every shard to say when store round `round` has closed, then tells
 /// the observer a recovery_record (`after`: "respawn" or "store_heal", of
@@ -19,4 +19,4 @@ namespace troupe {
 void watch_recovery(coordinator_pointer self, const std::string& after, uint64_t round,
                     uint64_t membership, std::chrono::steady_clock::time_point noticed);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void order_epoch(coordinator_pointer self, size_t index, const epoch_order& order) {
   auto& st = self->state;
@@ -101,4 +101,4 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
     collect_if_epoch_complete(self);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

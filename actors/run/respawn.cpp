@@ -15,7 +15,7 @@
 #include "actors/run/shard_questions.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -355,4 +355,4 @@ void respawn_deadline(coordinator_pointer self, uint64_t id) {
                                      + " ms to host its respawn"));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

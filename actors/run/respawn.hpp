@@ -10,7 +10,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// What placing a replica's new actor found: the actor, or (empty) no place
 /// left, with the places it tried and why they failed.
@@ -52,4 +52,4 @@ void respawn_deadline(coordinator_pointer self, uint64_t id);
 /// Counts the live replicas each node hosts (by index into the node table).
 std::vector<size_t> replicas_per_node(const coordinator_state& st);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include <caf/all.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -80,4 +80,4 @@ bool retired_deadline(coordinator_pointer self, uint64_t id) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Stops every replica and shard. The coordinator forgets their handles, so
 /// their late answers match no actor it holds, and awaits their down messages
@@ -29,4 +29,4 @@ bool retired_down(coordinator_pointer self, const caf::down_msg& msg);
 /// down messages (false: another deadline).
 bool retired_deadline(coordinator_pointer self, uint64_t id);
 
-} // namespace troupe
+} // namespace troupe::detail

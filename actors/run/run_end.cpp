@@ -7,7 +7,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -92,4 +92,4 @@ void fail_run(coordinator_pointer self, caf::error err) {
   flush_shards_then(self, ask_writer);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/optim/averaged_state.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -156,4 +156,4 @@ checkpoint_target checkpoint_target_for(const run_plan& plan) {
                            plan.parameter_count, c.store_shards};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -15,7 +15,7 @@
 #include "messages/protocol.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds where a run's store starts: the seeded initial parameters, or a
 /// checkpoint's state.
@@ -60,4 +60,4 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
 /// Returns where the run's checkpoints go, and what run they are of.
 checkpoint_target checkpoint_target_for(const run_plan& plan);
 
-} // namespace troupe
+} // namespace troupe::detail

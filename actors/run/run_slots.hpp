@@ -11,7 +11,7 @@
 #include "messages/interfaces.hpp"
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds where an actor runs now.
 struct site {
@@ -52,4 +52,4 @@ struct run_layout {
   std::vector<shard_slot> shards;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include "actors/run/epoch_phases.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says whether `answers` (from shards `shards`, asked at `generation`)
 /// still count. A heal since drops them, counted as fenced; an answer of
@@ -67,4 +67,4 @@ void ask_every_shard(coordinator_pointer self, Ask ask, Then then) {
   ask_shards<Answer>(self, std::move(all), std::move(ask), std::move(then));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -104,4 +104,4 @@ std::optional<std::string> respawn_store(coordinator_pointer self, const store_s
   return moved;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Ends the run: the store was lost, as `text` says.
 void fail_store(coordinator_pointer self, const std::string& text);
@@ -17,4 +17,4 @@ void fail_store(coordinator_pointer self, const std::string& text);
 std::optional<std::string> respawn_store(coordinator_pointer self, const store_start& start,
                                          const std::string& what);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -16,7 +16,7 @@
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -265,4 +265,4 @@ void snapshot_store(coordinator_pointer self, std::function<void()> then) {
   });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 
 #include "actors/run/epoch_phases.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Handles the death of store shard `shard` (`why`; `node_lost`: its node's
 /// connection is gone). A run that heals its store stops every replica and
@@ -28,4 +28,4 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why, 
 /// and never rolls back into an epoch whose record is out.
 void snapshot_store(coordinator_pointer self, std::function<void()> then);
 
-} // namespace troupe
+} // namespace troupe::detail

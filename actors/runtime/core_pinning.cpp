@@ -11,7 +11,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/thread_hook.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -67,4 +67,4 @@ void pin_actor_system_threads(caf::actor_system_config& config) {
   config.add_thread_hook<pin_to_core_zero>();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include <caf/fwd.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns how many cores this process may run on (its CPU affinity, which
 /// a container or taskset may narrow), at least 1.
@@ -27,4 +27,4 @@ void schedule_as_batch_thread();
 /// workers and middleman); replicas re-pin themselves to their own core.
 void pin_actor_system_threads(caf::actor_system_config& config);
 
-} // namespace troupe
+} // namespace troupe::detail

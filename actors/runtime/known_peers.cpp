@@ -6,7 +6,7 @@
 
 #include <caf/node_id.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -25,4 +25,4 @@ bool greeted_node(const caf::node_id& node) {
   return greeted.count(node) > 0;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

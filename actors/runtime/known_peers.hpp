@@ -7,7 +7,7 @@
 
 #include <caf/fwd.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Remembers `node` as greeted (for the rest of the process).
 void greet_node(const caf::node_id& node);
@@ -15,4 +15,4 @@ void greet_node(const caf::node_id& node);
 /// Tells whether `node` was greeted.
 bool greeted_node(const caf::node_id& node);
 
-} // namespace troupe
+} // namespace troupe::detail

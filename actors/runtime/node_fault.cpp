@@ -8,7 +8,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -63,4 +63,4 @@ void fire_node_fault(int signal) {
     std::raise(signal);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

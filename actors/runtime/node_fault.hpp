@@ -10,7 +10,7 @@
 
 #include <caf/expected.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Makes the process signal itself once, before a push of round `round`.
 struct node_fault {
@@ -33,4 +33,4 @@ node_fault planned_node_fault();
 /// stopped node that is continued goes on).
 void fire_node_fault(int signal);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include <caf/actor_factory.hpp>
 #include <caf/message.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace spawn_detail {
 
@@ -50,4 +50,4 @@ caf::actor_factory checked_actor_factory(std::string type, Check check, Adjust a
   };
 }
 
-} // namespace troupe
+} // namespace troupe::detail

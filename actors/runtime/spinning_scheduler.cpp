@@ -19,7 +19,7 @@
 #  include <immintrin.h>
 #endif
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -126,4 +126,4 @@ void use_spinning_scheduler(caf::actor_system_config& config) {
   });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 
 #include <caf/fwd.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The `scheduler.policy` that names it; Troupe's programs default to it.
 constexpr char spinning_scheduler_policy[] = "spinning";
@@ -13,4 +13,4 @@ constexpr char spinning_scheduler_policy[] = "spinning";
 /// (whatever its scheduler.policy says): call it before the system is built.
 void use_spinning_scheduler(caf::actor_system_config& config);
 
-} // namespace troupe
+} // namespace troupe::detail

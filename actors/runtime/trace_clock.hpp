@@ -7,7 +7,7 @@
 
 #include "messages/protocol.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns a steady-clock time as the nanoseconds trace spans and handshakes
 /// carry (now, by default).
@@ -24,4 +24,4 @@ inline trace_span make_trace_span(trace_kind kind, uint64_t round,
                     steady_nanoseconds(to) - steady_nanoseconds(from)};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

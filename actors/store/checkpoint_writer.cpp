@@ -9,7 +9,7 @@
 #include "messages/errors.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -193,4 +193,4 @@ checkpoint_writer_actor spawn_checkpoint_writer(caf::actor_system& system,
   return system.spawn(checkpoint_writer, std::move(target));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include "messages/interfaces.hpp"
 #include "model/checkpoint.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says where a run's checkpoints go and what run they belong to.
 struct checkpoint_target {
@@ -38,4 +38,4 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
 checkpoint_writer_actor spawn_checkpoint_writer(caf::actor_system& system,
                                                 checkpoint_target target);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 clip_gate::clip_gate(uint32_t shard, uint32_t shards, float clipnorm)
   : shard_(shard), shards_(shards), clipnorm_(clipnorm) {
@@ -101,4 +101,4 @@ void clip_gate::drain() {
   draining_ = false;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -17,7 +17,7 @@
 
 #include "model/optim/global_norm.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds one shard's clipped steps until their rounds' global norms are
 /// known, and the store's other calls behind them; with one shard a step
@@ -84,4 +84,4 @@ private:
   double last_norm_ = 0;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 #include "messages/errors.hpp"
 #include "model/backend/device_buffers.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void device_verdicts::note_checked(const device_floats& gradient, uint32_t replica,
                                    uint64_t round) {
@@ -76,4 +76,4 @@ caf::error device_verdicts::check() {
   return refused_;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

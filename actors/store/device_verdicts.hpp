@@ -19,7 +19,7 @@
 #include "model/backend/backend.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the flags of the gradients a shard's next step reads, and the
 /// verdict of its last step.
@@ -73,4 +73,4 @@ private:
   caf::error refused_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

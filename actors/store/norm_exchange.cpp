@@ -8,7 +8,7 @@
 
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -110,4 +110,4 @@ bool sibling_down(store_pointer self, const caf::down_msg& msg) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include "actors/store/push_intake.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sets up the shard's clipping: the gate under a policy with rounds and
 /// --global-clipnorm, and how its sums reach the siblings.
@@ -28,4 +28,4 @@ void take_sibling_sum(store_pointer self, const norm_msg& sum);
 /// is not a sibling's.
 bool sibling_down(store_pointer self, const caf::down_msg& msg);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -223,4 +223,4 @@ void send_due_part(store_pointer self) {
     self->send(st.writer, snapshot_atom::value, st.part(false));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

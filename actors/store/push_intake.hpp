@@ -10,7 +10,7 @@
 #include "actors/store/store_state.hpp"
 #include "messages/interfaces.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 using store_pointer = store_actor::stateful_pointer<store_state>;
 
@@ -40,4 +40,4 @@ store_stats halt_shard(store_pointer self);
 /// has closed every round before `until`.
 caf::result<checkpoint_part> halt_shard_at(store_pointer self, uint64_t until);
 
-} // namespace troupe
+} // namespace troupe::detail

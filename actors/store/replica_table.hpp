@@ -11,7 +11,7 @@
 
 #include <caf/actor_addr.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds one replica's entry.
 struct replica_entry {
@@ -75,4 +75,4 @@ private:
   std::map<uint32_t, replica_entry> entries_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

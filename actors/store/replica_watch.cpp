@@ -8,7 +8,7 @@
 #include "actors/store/norm_exchange.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void on_down(store_pointer self, const caf::actor_addr& owner, caf::down_msg& msg) {
   auto& st = self->state;
@@ -63,4 +63,4 @@ caf::result<uint64_t> await_round(store_pointer self, uint64_t round) {
   return promise;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include "actors/store/push_intake.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Handles a down message: a replica's death goes to the policy (which
 /// closes rounds without it, or stops), a sibling's to norm_exchange, and the
@@ -24,4 +24,4 @@ caf::result<uint64_t> watch_replica(store_pointer self, uint32_t index, replica_
 /// Answers the shard's next round once round `round` has closed in it.
 caf::result<uint64_t> await_round(store_pointer self, uint64_t round);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include "model/backend/device_buffers.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 shard_buffers::shard_buffers(shard_range range, const float* initial,
                              std::shared_ptr<backend> device, uint32_t history_depth)
@@ -132,4 +132,4 @@ shared_floats shard_buffers::on_wire(const shared_floats& view, uint64_t version
   return wire_copy_;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

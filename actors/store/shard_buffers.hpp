@@ -16,7 +16,7 @@
 #include "model/backend/backend.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds a shard's parameters at the current version, in the memory it
 /// steps in (the host's, or its store device's), and what its policy's
@@ -104,4 +104,4 @@ private:
   const float* wire_source_ = nullptr;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

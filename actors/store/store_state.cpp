@@ -6,7 +6,7 @@
 #include "messages/errors.hpp"
 #include "model/finite_check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -296,4 +296,4 @@ caf::error store_state::take_gradient(push_msg& push) {
   return check_finite(push);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

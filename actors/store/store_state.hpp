@@ -29,7 +29,7 @@
 #include "model/optim/optimizer.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// The state of one variable store shard (the actor's `self->state`).
 struct store_state : store_port {
@@ -198,4 +198,4 @@ private:
   void step(const std::vector<weighted_gradient>& terms, Step run);
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -27,7 +27,7 @@
 #include "model/optim/averaged_state.hpp"
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -363,4 +363,4 @@ caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store
   return system.spawn(variable_store, std::move(*setup));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 
 #include "messages/interfaces.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the actor type nodes register for CAF's remote spawn of a store
 /// shard; its arguments are the store_config (messages/protocol.hpp) the shard
@@ -47,4 +47,4 @@ caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store
                                                 checkpoint_writer_actor writer = {},
                                                 shared_parameter_buffers shared = {});
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-namespace troupe {
+namespace troupe::detail {
 
 adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step) {
   // The CUDA backend's adam_update_counted computes the same in double.
@@ -18,4 +18,4 @@ adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t
   return c;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

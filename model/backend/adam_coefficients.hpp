@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the per-step constants of Adam; alpha already carries the bias
 /// correction lr * sqrt(1 - b2^t) / (1 - b1^t).
@@ -35,4 +35,4 @@ struct adam_hyperparameters {
 /// Returns the coefficients of Adam's step number `step` (1-based).
 adam_coefficients adam_step_coefficients(const adam_hyperparameters& h, uint64_t step);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <new>
 
-namespace troupe {
+namespace troupe::detail {
 
 void* backend::allocate_host(size_t bytes) {
   void* ptr = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
@@ -20,4 +20,4 @@ void backend::queue_copy_to_host(void* dst, const void* src, size_t bytes) {
   copy_to_host(dst, src, bytes);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -16,7 +16,7 @@
 #include "model/backend/adam_coefficients.hpp"
 #include "model/backend/weighted_sum.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 class resident_loop_ops;
 
@@ -194,4 +194,4 @@ private:
   size_t count_ = 0;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -68,4 +68,4 @@ expected<const cuda_module*> load_cuda_module() {
   return loaded;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -13,7 +13,7 @@
 #include "model/backend/backend.hpp"
 #include "model/layers/layer_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// What the module gives: its entry points, as plain function pointers.
 struct cuda_module {
@@ -38,4 +38,4 @@ bool cuda_module_built();
 /// CUDA libraries missing), is a device_error that says which and why.
 expected<const cuda_module*> load_cuda_module();
 
-} // namespace troupe
+} // namespace troupe::detail

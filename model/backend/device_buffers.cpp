@@ -1,7 +1,7 @@
 // Shared buffers in a backend's memory.
 #include "model/backend/device_buffers.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 std::shared_ptr<float> make_device_buffer(const std::shared_ptr<backend>& owner, size_t count) {
   auto* data = static_cast<float*>(owner->allocate(count * sizeof(float)));
@@ -22,4 +22,4 @@ std::shared_ptr<float> device_buffer_pool::take() {
   return buffers_.back();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 
 #include "model/backend/backend.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Allocates `count` floats in `owner`'s memory, released there when the
 /// last copy of the pointer is gone.
@@ -46,4 +46,4 @@ private:
   std::vector<std::shared_ptr<float>> buffers_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 #include "model/backend/cpu/eigen_backend.hpp"
 #include "model/backend/cuda_module.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -62,4 +62,4 @@ expected<std::unique_ptr<backend>> make_backend(const std::string& device) {
               "unknown device '" + device + "' (expected cpu or cuda:N)");
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -25,4 +25,4 @@ resident_loop_ops::record(std::function<void()> queue_ops) {
   return std::unique_ptr<recorded_ops>(new replayed_function(std::move(queue_ops)));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -17,7 +17,7 @@
 #include "common/expected.hpp"
 #include "model/backend/adam_coefficients.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says where a device-driven training loop stands. It lives in backend
 /// memory so that a recorded step (see resident_loop_ops::record) reads and
@@ -68,4 +68,4 @@ public:
   virtual expected<std::unique_ptr<recorded_ops>> record(std::function<void()> queue_ops);
 };
 
-} // namespace troupe
+} // namespace troupe::detail

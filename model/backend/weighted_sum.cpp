@@ -3,7 +3,7 @@
 
 #include "model/backend/cpu/adam_kernel.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t offset,
                            size_t count, float* out) {
@@ -11,4 +11,4 @@ void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t o
     weighted_add_kernel(out, terms[t].gradient + offset, terms[t].weight, count, t == 0);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// One term of a weighted gradient sum: weight x gradient.
 struct weighted_gradient {
@@ -20,4 +20,4 @@ struct weighted_gradient {
 void weighted_gradient_sum(const std::vector<weighted_gradient>& terms, size_t offset,
                            size_t count, float* out);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/random.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 std::vector<uint32_t> epoch_permutation(size_t samples, uint64_t seed, uint64_t epoch) {
   TROUPE_ASSERT(samples <= (size_t{1} << 32));
@@ -56,4 +56,4 @@ batch_slice batch_plan::slice(size_t round, size_t replica) const {
   return result;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns a permutation of [0, samples) for one epoch (Fisher-Yates with
-/// troupe::random_stream seeded from seed and epoch): the same on every node.
+/// troupe::detail::random_stream seeded from seed and epoch): the same on every node.
 std::vector<uint32_t> epoch_permutation(size_t samples, uint64_t seed, uint64_t epoch);
 
 /// Names a range of positions in the epoch permutation.
@@ -47,4 +47,4 @@ private:
   size_t replicas_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

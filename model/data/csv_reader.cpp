@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -268,4 +268,4 @@ expected<csv_table> read_csv_targets(const std::string& path, const std::string&
   return read_table(path, target_column, true, true);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the rows of a CSV file split into features and labels.
 struct csv_table {
@@ -37,4 +37,4 @@ expected<csv_table> read_csv_features(const std::string& path,
 /// target per row (regression) instead of a label.
 expected<csv_table> read_csv_targets(const std::string& path, const std::string& target_column);
 
-} // namespace troupe
+} // namespace troupe::detail

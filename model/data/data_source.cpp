@@ -10,7 +10,7 @@
 #include "model/data/csv_reader.hpp"
 #include "model/data/npy_reader.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -208,4 +208,4 @@ expected<dataset_pair> load_data_pair(const std::string& train_source,
   return dataset_pair{std::move(*train), std::move(*test)};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

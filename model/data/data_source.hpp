@@ -7,7 +7,7 @@
 #include "common/expected.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Loads one data set from `source`, which is one of:
 /// - a directory holding the IDX files load_dataset reads; `split` picks
@@ -24,4 +24,4 @@ expected<dataset> load_data_source(const std::string& source, data_split split);
 expected<dataset_pair> load_data_pair(const std::string& train_source,
                                       const std::string& test_source);
 
-} // namespace troupe
+} // namespace troupe::detail

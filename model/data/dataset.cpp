@@ -10,7 +10,7 @@
 
 #include "model/data/idx_reader.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -144,4 +144,4 @@ status check_model_fits(const model_spec& spec, const data_source& data,
   return fail(errc::invalid_argument, why);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #include "common/expected.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names Debian's Fashion-MNIST directory, the default data directory.
 std::string default_data_dir();
@@ -64,4 +64,4 @@ void gather_targets(const dataset& data, const uint32_t* indices, size_t count,
 /// before hides.
 void prefetch_rows(const dataset& data, const uint32_t* indices, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/check.hpp"
 #include "model/data/batch_plan.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 epoch_schedule::epoch_schedule(size_t samples, size_t global_batch, std::vector<uint32_t> live)
   : samples_(samples), global_batch_(global_batch) {
@@ -122,4 +122,4 @@ bool operator==(const epoch_schedule& a, const epoch_schedule& b) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

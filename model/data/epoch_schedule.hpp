@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Splits an epoch into rounds of `global_batch` positions of the epoch
 /// permutation and each round among the live replicas, like batch_plan: the
@@ -59,4 +59,4 @@ private:
   std::vector<segment> segments_; // by first_round, contiguous
 };
 
-} // namespace troupe
+} // namespace troupe::detail

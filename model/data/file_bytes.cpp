@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace troupe {
+namespace troupe::detail {
 
 expected<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
   std::error_code ec;
@@ -26,4 +26,4 @@ expected<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -58,4 +58,4 @@ std::string explain_misfit(const model_shape& model, const data_source& data,
          + std::to_string(model.outputs - 1);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include <troupe/data_source.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// What the model takes and gives.
 struct model_shape {
@@ -23,4 +23,4 @@ struct model_shape {
 std::string explain_misfit(const model_shape& model, const data_source& data,
                            const std::string& role);
 
-} // namespace troupe
+} // namespace troupe::detail

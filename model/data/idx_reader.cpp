@@ -8,7 +8,7 @@
 #include <climits>
 #include <iterator>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -197,4 +197,4 @@ expected<std::vector<uint8_t>> read_idx_labels(const std::string& path) {
   return std::vector<uint8_t>(bytes->begin() + labels_header_size, bytes->end());
 }
 
-} // namespace troupe
+} // namespace troupe::detail

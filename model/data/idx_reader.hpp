@@ -7,7 +7,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the images of one IDX image file (magic 2051), row-major bytes.
 struct idx_images {
@@ -25,4 +25,4 @@ expected<idx_images> read_idx_images(const std::string& path);
 /// Reads an IDX label file (magic 2049).
 expected<std::vector<uint8_t>> read_idx_labels(const std::string& path);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 #include "model/check.hpp"
 #include "model/data/dataset.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -54,12 +54,18 @@ private:
 
 } // namespace
 
-std::shared_ptr<const data_source> in_memory(std::shared_ptr<const dataset> data) {
-  return std::make_shared<const memory_source>(std::move(data));
-}
-
 std::shared_ptr<const data_source> borrowed_source(const dataset& data) {
   return in_memory(std::shared_ptr<const dataset>(std::shared_ptr<const dataset>(), &data));
+}
+
+} // namespace troupe::detail
+
+namespace troupe {
+
+using namespace detail;
+
+std::shared_ptr<const data_source> in_memory(std::shared_ptr<const dataset> data) {
+  return std::make_shared<const memory_source>(std::move(data));
 }
 
 std::shared_ptr<const data_source> in_memory(dataset data) {

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <climits>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -183,4 +183,4 @@ expected<npy_header> parse_npy_header(const std::string& path, const std::string
   return header_parser(path, text).parse();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

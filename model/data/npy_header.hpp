@@ -7,7 +7,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds the header's fields; `seen` marks which of descr, fortran_order and
 /// shape came.
@@ -23,4 +23,4 @@ struct npy_header {
 /// error (bad_data) quotes where it went wrong.
 expected<npy_header> parse_npy_header(const std::string& path, const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/data/file_bytes.hpp"
 #include "model/data/npy_header.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -300,4 +300,4 @@ expected<std::vector<int32_t>> read_npy_labels(const std::string& path) {
   return labels;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds one C-order array of an .npy file: its element type, its shape and
 /// its elements as the file stores them.
@@ -50,4 +50,4 @@ expected<std::vector<int32_t>> read_npy_labels(const std::string& path);
 /// Writes a shape as Python prints a tuple: "(2000, 784)", "(5,)", "()".
 std::string shape_to_string(const std::vector<uint64_t>& shape);
 
-} // namespace troupe
+} // namespace troupe::detail

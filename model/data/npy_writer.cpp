@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::string encode_npy(const float* values, size_t rows, size_t cols) {
   return out;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <string>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the bytes of a float32 .npy file (version 1.0, little-endian,
 /// C order) holding `values` shaped (rows, cols). values: (rows, cols).
 std::string encode_npy(const float* values, size_t rows, size_t cols);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -70,4 +70,4 @@ source_pair split_for_validation(const source_pair& data, double fraction) {
   return source_pair{row_range(data.train, 0, rows), row_range(data.train, rows, samples - rows)};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include <troupe/data_source.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Serves rows [first, first + count) of `whole` as a source of its own
 /// (first + count <= whole->size()); it names the same data as `whole`.
@@ -23,4 +23,4 @@ size_t training_rows(size_t samples, double fraction);
 /// validates in the place of the test source.
 source_pair split_for_validation(const source_pair& data, double fraction);
 
-} // namespace troupe
+} // namespace troupe::detail

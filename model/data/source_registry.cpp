@@ -9,7 +9,7 @@
 #include "common/named_registry.hpp"
 #include "model/data/data_source.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -49,42 +49,6 @@ std::string label_or_target(const data_source& source) {
 
 bool names_builtin_source(const std::string& source) {
   return !find_factory(kind_of(source)) && !looks_registered(source);
-}
-
-status register_data_source(const std::string& kind, data_source_factory factory) {
-  if (!is_kind_name(kind))
-    return fail(errc::invalid_argument,
-                "register_data_source: '" + kind
-                  + "' is not a kind name (letters, digits, '_' and '-')");
-  if (!factory)
-    return fail(errc::invalid_argument,
-                "register_data_source: the factory of '" + kind + "' is empty");
-  table().put(kind, std::move(factory));
-  return {};
-}
-
-expected<std::shared_ptr<const data_source>> open_data(const std::string& source,
-                                                       data_split split) {
-  if (auto factory = find_factory(kind_of(source))) {
-    const size_t colon = source.find(':');
-    auto opened = (*factory)(colon == std::string::npos ? "" : source.substr(colon + 1), split);
-    if (!opened)
-      return fail(opened.error().code, "data source '" + source + "': " + opened.error().message);
-    if (!*opened)
-      return fail(errc::invalid_argument,
-                  "data source '" + source + "': its factory returned no source");
-    return opened;
-  }
-  if (looks_registered(source))
-    return fail(errc::invalid_argument,
-                "data source '" + source + "': no data source is registered as '"
-                  + kind_of(source)
-                  + "' in this program (register_data_source, in a node program before "
-                    "node_main) and no such file exists");
-  auto loaded = load_data_source(source, split);
-  if (!loaded)
-    return loaded.error();
-  return in_memory(std::move(*loaded));
 }
 
 expected<source_pair> open_data_pair(const std::string& train_source,
@@ -132,6 +96,49 @@ status check_gathered_labels(const data_source& source, const uint32_t* indices,
                     + std::to_string(labels[i]) + ", outside [0, " + std::to_string(classes)
                     + ")");
   return {};
+}
+
+
+} // namespace troupe::detail
+
+namespace troupe {
+
+using namespace detail;
+
+status register_data_source(const std::string& kind, data_source_factory factory) {
+  if (!is_kind_name(kind))
+    return fail(errc::invalid_argument,
+                "register_data_source: '" + kind
+                  + "' is not a kind name (letters, digits, '_' and '-')");
+  if (!factory)
+    return fail(errc::invalid_argument,
+                "register_data_source: the factory of '" + kind + "' is empty");
+  table().put(kind, std::move(factory));
+  return {};
+}
+
+expected<std::shared_ptr<const data_source>> open_data(const std::string& source,
+                                                       data_split split) {
+  if (auto factory = find_factory(kind_of(source))) {
+    const size_t colon = source.find(':');
+    auto opened = (*factory)(colon == std::string::npos ? "" : source.substr(colon + 1), split);
+    if (!opened)
+      return fail(opened.error().code, "data source '" + source + "': " + opened.error().message);
+    if (!*opened)
+      return fail(errc::invalid_argument,
+                  "data source '" + source + "': its factory returned no source");
+    return opened;
+  }
+  if (looks_registered(source))
+    return fail(errc::invalid_argument,
+                "data source '" + source + "': no data source is registered as '"
+                  + kind_of(source)
+                  + "' in this program (register_data_source, in a node program before "
+                    "node_main) and no such file exists");
+  auto loaded = load_data_source(source, split);
+  if (!loaded)
+    return loaded.error();
+  return in_memory(std::move(*loaded));
 }
 
 } // namespace troupe

@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Tells whether `source` names one of the built-in sources (a directory,
 /// an .npy pair, a CSV file) rather than a registered kind.
@@ -30,4 +30,4 @@ source_pair sources_of(std::shared_ptr<const dataset_pair> data);
 status check_gathered_labels(const data_source& source, const uint32_t* indices,
                              const int32_t* labels, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

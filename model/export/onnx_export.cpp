@@ -9,7 +9,7 @@
 #include "model/export/onnx_graph.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -69,4 +69,4 @@ status export_onnx(const std::string& path, const model_spec& spec, const float*
   });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

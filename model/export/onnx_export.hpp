@@ -8,7 +8,7 @@
 #include "model/layers/layer_spec.hpp"
 #include "model/model_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names the ONNX operator set the exported graph uses.
 inline constexpr int onnx_opset = 13;
@@ -35,4 +35,4 @@ status export_onnx(const std::string& path, const model_spec& spec, const float*
 /// ("@name") has no ONNX form: invalid_argument naming it.
 status export_onnx(const std::string& path, const stack_spec& spec, const float* params);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -9,7 +9,7 @@
 #include "model/atomic_write.hpp"
 #include "model/export/onnx_export.hpp"
 
-namespace troupe::onnx_graph {
+namespace troupe::detail::onnx_graph {
 
 namespace {
 
@@ -104,4 +104,4 @@ status write_model(const std::string& path, const std::string& doc,
   return write_file_atomically(path, bytes);
 }
 
-} // namespace troupe::onnx_graph
+} // namespace troupe::detail::onnx_graph

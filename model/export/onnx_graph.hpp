@@ -17,7 +17,7 @@ class NodeProto;
 class ValueInfoProto;
 } // namespace onnx
 
-namespace troupe::onnx_graph {
+namespace troupe::detail::onnx_graph {
 
 /// Declares a float tensor value of shape (batch, width) with a symbolic batch.
 void declare_rows(onnx::ValueInfoProto* value, const std::string& name, int width);
@@ -48,4 +48,4 @@ void set_float_attribute(onnx::NodeProto* node, const std::string& name, float v
 status write_model(const std::string& path, const std::string& doc,
                    const std::function<void(onnx::GraphProto&)>& build);
 
-} // namespace troupe::onnx_graph
+} // namespace troupe::detail::onnx_graph

@@ -14,7 +14,7 @@
 #include "model/layers/activation_math.hpp"
 #include "model/layers/layer_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -297,4 +297,4 @@ status export_onnx(const std::string& path, const stack_spec& spec, const float*
   });
 }
 
-} // namespace troupe
+} // namespace troupe::detail

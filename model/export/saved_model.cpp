@@ -17,7 +17,7 @@
 #include "model/model_spec.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -217,4 +217,4 @@ expected<saved_model> load_saved_model(const std::string& path) {
   return decode(*in, path);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -8,7 +8,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Holds a trained model as the saved-model file stores it.
 struct saved_model {
@@ -38,4 +38,4 @@ status save_model(const std::string& path, const saved_model& m);
 /// the path and what is wrong.
 expected<saved_model> load_saved_model(const std::string& path);
 
-} // namespace troupe
+} // namespace troupe::detail

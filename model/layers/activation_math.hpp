@@ -10,7 +10,7 @@
 #include "model/layers/activations.hpp"
 #include "model/layers/host_device.hpp"
 
-namespace troupe::activation_math {
+namespace troupe::detail::activation_math {
 
 constexpr float leaky_slope = 0.2f; // Keras 3's LeakyReLU and leaky_relu
 
@@ -64,4 +64,4 @@ TROUPE_HOST_DEVICE constexpr bool needs_input(activation_kind kind) {
   return kind == activation_kind::gelu;
 }
 
-} // namespace troupe::activation_math
+} // namespace troupe::detail::activation_math

@@ -5,7 +5,7 @@
 
 #include "model/layers/activation_math.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 using activation_math::apply;
 using activation_math::leaky_slope;
@@ -85,4 +85,4 @@ void activation_backward(activation_kind kind, const float* z, const float* y,
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names an activation; none is linear.
 enum class activation_kind { none, relu, tanh, sigmoid, leaky_relu, elu, gelu };
@@ -29,4 +29,4 @@ bool needs_input(activation_kind kind);
 void activation_backward(activation_kind kind, const float* z, const float* y,
                          const float* dy, float* dz, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 
 #include "model/layers/layer_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -136,4 +136,4 @@ std::unique_ptr<layer_op> make_batch_normalization(tensor_shape in) {
   return std::make_unique<batch_normalization_op>(in);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

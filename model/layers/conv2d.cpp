@@ -7,7 +7,7 @@
 #include "model/backend/cpu/gemm/gemm.hpp"
 #include "model/layers/layer_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -156,4 +156,4 @@ std::unique_ptr<layer_op> make_conv2d(tensor_shape in, int filters, int kernel, 
   return std::make_unique<conv2d_op>(in, filters, kernel, stride, same, act);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

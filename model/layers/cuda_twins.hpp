@@ -5,7 +5,7 @@
 
 #include "model/layers/layer_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Tells whether the layers of `kind` have a CUDA twin.
 inline bool has_cuda_twin(layer_kind kind) {
@@ -26,4 +26,4 @@ inline bool has_cuda_twin(layer_kind kind) {
   }
 }
 
-} // namespace troupe
+} // namespace troupe::detail

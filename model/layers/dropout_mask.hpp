@@ -7,7 +7,7 @@
 
 #include "model/layers/host_device.hpp"
 
-namespace troupe::dropout_mask {
+namespace troupe::detail::dropout_mask {
 
 /// Returns splitmix64's finalizer of `z`.
 TROUPE_HOST_DEVICE inline uint64_t finalize(uint64_t z) {
@@ -34,4 +34,4 @@ TROUPE_HOST_DEVICE inline bool kept(uint64_t sample, uint64_t place, float rate)
   return static_cast<float>(draw_at(sample, place) >> 40) * 0x1.0p-24f >= rate;
 }
 
-} // namespace troupe::dropout_mask
+} // namespace troupe::detail::dropout_mask

@@ -8,9 +8,9 @@
 
 #include <troupe/layer.hpp>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the factory registered under `name`, if any.
 std::optional<layer_factory> find_layer_factory(const std::string& name);
 
-} // namespace troupe
+} // namespace troupe::detail

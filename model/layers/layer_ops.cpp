@@ -9,7 +9,7 @@
 #include "model/layers/dropout_mask.hpp"
 #include "model/random.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -295,4 +295,4 @@ std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, activation_kind
   return std::make_unique<dense_op>(in, units, act);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/layers/activations.hpp"
 #include "model/layers/layer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns a conv2d of `filters` K x K kernels with stride `stride` over
 /// `in`, valid padding or, with `same`, TensorFlow's same padding (zeros,
@@ -66,4 +66,4 @@ std::unique_ptr<layer_op> make_dense(tensor_shape in, int units, activation_kind
 /// drawn from `seed`.
 void glorot_uniform(uint64_t seed, size_t fan_in, size_t fan_out, float* out, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

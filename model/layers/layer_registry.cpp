@@ -3,7 +3,7 @@
 
 #include "common/named_registry.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -14,16 +14,23 @@ named_registry<layer_factory>& table() {
 
 } // namespace
 
+std::optional<layer_factory> find_layer_factory(const std::string& name) {
+  return table().find(name);
+}
+
+
+} // namespace troupe::detail
+
+namespace troupe {
+
+using namespace detail;
+
 std::string tensor_shape::text() const {
   return std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
 }
 
 void register_layer(const std::string& name, layer_factory factory) {
   table().put(name, std::move(factory));
-}
-
-std::optional<layer_factory> find_layer_factory(const std::string& name) {
-  return table().find(name);
 }
 
 } // namespace troupe

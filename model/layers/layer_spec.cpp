@@ -8,7 +8,7 @@
 
 #include "model/layers/layer_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -341,4 +341,4 @@ expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec
   return ops;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -19,7 +19,7 @@
 #include "model/layers/activations.hpp"
 #include "model/layers/layer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Names a layer's kind.
 enum class layer_kind {
@@ -70,4 +70,4 @@ std::string to_string(const stack_spec& spec);
 /// and a registered layer's factory may still fail.
 expected<std::vector<std::unique_ptr<layer_op>>> make_layer_ops(const stack_spec& spec);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -6,7 +6,7 @@
 
 #include "model/random.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -138,4 +138,4 @@ expected<std::unique_ptr<model>> make_layered_model(const std::string& text) {
   return std::unique_ptr<model>(std::move(*stack));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

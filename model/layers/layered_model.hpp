@@ -12,7 +12,7 @@
 
 #include "model/layers/layer_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Runs a stack of layer_ops over flat parameters.
 class layered_model final : public model {
@@ -55,4 +55,4 @@ expected<std::unique_ptr<model>> make_layered_model(const std::string& text);
 /// Builds it as a layered_model, for what only a layered model gives (its logits).
 expected<std::unique_ptr<layered_model>> make_layered_stack(const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

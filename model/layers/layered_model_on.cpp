@@ -7,7 +7,7 @@
 #include "model/backend/cuda_module.hpp"
 #include "model/layers/cuda_twins.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -80,4 +80,4 @@ std::string refuse_layered_device(const std::string& text, const std::string& de
   return refuse_cuda_layers(text, *spec);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

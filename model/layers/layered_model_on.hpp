@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Builds the layered model `text` describes (layer_spec.hpp) to compute on
 /// `device`: "cpu" or "cuda:N". On CUDA it keeps its parameters, activations
@@ -26,4 +26,4 @@ expected<std::unique_ptr<model>> make_layered_model_on(const std::string& text,
 /// device; an empty string when it can.
 std::string refuse_layered_device(const std::string& text, const std::string& device);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/layers/layer_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -94,4 +94,4 @@ std::unique_ptr<layer_op> make_layer_normalization(tensor_shape in) {
   return std::make_unique<layer_normalization_op>(in);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

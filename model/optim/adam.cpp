@@ -10,7 +10,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/weight_decay.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 adam_coefficients adam_step_coefficients(const optimizer_config& config, uint64_t step) {
   auto settings = adam_settings(config);
@@ -89,4 +89,4 @@ bool adam::restore(const std::vector<float>& state, uint64_t steps) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

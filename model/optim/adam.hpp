@@ -17,7 +17,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the coefficients of Adam's step number `step` (1-based), at the
 /// learning rate the schedule gives that step.
@@ -72,4 +72,4 @@ private:
   bool weights_shared_ = false;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

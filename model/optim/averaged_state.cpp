@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -79,4 +79,4 @@ std::vector<parameter_span> spans_within(const std::vector<parameter_span>& span
   return within;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Wraps `inner` (a host optimizer) so that the floats of `spans` (offsets
 /// within the buffer it steps, in order) take p - g instead of inner's step:
@@ -25,4 +25,4 @@ std::unique_ptr<optimizer> with_averaged_state(std::unique_ptr<optimizer> inner,
 std::vector<parameter_span> spans_within(const std::vector<parameter_span>& spans,
                                          size_t offset, size_t count);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void square_sum::add_block(double block_sum) {
   if (!std::isfinite(block_sum)) {
@@ -108,4 +108,4 @@ double clip_by_global_norm(float* gradient, size_t count, float clipnorm) {
   return norm;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

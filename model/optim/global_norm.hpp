@@ -12,7 +12,7 @@
 
 #include "model/shard_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Floats per block of the sum of squares: a shard's range starts on one
 /// (split_into_shards), so a shard's blocks are blocks of the whole buffer.
@@ -65,4 +65,4 @@ void scale_gradient(float* gradient, size_t count, float scale);
 /// buffer): scale_gradient by global_clip_scale of its norm. Returns the norm.
 double clip_by_global_norm(float* gradient, size_t count, float clipnorm);
 
-} // namespace troupe
+} // namespace troupe::detail

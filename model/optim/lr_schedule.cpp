@@ -7,7 +7,7 @@
 
 #include "model/check.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -108,4 +108,4 @@ bool warms_up(const lr_schedule& schedule) {
   return schedule.kind == "cosine" && schedule.warmup_steps > 0;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

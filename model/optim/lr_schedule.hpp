@@ -15,7 +15,7 @@
 
 #include "common/optimizer_config.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Returns the learning rate of optimizer step `step` (0 for the first, as
 /// Keras's `optimizer.iterations`): computed in double, rounded once to
@@ -35,4 +35,4 @@ std::string refuse_lr_schedule(const optimizer_config& config);
 /// the learning rate it starts from may be 0.
 bool warms_up(const lr_schedule& schedule);
 
-} // namespace troupe
+} // namespace troupe::detail

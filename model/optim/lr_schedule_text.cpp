@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -99,4 +99,4 @@ expected<lr_schedule> parse_lr_schedule(const std::string& text) {
   return s;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

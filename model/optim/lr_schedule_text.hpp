@@ -10,7 +10,7 @@
 #include "common/expected.hpp"
 #include "common/optimizer_config.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Reads a schedule's text form: a known kind, then only that kind's
 /// parameters, each once, with a value of its type (a flag such as
@@ -19,4 +19,4 @@ namespace troupe {
 /// refuse_lr_schedule's call (lr_schedule.hpp).
 expected<lr_schedule> parse_lr_schedule(const std::string& text);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -10,7 +10,7 @@
 #include "model/optim/rmsprop.hpp"
 #include "model/optim/sgd.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -98,4 +98,4 @@ expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& conf
   return std::unique_ptr<optimizer>{new sgd(config, size)};
 }
 
-} // namespace troupe
+} // namespace troupe::detail

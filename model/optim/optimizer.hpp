@@ -11,7 +11,7 @@
 #include "common/optimizer_config.hpp"
 #include "model/backend/weighted_sum.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 class backend; // model/backend/backend.hpp
 
@@ -97,4 +97,4 @@ bool steps_on_device(const optimizer_config& config);
 expected<std::unique_ptr<optimizer>> make_optimizer(const optimizer_config& config, size_t size,
                                                     backend* device = nullptr);
 
-} // namespace troupe
+} // namespace troupe::detail

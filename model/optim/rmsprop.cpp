@@ -9,7 +9,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/weight_decay.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -98,4 +98,4 @@ bool rmsprop::restore(const std::vector<float>& state, uint64_t steps) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -12,7 +12,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Keeps the mean square (and the momentum and mean gradient where those
 /// are on) and applies the Keras RMSprop update on the host.
@@ -40,4 +40,4 @@ private:
   uint64_t steps_ = 0;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

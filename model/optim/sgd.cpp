@@ -5,7 +5,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/weight_decay.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 sgd::sgd(const optimizer_config& config, size_t size)
   : given_(config), config_(config), velocity_(size, 0.0f) {
@@ -41,4 +41,4 @@ bool sgd::restore(const std::vector<float>& state, uint64_t steps) {
   return true;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

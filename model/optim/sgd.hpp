@@ -11,7 +11,7 @@
 #include "model/optim/lr_schedule.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Keeps the velocity and applies the Keras SGD update.
 class sgd final : public optimizer {
@@ -34,4 +34,4 @@ private:
   uint64_t steps_ = 0;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -3,7 +3,7 @@
 
 #include "model/flush_denormals.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 void decay_weights(float* __restrict weights, size_t count, float weight_decay, float lr) {
   flush_denormals_scope flush;
@@ -11,4 +11,4 @@ void decay_weights(float* __restrict weights, size_t count, float weight_decay, 
     weights[i] = weights[i] - weights[i] * weight_decay * lr;
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -4,9 +4,9 @@
 
 #include <cstddef>
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Decays `count` weights in host memory: w[i] = w[i] - w[i] * weight_decay * lr.
 void decay_weights(float* weights, size_t count, float weight_decay, float lr);
 
-} // namespace troupe
+} // namespace troupe::detail

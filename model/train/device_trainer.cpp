@@ -8,7 +8,7 @@
 #include "model/optim/adam.hpp"
 #include "model/parameter_layout.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 expected<std::unique_ptr<device_trainer>>
 device_trainer::make(const model_spec& spec, backend& compute, const dataset& train,
@@ -132,4 +132,4 @@ batch_stats device_trainer::evaluate(const dataset& data) {
                        static_cast<size_t>(data.count));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

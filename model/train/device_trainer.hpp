@@ -15,7 +15,7 @@
 #include "model/network.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Trains with the training set (uploaded once), parameters, gradient, Adam's
 /// moments and the step counters all in the backend's memory. Per epoch only
@@ -79,4 +79,4 @@ private:
   std::string step_mode_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

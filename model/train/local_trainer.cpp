@@ -6,7 +6,7 @@
 #include "model/data/batch_plan.hpp"
 #include "model/optim/global_norm.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 expected<local_trainer> local_trainer::make(const model_spec& spec, backend& compute,
                                             const optimizer_config& config,
@@ -66,4 +66,4 @@ batch_stats local_trainer::evaluate(const dataset& data) {
                         static_cast<size_t>(data.count));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -11,7 +11,7 @@
 #include "model/network.hpp"
 #include "model/optim/optimizer.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Sums one epoch of training: its batch stats and the time the loop took.
 struct epoch_report {
@@ -53,4 +53,4 @@ private:
   std::vector<int32_t> batch_labels_;
 };
 
-} // namespace troupe
+} // namespace troupe::detail

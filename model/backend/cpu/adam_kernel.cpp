@@ -11,7 +11,7 @@
 
 #include "model/flush_denormals.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -143,4 +143,4 @@ void weighted_add_kernel(float* out, const float* gradient, float weight, size_t
   weighted_add_clones(out, gradient, weight, count, first);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -7,7 +7,7 @@
 
 #include "model/backend/adam_coefficients.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Applies one Adam step to `count` weights (see optim/adam.hpp).
 void adam_kernel(float* weights, const float* gradient, float* m, float* v,
@@ -25,4 +25,4 @@ void adam_sum2_kernel(float* weights, const float* first, float first_weight,
 void weighted_add_kernel(float* out, const float* gradient, float weight, size_t count,
                          bool first);
 
-} // namespace troupe
+} // namespace troupe::detail

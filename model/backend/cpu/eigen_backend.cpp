@@ -15,7 +15,7 @@
 #include "model/finite_check.hpp"
 #include "model/backend/resident_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -51,17 +51,17 @@ public:
   }
 
   bool has_non_finite(const float* values, size_t count) override {
-    return troupe::has_non_finite(values, count);
+    return troupe::detail::has_non_finite(values, count);
   }
 
   void flag_non_finite(const float* values, size_t count, float* flag) override {
-    if (troupe::has_non_finite(values, count))
+    if (troupe::detail::has_non_finite(values, count))
       *flag = 1.0f;
   }
 
   void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
             const float* a, const float* b, float beta, float* c) override {
-    troupe::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    troupe::detail::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
   }
 
   void bias_activation(float* y, const float* bias, int rows, int cols,
@@ -191,4 +191,4 @@ std::unique_ptr<backend> make_eigen_backend() {
   return std::make_unique<eigen_backend>();
 }
 
-} // namespace troupe
+} // namespace troupe::detail

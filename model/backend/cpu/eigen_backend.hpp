@@ -6,9 +6,9 @@
 
 #include "model/backend/backend.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Creates the CPU (Eigen) backend; it computes on the calling thread.
 std::unique_ptr<backend> make_eigen_backend();
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -16,7 +16,7 @@
 #include "model/backend/cuda/cuda_kernels.cuh"
 #include "model/backend/resident_ops.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -374,4 +374,4 @@ expected<std::unique_ptr<backend>> make_cuda_backend(int device_index) {
   return std::unique_ptr<backend>(new cuda_backend(std::move(*context)));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

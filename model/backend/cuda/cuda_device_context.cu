@@ -1,7 +1,7 @@
 // Opening and closing the device a stack of layers runs on.
 #include "model/backend/cuda/cuda_device_context.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -88,4 +88,4 @@ expected<std::unique_ptr<owned_cuda_context>> open_cuda_context(int device_index
   return std::make_unique<owned_cuda_context>(context, workspace);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -12,7 +12,7 @@
 #include "common/expected.hpp"
 #include "model/backend/cuda/cuda_check.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 /// Names the device, stream and cuBLAS handle (bound to that stream) a
 /// backend or a stack's layers run on; one stream, so every launch is ordered.
@@ -44,4 +44,4 @@ private:
 /// device, an index out of range) as a errc::device.
 expected<std::unique_ptr<owned_cuda_context>> open_cuda_context(int device_index);
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

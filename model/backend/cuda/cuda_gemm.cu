@@ -5,7 +5,7 @@
 
 #include "model/backend/cuda/cuda_check.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 // cuBLAS is column-major. The bytes of a row-major (r, c) matrix are the
 // column-major (c, r) matrix, its transpose. So the row-major product
@@ -22,4 +22,4 @@ void row_major_gemm(cublasHandle_t blas, bool transpose_a, bool transpose_b, int
                                   std::max(n, 1)));
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

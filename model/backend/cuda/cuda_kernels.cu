@@ -9,7 +9,7 @@
 
 #include "model/backend/cuda/cuda_check.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -363,4 +363,4 @@ void launch_advance_step(cudaStream_t stream, step_counters* counters, int rows)
   TROUPE_CUDA_CHECK_LAUNCH("advance_step_kernel");
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

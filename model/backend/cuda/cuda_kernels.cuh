@@ -10,7 +10,7 @@
 #include "model/backend/backend.hpp"
 #include "model/backend/resident_ops.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 /// y[r][c] = act(y[r][c] + bias[c]); y: (rows, cols), bias: (cols).
 void launch_bias_activation(cudaStream_t stream, float* y, const float* bias,
@@ -73,4 +73,4 @@ void launch_adam_update_counted(cudaStream_t stream, float* weights,
                                 size_t count, const adam_hyperparameters& h,
                                 const step_counters* counters);
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -9,7 +9,7 @@
 #include "common/expected.hpp"
 #include "model/layers/layer_spec.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Runs a stack of the built-in layers' CUDA twins: parameters, activations
 /// and scratch live on the device; each call copies the parameters and the
@@ -50,4 +50,4 @@ expected<std::unique_ptr<cuda_layered_model>>
 make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference,
                         int device_index);
 
-} // namespace troupe
+} // namespace troupe::detail

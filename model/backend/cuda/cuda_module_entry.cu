@@ -4,7 +4,7 @@
 #include "model/backend/cuda/cuda_layered_model.hpp"
 #include "model/backend/cuda_module.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 namespace {
 
@@ -20,9 +20,9 @@ const cuda_module entry_points{make_cuda_backend, layered_model};
 
 } // namespace
 
-} // namespace troupe
+} // namespace troupe::detail
 
-extern "C" __attribute__((visibility("default"))) const troupe::cuda_module*
+extern "C" __attribute__((visibility("default"))) const troupe::detail::cuda_module*
 troupe_cuda_module_v1() {
-  return &troupe::entry_points;
+  return &troupe::detail::entry_points;
 }

@@ -9,7 +9,7 @@
 
 #include "model/backend/cpu/gemm/gemm_args.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 using gemm_detail::gemm_args;
 using gemm_detail::kernel_function;
@@ -236,4 +236,4 @@ void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
   kernels[selected_index()].run(args);
 }
 
-} // namespace troupe
+} // namespace troupe::detail

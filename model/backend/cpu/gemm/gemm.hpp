@@ -12,7 +12,7 @@
 
 #include "common/expected.hpp"
 
-namespace troupe {
+namespace troupe::detail {
 
 /// Says how a kernel rounds a * b + c: once (fused) or twice (unfused).
 enum class gemm_family { fused, unfused };
@@ -50,4 +50,4 @@ std::string gemm_kernel_warning();
 void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
           const float* a, const float* b, float beta, float* c);
 
-} // namespace troupe
+} // namespace troupe::detail

@@ -2,7 +2,7 @@
 // column k" strides for a and a b that is contiguous along n.
 #pragma once
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 
 /// c = alpha * A * B + beta * c with A(i, k) = a[i * a_row_stride + k * a_k_stride],
 /// B(k, j) = b[k * ldb + j] and c(i, j) = c[i * ldc + j]; m x n x k.
@@ -35,4 +35,4 @@ void gemm_avx512(const gemm_args& args);
 void gemm_reference_fused(const gemm_args& args);
 #endif
 
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

@@ -3,7 +3,7 @@
 
 #include <immintrin.h>
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 
 namespace {
 
@@ -27,4 +27,4 @@ void gemm_avx2(const gemm_args& args) {
   run_tiles<avx2_ops, 6, 2>(args);
 }
 
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

@@ -3,7 +3,7 @@
 
 #include <immintrin.h>
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 
 namespace {
 
@@ -26,4 +26,4 @@ void gemm_avx512(const gemm_args& args) {
   run_tiles<avx512_ops, 8, 2>(args);
 }
 
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

@@ -6,7 +6,7 @@
 
 #include "model/backend/cpu/gemm/gemm_xmm_ops.hpp"
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 
 namespace {
 
@@ -26,4 +26,4 @@ void gemm_reference_fused(const gemm_args& args) {
   });
 }
 
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

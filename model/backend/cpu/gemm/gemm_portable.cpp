@@ -6,7 +6,7 @@
 #  include "model/backend/cpu/gemm/gemm_xmm_ops.hpp"
 #endif
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 
 namespace {
 
@@ -42,4 +42,4 @@ void gemm_reference_unfused(const gemm_args& args) {
   run_reference(args, [](float a, float b, float acc) { return acc + a * b; });
 }
 
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

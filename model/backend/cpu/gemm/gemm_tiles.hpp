@@ -11,7 +11,7 @@
 
 #include "model/backend/cpu/gemm/gemm_args.hpp"
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 namespace {
 
 /// Loads the first `count` floats at p into a vector, zeros after them.
@@ -199,4 +199,4 @@ void run_reference(const gemm_args& g, multiply_add fma_or_not) {
 }
 
 } // namespace
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

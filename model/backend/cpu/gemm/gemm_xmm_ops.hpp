@@ -5,7 +5,7 @@
 
 #include <emmintrin.h>
 
-namespace troupe::gemm_detail {
+namespace troupe::detail::gemm_detail {
 namespace {
 
 struct xmm_ops {
@@ -20,4 +20,4 @@ struct xmm_ops {
 };
 
 } // namespace
-} // namespace troupe::gemm_detail
+} // namespace troupe::detail::gemm_detail

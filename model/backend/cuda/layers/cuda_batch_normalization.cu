@@ -10,7 +10,7 @@
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -158,4 +158,4 @@ std::unique_ptr<cuda_layer> make_cuda_batch_normalization(tensor_shape in,
   return std::make_unique<cuda_batch_normalization>(in, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -8,7 +8,7 @@
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -166,4 +166,4 @@ std::unique_ptr<cuda_layer> make_cuda_conv2d(const layer_spec& l, tensor_shape i
   return std::make_unique<cuda_conv2d>(in, l, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -5,7 +5,7 @@
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::unique_ptr<cuda_layer> make_cuda_dense(tensor_shape in, int units, activati
   return std::make_unique<cuda_dense>(in, units, act, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

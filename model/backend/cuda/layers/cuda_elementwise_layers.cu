@@ -5,7 +5,7 @@
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -113,4 +113,4 @@ std::unique_ptr<cuda_layer> make_cuda_activation(tensor_shape in, activation_kin
   return std::make_unique<cuda_activation>(in, act, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

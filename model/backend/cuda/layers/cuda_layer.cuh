@@ -15,7 +15,7 @@
 #include "model/layers/cuda_twins.hpp"
 #include "model/layers/layer_spec.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 /// Returns how many blocks of `threads` threads cover `count` values, a
 /// thread each.
@@ -84,4 +84,4 @@ public:
 std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in,
                                             const cuda_context& context);
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -6,7 +6,7 @@
 
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 std::unique_ptr<cuda_layer> make_cuda_conv2d(const layer_spec& l, tensor_shape in,
                                              const cuda_context& context);
@@ -28,4 +28,4 @@ std::unique_ptr<cuda_layer> make_cuda_layer_normalization(tensor_shape in,
 std::unique_ptr<cuda_layer> make_cuda_dense(tensor_shape in, int units, activation_kind act,
                                             const cuda_context& context);
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

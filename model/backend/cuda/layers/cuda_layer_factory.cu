@@ -2,7 +2,7 @@
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in,
                                             const cuda_context& context) {
@@ -32,4 +32,4 @@ std::unique_ptr<cuda_layer> make_cuda_layer(const layer_spec& l, tensor_shape in
   }
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

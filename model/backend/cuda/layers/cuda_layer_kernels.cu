@@ -10,7 +10,7 @@
 #include "model/layers/activation_math.hpp"
 #include "model/layers/dropout_mask.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -180,4 +180,4 @@ void launch_softmax_rows(cudaStream_t stream, const float* logits, const int32_t
   TROUPE_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

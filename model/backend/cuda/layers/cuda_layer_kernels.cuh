@@ -11,7 +11,7 @@
 #include "model/layers/activation_math.hpp"
 #include "model/layers/activations.hpp"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 /// Tells whether act's backward reads its input z.
 constexpr bool backward_reads_input(activation_kind act) {
@@ -55,4 +55,4 @@ void launch_softmax_rows(cudaStream_t stream, const float* logits, const int32_t
                          size_t rows, int classes, float scale, float* probabilities,
                          float* dlogits, double* loss, int32_t* hit);
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -7,7 +7,7 @@
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -110,4 +110,4 @@ std::unique_ptr<cuda_layer> make_cuda_layer_normalization(tensor_shape in,
   return std::make_unique<cuda_layer_normalization>(in, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail

@@ -10,7 +10,7 @@
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/backend/cuda/layers/cuda_layer_kernels.cuh"
 
-namespace troupe {
+namespace troupe::detail {
 
 using namespace cuda_detail;
 
@@ -230,4 +230,4 @@ make_cuda_layered_model(const stack_spec& spec, std::unique_ptr<model> reference
   return std::make_unique<cuda_layered_model>(std::move(s));
 }
 
-} // namespace troupe
+} // namespace troupe::detail

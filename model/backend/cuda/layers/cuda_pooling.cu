@@ -4,7 +4,7 @@
 #include "model/backend/cuda/layers/cuda_layer.cuh"
 #include "model/backend/cuda/layers/cuda_layer_factories.cuh"
 
-namespace troupe::cuda_detail {
+namespace troupe::detail::cuda_detail {
 
 namespace {
 
@@ -159,4 +159,4 @@ std::unique_ptr<cuda_layer> make_cuda_average_pool2d(tensor_shape in, int pool_h
   return std::make_unique<cuda_pool>(in, pool_height, pool_width, false, context);
 }
 
-} // namespace troupe::cuda_detail
+} // namespace troupe::detail::cuda_detail
