@@ -96,6 +96,9 @@ struct epoch_order {
   params_msg params;
   uint64_t start_round = 0; // rounds of the epoch already done (a resumed run)
   uint64_t membership = 0;  // the membership epoch of the actor it is for (fencing)
+  // --wire=int8: the error-feedback residual to go on from (a run resumed
+  // from an epoch's end); empty: the replica keeps its own.
+  shared_floats residual{};
 };
 
 /// Sums what one replica did in one epoch.
@@ -109,6 +112,7 @@ struct replica_report {
   double wait_seconds = 0;    // from push until the answer arrived
   std::vector<trace_span> trace; // with --trace: this epoch's spans
   uint64_t membership = 0;       // the membership epoch of the reporting actor
+  shared_floats residual{};      // --wire=int8: its error-feedback residual at the epoch's end
 };
 
 /// Sums what the store did so far.
@@ -322,13 +326,14 @@ typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, epoch_order& x) {
   return f(caf::meta::type_name("epoch_order"), x.epoch, x.params, x.start_round,
-           x.membership);
+           x.membership, x.residual);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
   return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
-           x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace, x.membership);
+           x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace, x.membership,
+           x.residual);
 }
 
 template <class Inspector>

@@ -38,15 +38,16 @@ namespace {
 // uint64 length + bytes; then params and optimizer_state as uint64 count +
 //
 // floats; then (version 3) the settings as uint64 length + "name=value\n" lines;
-// then (version 4) the learning-rate factor as uint64 count (1) + a float.
+// then (version 4) the learning-rate factor as uint64 count (1) + a float;
+// then (version 5) the replicas' int8 residuals as uint64 count + floats.
 //
 // Versions: 2 added epoch_complete, 3 the settings, 4 the learning-rate
-// factor. This build writes 4 and reads 1 to 4; a version 1 file reads with epoch_complete false (the resume
+// factor, 5 the residuals. This build writes 5 and reads 1 to 5; a version 1 file reads with epoch_complete false (the resume
 // then compares epoch_round with the epoch's rounds, as version 1 runs did).
 constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
 constexpr uint32_t byte_order_check = 0x01020304;
 constexpr float float_check = 1.0f;
-constexpr uint32_t format_version = 4;
+constexpr uint32_t format_version = 5;
 constexpr uint32_t oldest_format_version = 1;
 constexpr size_t header_size = 40;
 constexpr size_t header_crc_offset = 36;
@@ -115,7 +116,7 @@ std::string settings_lines(const std::vector<setting_text>& settings) {
 bytes encode(const checkpoint& c) {
   bytes out;
   out.reserve(header_size + 7 * 8 + 16 + c.model.size() + c.optimizer.size() + 16
-              + (c.params.size() + c.optimizer_state.size()) * sizeof(float));
+              + (c.params.size() + c.optimizer_state.size() + c.residuals.size()) * sizeof(float));
   out.resize(header_size);
   put(out, c.config_fingerprint);
   put(out, c.version);
@@ -130,6 +131,7 @@ bytes encode(const checkpoint& c) {
   put_floats(out, c.optimizer_state);
   put_string(out, settings_lines(c.settings));
   put_floats(out, std::vector<float>{c.learning_rate_factor});
+  put_floats(out, c.residuals);
 
   const size_t payload_size = out.size() - header_size;
   std::memcpy(out.data(), magic, sizeof(magic));
@@ -264,6 +266,12 @@ status decode_later_fields(payload_reader& reader, uint32_t file_version, checkp
     if (factor->size() != 1 || !(std::isfinite(factor->front()) && factor->front() > 0.0f))
       return reader.malformed("the learning-rate factor is not one positive float");
     c.learning_rate_factor = factor->front();
+  }
+  if (file_version >= 5) {
+    auto residuals = reader.floats("residuals");
+    if (!residuals)
+      return residuals.error();
+    c.residuals = std::move(*residuals);
   }
   return {};
 }

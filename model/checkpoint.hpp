@@ -34,6 +34,10 @@ struct checkpoint {
   // What the schedule's learning rate is times (a callback's reductions);
   // 1 in a file of format 3 or older.
   float learning_rate_factor = 1.0f;
+  // --wire=int8, saved at an epoch's end: each replica's error-feedback
+  // residual, replica after replica (replicas x parameters); empty otherwise
+  // and in a file of format 4 or older.
+  std::vector<float> residuals;
 };
 
 /// Writes `c` to `path` atomically: a temporary file in the same directory,

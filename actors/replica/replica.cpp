@@ -224,6 +224,8 @@ void run_round(replica_pointer self) {
   apply_losses(st);
   if (st.next_round >= st.schedule->rounds()) {
     add_stats(st.report, st.compute->drain());
+    if (cfg.wire == float_codec::int8 && !st.compute->residual().empty())
+      st.report.residual = shared_floats{st.compute->residual()};
     st.promise.deliver(st.report);
     return;
   }
@@ -293,6 +295,15 @@ caf::result<replica_report> start_epoch(replica_pointer self, epoch_order& order
                                + " of membership epoch " + std::to_string(cfg.membership)
                                + " refuses an epoch order for epoch "
                                + std::to_string(order.membership));
+  if (order.residual.size() > 0) {
+    if (order.residual.size() != st.setup->store.parameter_count)
+      return make_troupe_error(troupe_errc::bad_config,
+                               "replica " + std::to_string(cfg.index) + ": an int8 residual of "
+                                 + std::to_string(order.residual.size()) + " values for "
+                                 + std::to_string(st.setup->store.parameter_count)
+                                 + " parameters");
+    st.compute->set_residual(order.residual.to_vector());
+  }
   st.promise = self->make_response_promise<replica_report>();
   st.params = std::move(order.params);
   // An order carries the shards' fp32 masters; the replica computes on them

@@ -48,6 +48,12 @@ public:
   /// done, or none (an epoch's end).
   batch_stats drain();
 
+  /// Returns the --wire=int8 residual (empty before the first push).
+  const std::vector<float>& residual() const { return residual_; }
+
+  /// Goes on from `residual` (a resumed run's), the model's size.
+  void set_residual(std::vector<float> residual) { residual_ = std::move(residual); }
+
 private:
   void reserve(size_t samples);
   caf::error bad_data(const std::string& why) const;
@@ -65,8 +71,9 @@ private:
   std::vector<float> weights_;  // each sample's class weight (--class-weights)
   // --wire=int8's error feedback: what quantizing this replica's gradients
   // has left out so far, added to the next one (messages/int8_blocks.hpp).
-  // It lives and dies with the actor: a respawned or resumed replica starts
-  // from zero.
+  // It lives with the actor (a respawned replica starts from zero); an
+  // epoch's report carries it to the checkpoint, a resumed run's first epoch
+  // order back.
   std::vector<float> residual_;
 };
 

@@ -84,6 +84,19 @@ void finish_run(coordinator_pointer self) {
   });
 }
 
+// The replicas' int8 residuals at this epoch's end, replica after replica;
+// none unless every replica reported one.
+std::vector<float> epoch_residuals(const coordinator_state& st) {
+  std::vector<float> all;
+  for (const auto& replica : st.replicas) {
+    const auto& residual = replica.report.residual;
+    if (!replica.reported || residual.size() != st.setup.plan.parameter_count)
+      return {};
+    all.insert(all.end(), residual.data(), residual.data() + residual.size());
+  }
+  return all;
+}
+
 // Phase: with --checkpoint, every epoch ends with one (async runs resume
 // from these); then the next epoch starts.
 void checkpoint_if_due(coordinator_pointer self) {
@@ -98,7 +111,8 @@ void checkpoint_if_due(coordinator_pointer self) {
   });
   gather_store_parts(self, [self, saved](std::vector<checkpoint_part>& parts) {
     auto& st = self->state;
-    self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
+    self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts),
+                  epoch_residuals(st))
       .then(saved, fail_on_error(self));
   });
 }
@@ -237,9 +251,17 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   st.pushes_before_heal = 0;
   st.training = true;
   st.epoch_recorded = false;
+  const auto& residuals = st.setup.plan.resume_residuals;
+  const bool resumes_residuals = st.epoch == st.setup.plan.first_epoch && !residuals.empty();
+  const size_t count = st.setup.plan.parameter_count;
   for (size_t i = 0; i < st.replicas.size(); ++i)
-    if (st.replicas[i].alive && !st.replicas[i].respawning)
+    if (st.replicas[i].alive && !st.replicas[i].respawning) {
+      if (resumes_residuals)
+        order.residual = shared_floats{std::vector<float>(
+          residuals.begin() + static_cast<std::ptrdiff_t>(i * count),
+          residuals.begin() + static_cast<std::ptrdiff_t>((i + 1) * count))};
       order_epoch(self, i, order);
+    }
 }
 
 } // namespace

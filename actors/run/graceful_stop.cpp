@@ -33,7 +33,8 @@ void write_and_end(coordinator_pointer self, uint64_t until, std::vector<checkpo
     fail_run(self, stopped_error(where, "no --checkpoint, so nothing was written"));
     return;
   }
-  self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
+  self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts),
+                std::vector<float>{}) // mid-epoch: no residuals
     .then([self, where](uint64_t) {
             fail_run(self, stopped_error(where, resume_text(self->state.setup.plan.config)));
           },

@@ -65,6 +65,8 @@ caf::error resume_from(run_plan& plan, size_t train_count) {
   plan.start.optimizer_steps = saved->optimizer_steps;
   plan.start.round = saved->round;
   plan.start.learning_rate_factor = saved->learning_rate_factor;
+  if (saved->residuals.size() == size_t{c.replicas} * plan.parameter_count)
+    plan.resume_residuals = std::move(saved->residuals);
   return caf::none;
 }
 

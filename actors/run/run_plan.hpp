@@ -40,6 +40,9 @@ struct run_plan {
   store_start start;
   uint32_t first_epoch = 0;  // a resumed run's may be > 0
   uint64_t resume_round = 0; // rounds of that first epoch a resumed run skips
+  // --wire=int8 resumed from an epoch's end: each replica's residual,
+  // replica after replica, for the first epoch's orders; empty otherwise.
+  std::vector<float> resume_residuals;
 };
 
 /// Plans a checked run over `train_count` training samples: the device of

@@ -93,10 +93,12 @@ struct writer_state {
   uint64_t written_round = 0; // the newest round written so far (+1; 0: none)
   checkpoint_stats stats;
 
-  caf::expected<size_t> write(const std::vector<checkpoint_part>& parts) {
+  caf::expected<size_t> write(const std::vector<checkpoint_part>& parts,
+                              std::vector<float> residuals = {}) {
     auto assembled = assemble_checkpoint(target, parts);
     if (!assembled)
       return assembled.error();
+    assembled->residuals = std::move(residuals);
     auto written = write_checkpoint(target.path, *assembled);
     if (!written)
       return to_caf_error(written.error());
@@ -155,8 +157,9 @@ checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
       }
       drop_through(st.pending, round);
     },
-    [self](save_atom, std::vector<checkpoint_part>& parts) -> caf::result<uint64_t> {
-      auto written = self->state.write(parts);
+    [self](save_atom, std::vector<checkpoint_part>& parts,
+           std::vector<float>& residuals) -> caf::result<uint64_t> {
+      auto written = self->state.write(parts, std::move(residuals));
       if (!written)
         return written.error();
       return static_cast<uint64_t>(*written);
