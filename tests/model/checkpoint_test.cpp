@@ -64,6 +64,7 @@ const std::vector<setting_text> sample_settings{
   {"mode", "sync"}, {"replicas", "2"}, {"seed", "42"}, {"lr", "0.001"}};
 const size_t sample_settings_bytes = 8 + std::string("mode=sync\nreplicas=2\nseed=42\nlr=0.001\n").size();
 const size_t rate_factor_bytes = 8 + sizeof(float); // format 4's last field
+const size_t no_residuals_bytes = 8; // format 5's last field: a count of 0
 
 checkpoint sample(size_t parameter_count = 1000, float offset = 0.0f) {
   checkpoint c;
@@ -168,7 +169,7 @@ TEST_CASE("a format 3 file, from before the learning-rate factor, loads with a f
   c.learning_rate_factor = 0.5f;
   REQUIRE(write_checkpoint(path, c));
   auto file = load(path);
-  file.resize(file.size() - rate_factor_bytes);
+  file.resize(file.size() - rate_factor_bytes - no_residuals_bytes);
   uint32_t version = 3;
   std::memcpy(file.data() + 16, &version, 4);
   reseal(file);
@@ -180,13 +181,37 @@ TEST_CASE("a format 3 file, from before the learning-rate factor, loads with a f
   CHECK(same_bits(back->params, c.params));
 }
 
+TEST_CASE("the replicas' int8 residuals round trip, and a format 4 file, from before them, "
+          "loads without any",
+          "[checkpoint]") {
+  temp_dir dir;
+  const auto path = dir.file("run.ckpt");
+  auto c = sample(10);
+  c.residuals = {0.25f, -0.125f, 3e-8f, 0.0f, -1.5f, 7.0f};
+  REQUIRE(write_checkpoint(path, c));
+  auto back = read_checkpoint(path);
+  REQUIRE(back);
+  CHECK(same_bits(back->residuals, c.residuals));
+  auto file = load(path);
+  file.resize(file.size() - (8 + c.residuals.size() * sizeof(float)));
+  uint32_t version = 4;
+  std::memcpy(file.data() + 16, &version, 4);
+  reseal(file);
+  save(path, file);
+  auto older = read_checkpoint(path);
+  REQUIRE(older);
+  CHECK(older->residuals.empty());
+  CHECK(same_bits(older->params, c.params));
+}
+
 TEST_CASE("a learning-rate factor that is not positive is refused", "[checkpoint]") {
   temp_dir dir;
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   auto file = load(path);
   const float zero = 0.0f;
-  std::memcpy(file.data() + file.size() - sizeof(float), &zero, sizeof(float));
+  std::memcpy(file.data() + file.size() - no_residuals_bytes - sizeof(float), &zero,
+              sizeof(float));
   reseal(file);
   save(path, file);
   auto result = read_checkpoint(path);
@@ -218,7 +243,7 @@ TEST_CASE("the file starts with the documented header and standard CRC-32", "[ch
   CHECK(std::string(file.begin(), file.begin() + 8) == "TROUPECK");
   uint32_t version = 0;
   std::memcpy(&version, file.data() + 16, 4);
-  CHECK(version == 4);
+  CHECK(version == 5);
   uint64_t payload_size = 0;
   std::memcpy(&payload_size, file.data() + 24, 8);
   CHECK(payload_size + 40 == file.size());
@@ -405,7 +430,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   const auto whole = load(path);
-  for (uint32_t version : {0u, 5u, 0xffffffffu}) {
+  for (uint32_t version : {0u, 6u, 0xffffffffu}) {
     INFO("version " << version);
     auto file = whole;
     std::memcpy(file.data() + 16, &version, 4);
@@ -416,7 +441,7 @@ TEST_CASE("an unknown format version is refused by number", "[checkpoint]") {
     CHECK(result.error().code == errc::bad_data);
     CHECK_THAT(result.error().message,
                Catch::Contains("unknown format version " + std::to_string(version))
-                 && Catch::Contains("reads versions 1 to 4"));
+                 && Catch::Contains("reads versions 1 to 5"));
   }
 }
 
@@ -431,7 +456,7 @@ TEST_CASE("a format 1 file, from before epoch_complete, still loads with the fla
   // learning-rate factor), and without the epoch_complete field, the sixth
   // integer of the payload.
   auto file = load(path);
-  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes);
+  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes - no_residuals_bytes);
   const auto flag_at = static_cast<std::ptrdiff_t>(40 + 5 * 8);
   file.erase(file.begin() + flag_at, file.begin() + flag_at + 8);
   uint32_t version = 1;
@@ -456,7 +481,7 @@ TEST_CASE("a format 2 file, from before the settings, loads with their hash alon
   const auto path = dir.file("run.ckpt");
   REQUIRE(write_checkpoint(path, sample(10)));
   auto file = load(path);
-  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes);
+  file.resize(file.size() - sample_settings_bytes - rate_factor_bytes - no_residuals_bytes);
   uint32_t version = 2;
   std::memcpy(file.data() + 16, &version, 4);
   reseal(file);
