@@ -44,14 +44,7 @@ TEST_CASE("a sync convnet with dropout and batch normalization whose node is kil
   temp_dir dir{"troupe-cluster"};
   const std::string model =
     "--model=28x28x1-conv2k3relu-maxpool2-conv4k3-batchnorm-relu-maxpool2-flatten-dropout0.5-10";
-  auto a = start_node(dir, "node-a");
-  auto b = start_node(dir, "node-b");
-  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {model}), b);
-  const auto status = coordinator->wait(run_timeout);
-  INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, coordinator.get());
-  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
-  CHECK(records_of(read_metrics(dir.file("coordinator.jsonl")), "respawn").size() == 1);
+  metrics_of_killed_node_run(dir, {model});
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {model});
 }
 

@@ -144,15 +144,7 @@ TEST_CASE("an int8 sync run whose node is killed mid-run respawns the replica wi
           "[cluster][wire][int8][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a");
-  auto b = start_node(dir, "node-b");
-  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {"--wire=int8"}), b);
-  const auto status = coordinator->wait(run_timeout);
-  INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, coordinator.get());
-  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
-  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
-  CHECK(records_of(metrics, "respawn").size() == 1);
+  const auto metrics = metrics_of_killed_node_run(dir, {"--wire=int8"});
   auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2", "--wire=int8"}), run_timeout);
   INFO(local.description);
   REQUIRE(local.status.code == 0);

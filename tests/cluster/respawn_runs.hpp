@@ -117,6 +117,23 @@ inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std:
   expect_local_run(read_metrics(metrics), local.metrics);
 }
 
+// Runs 2 replicas (and `extra`) on two fresh nodes, kills the second
+// mid-run, and returns the coordinator's metrics once the run ended well
+// with that one respawn.
+inline std::vector<nlohmann::json> metrics_of_killed_node_run(const temp_dir& dir,
+                                                              std::vector<std::string> extra) {
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, std::move(extra)), b);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  CHECK(records_of(metrics, "respawn").size() == 1);
+  return metrics;
+}
+
 inline size_t count_of(const std::string& text, const std::regex& pattern) {
   return static_cast<size_t>(
     std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));

@@ -89,13 +89,6 @@ TEST_CASE("a bf16 sync run whose node is killed mid-run respawns the replica and
           "[cluster][wire][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a");
-  auto b = start_node(dir, "node-b");
-  auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, {"--wire=bf16"}), b);
-  const auto status = coordinator->wait(run_timeout);
-  INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, coordinator.get());
-  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
-  CHECK(records_of(read_metrics(dir.file("coordinator.jsonl")), "respawn").size() == 1);
+  metrics_of_killed_node_run(dir, {"--wire=bf16"});
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=bf16"});
 }
