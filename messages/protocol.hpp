@@ -11,6 +11,7 @@
 
 #include <troupe/model.hpp>
 
+#include "messages/checkpoint_messages.hpp"
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 #include "common/optimizer_config.hpp"
@@ -227,32 +228,6 @@ struct store_config {
   float_codec wire = float_codec::fp32;
 };
 
-/// Carries one shard's part of a checkpoint: its slices of the parameters and
-/// of the optimizer state, and where the run stands. A writer assembles one
-/// file from every shard's part of the same round.
-struct checkpoint_part {
-  uint32_t shard = 0;
-  uint32_t shards = 1;
-  uint64_t version = 0;
-  uint64_t round = 0;       // the store's next round
-  uint64_t epoch = 0;       // the epoch in progress, 0-based
-  uint64_t epoch_round = 0; // rounds of that epoch already done
-  bool epoch_complete = false;
-  uint64_t optimizer_steps = 0;
-  shared_floats params;          // the shard's slice
-  shared_floats optimizer_state; // the shard's slice of every plane
-  uint64_t membership = 0;       // the membership epoch of the shard that sent it
-  float learning_rate_factor = 1.0f; // what the schedule's rate is times
-};
-
-/// Sums what a checkpoint writer did: how many periodic checkpoints it could
-/// not write, and why the last one failed.
-struct checkpoint_stats {
-  uint64_t written = 0;
-  uint64_t failed = 0;
-  std::string last_error;
-};
-
 /// Opens every coordinator-node connection: both sides send one and refuse
 /// the other's on any mismatch, before any training.
 struct handshake {
@@ -362,18 +337,6 @@ typename Inspector::result_type inspect(Inspector& f, store_config& x) {
            x.initial_round, x.learning_rate_factor, x.state_spans, x.checkpoint_every,
            x.snapshot_every, x.pin_core, x.trace,
            x.membership, x.fault_signal, x.fault_round, x.wire);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_part& x) {
-  return f(caf::meta::type_name("checkpoint_part"), x.shard, x.shards, x.version, x.round,
-           x.epoch, x.epoch_round, x.epoch_complete, x.optimizer_steps, x.params,
-           x.optimizer_state, x.membership, x.learning_rate_factor);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
-  return f(caf::meta::type_name("checkpoint_stats"), x.written, x.failed, x.last_error);
 }
 
 template <class Inspector>
