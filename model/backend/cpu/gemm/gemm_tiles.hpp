@@ -35,14 +35,15 @@ void store_partial(float* p, typename ops::vec v, int count) {
 // c[i0 .. i0+rows) x [j0 .. j0 + vectors * width), reading B from b (row
 // stride ldb, already at column j0). With `partial`, only the first `count`
 // columns of the last vector are stored (b is then a zero-padded panel).
+// The accumulators must live in registers for the whole tile. So every loop
+// over rows and vectors is unrolled (rolled, GCC keeps acc on the stack and
+// moves it in and out around the k loop), and g is read once (c may alias
+// it, so each store would reload it). Last, c = alpha * acc + beta * c: a
+// separate multiply and add in every kernel.
 template <class ops, int rows, int vectors, bool partial>
 void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int count) {
   using vec = typename ops::vec;
   constexpr int width = ops::width;
-  // The accumulators must live in registers for the whole tile. So every
-  // loop over rows and vectors is unrolled (rolled, GCC keeps acc on the
-  // stack and moves it in and out around the k loop), and g is read once
-  // (c may alias it, so each store would reload it).
   const int k = g.k;
   const long a_k_stride = g.a_k_stride, ldc = g.ldc;
   const float alpha = g.alpha, beta = g.beta;
@@ -76,7 +77,6 @@ void tile(const gemm_args& g, const float* b, long ldb, int i0, int j0, int coun
     }
     b += ldb;
   }
-  // c = alpha * acc + beta * c: a separate multiply and add in every kernel.
   const vec alpha_v = ops::broadcast(alpha);
   const vec beta_v = ops::broadcast(beta);
   #pragma GCC unroll 16
