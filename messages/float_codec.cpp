@@ -36,6 +36,32 @@ void round_each(const float* from, size_t count, float* to, Round round) {
     to[i] = round(from[i]);
 }
 
+uint16_t bf16_of(uint32_t bits);
+
+// bf16 rounding, the codec a run's every gradient and answer takes, in one
+// clone per vector width picked at load time (the portable baseline alone
+// gives 4-lane SSE). It is integer arithmetic on the bits, so every clone
+// computes the same bits. Local: an ifunc symbol with external linkage is
+// exported whatever its visibility says.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void round_bf16_clones(const float* from, size_t count, float* to) {
+  for (size_t i = 0; i < count; ++i)
+    to[i] = float_of(static_cast<uint32_t>(bf16_of(bits_of(from[i]))) << 16);
+}
+
+// The bf16 nearest to the float of `bits` (ties to even); a NaN stays a
+// quiet NaN of the same sign.
+inline uint16_t bf16_of(uint32_t bits) {
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN: keep the sign, set the quiet bit
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  // Adding just under half an ulp, plus the kept part's lowest bit, rounds
+  // to nearest even; a carry runs into the exponent (up to Inf) as it should.
+  const uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
 } // namespace
 
 const char* codec_name(float_codec codec) {
@@ -78,15 +104,7 @@ float_codec parameter_codec(float_codec wire) {
   return wire == float_codec::int8 ? float_codec::bf16 : wire;
 }
 
-uint16_t to_bf16(float value) {
-  const uint32_t bits = bits_of(value);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN: keep the sign, set the quiet bit
-    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
-  // Adding just under half an ulp, plus the kept part's lowest bit, rounds
-  // to nearest even; a carry runs into the exponent (up to Inf) as it should.
-  const uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(rounded >> 16);
-}
+uint16_t to_bf16(float value) { return bf16_of(bits_of(value)); }
 
 float from_bf16(uint16_t bits) {
   return float_of(static_cast<uint32_t>(bits) << 16);
@@ -130,7 +148,7 @@ float from_fp16(uint16_t bits) {
 void round_into(float_codec codec, const float* from, size_t count, float* to) {
   switch (codec) {
     case float_codec::bf16:
-      round_each(from, count, to, [](float v) { return from_bf16(to_bf16(v)); });
+      round_bf16_clones(from, count, to);
       return;
     case float_codec::fp16:
       round_each(from, count, to, [](float v) { return from_fp16(to_fp16(v)); });
