@@ -69,6 +69,18 @@ inline int8_t int8_of_finite(float x, float scale) {
   return static_cast<int8_t>(static_cast<int>(below) + up);
 }
 
+// One block's values, in one clone per vector width picked at load time
+// (the portable baseline has no vector floor). The same float operations in
+// each, so the same bits. Local: an ifunc symbol with external linkage is
+// exported whatever its visibility says.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void quantize_block_clones(const float* x, size_t count, float scale, int8_t* out) {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = int8_of_finite(x[i], scale);
+}
+
 } // namespace
 
 int8_t int8_of(float x, float scale) {
@@ -85,11 +97,8 @@ int8_values quantize_int8(const float* x, size_t count, uint64_t first) {
   for_each_block(first, count, [&](size_t begin, size_t end) {
     const float scale = int8_scale(x + begin, end - begin);
     q.scales.push_back(scale);
-    if (scale > 0.0f && std::isfinite(scale)) { // else zeros, as resized
-      int8_t* out = q.values.data();
-      for (size_t i = begin; i < end; ++i)
-        out[i] = int8_of_finite(x[i], scale);
-    }
+    if (scale > 0.0f && std::isfinite(scale)) // else zeros, as resized
+      quantize_block_clones(x + begin, end - begin, scale, q.values.data() + begin);
   });
   return q;
 }
