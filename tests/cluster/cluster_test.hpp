@@ -47,6 +47,24 @@ inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
   return final_record_of_run(dir, name, args)["params_fnv1a64"].get<std::string>();
 }
 
+/// Runs `run` for 2 epochs whole, then 1 epoch with a checkpoint at `file`
+/// and a resume from it to 2; checks that the resumed run has the whole
+/// run's bits and returns them.
+inline std::string expect_resume_keeps_bits(const temp_dir& dir, std::vector<std::string> run,
+                                            const std::string& file) {
+  auto with = [&run](const std::string& more, const std::string& file_option) {
+    auto args = run;
+    args.push_back(more);
+    if (!file_option.empty())
+      args.push_back(file_option);
+    return args;
+  };
+  const auto whole = checksum_of_run(dir, "whole", with("--epochs=2", ""));
+  checksum_of_run(dir, "first", with("--epochs=1", "--checkpoint=" + file));
+  CHECK(checksum_of_run(dir, "resumed", with("--epochs=2", "--resume=" + file)) == whole);
+  return whole;
+}
+
 } // namespace troupe::cluster_test
 
 /// REQUIRE / CHECK that print the given processes' command and output on failure.

@@ -66,15 +66,8 @@ TEST_CASE("a bf16 run resumed from its checkpoint of fp32 masters keeps the bits
   temp_dir dir{"troupe-cluster"};
   const std::vector<std::string> run{"--mode=sync", "--replicas=2", "--batch-size=64",
                                      "--seed=3", "--wire=bf16"};
-  auto with = [&](std::vector<std::string> more) {
-    more.insert(more.begin(), run.begin(), run.end());
-    return more;
-  };
   const std::string file = dir.file("bf16.ck");
-  const auto whole = checksum_of_run(dir, "whole", with({"--epochs=2"}));
-  checksum_of_run(dir, "first", with({"--epochs=1", "--checkpoint=" + file}));
-  const auto resumed = checksum_of_run(dir, "resumed", with({"--epochs=2", "--resume=" + file}));
-  CHECK(resumed == whole);
+  expect_resume_keeps_bits(dir, run, file);
   // The codec is among the settings the checkpoint records.
   auto other = run_mnist(dir, "other-codec",
                          {"--mode=sync", "--replicas=2", "--batch-size=64", "--seed=3",
