@@ -47,6 +47,15 @@ inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
   return final_record_of_run(dir, name, args)["params_fnv1a64"].get<std::string>();
 }
 
+/// Returns the arguments of a short seeded sync run (1 epoch, batch 64,
+/// seed 11) the codec tests compare, followed by `more`.
+inline std::vector<std::string> codec_run(std::vector<std::string> more) {
+  const std::vector<std::string> sync_run{"--mode=sync", "--epochs=1", "--batch-size=64",
+                                          "--seed=11"};
+  more.insert(more.begin(), sync_run.begin(), sync_run.end());
+  return more;
+}
+
 /// Runs `run` for 2 epochs whole, then 1 epoch with a checkpoint at `file`
 /// and a resume from it to 2; checks that the resumed run has the whole
 /// run's bits and returns them.

@@ -10,19 +10,12 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+
 #include "tests/cluster/respawn_runs.hpp"
 
 using namespace troupe::cluster_test;
 
 namespace {
-
-const std::vector<std::string> sync_run{"--mode=sync", "--epochs=1", "--batch-size=64",
-                                        "--seed=11"};
-
-std::vector<std::string> with(std::vector<std::string> more) {
-  more.insert(more.begin(), sync_run.begin(), sync_run.end());
-  return more;
-}
 
 double test_accuracy(const nlohmann::json& final_record) {
   return final_record["test_accuracy"].get<double>();
@@ -36,17 +29,17 @@ TEST_CASE("int8 sync runs have the same bits for 1 and 3 store shards and on two
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  const auto fp32 = checksum_of_run(dir, "fp32", with({"--replicas=2", "--store-shards=1"}));
+  const auto fp32 = checksum_of_run(dir, "fp32", codec_run({"--replicas=2", "--store-shards=1"}));
   const auto bf16 =
-    checksum_of_run(dir, "bf16", with({"--wire=bf16", "--replicas=2", "--store-shards=1"}));
+    checksum_of_run(dir, "bf16", codec_run({"--wire=bf16", "--replicas=2", "--store-shards=1"}));
   const auto one_shard =
-    checksum_of_run(dir, "one-shard", with({"--wire=int8", "--replicas=2", "--store-shards=1"}));
+    checksum_of_run(dir, "one-shard", codec_run({"--wire=int8", "--replicas=2", "--store-shards=1"}));
   const auto three_shards = checksum_of_run(
-    dir, "three-shards", with({"--wire=int8", "--replicas=2", "--store-shards=3"}));
+    dir, "three-shards", codec_run({"--wire=int8", "--replicas=2", "--store-shards=3"}));
   // The store's three shards on the nodes too: slices that straddle blocks
   // cross between the two processes.
   const auto on_nodes = checksum_of_run(
-    dir, "on-nodes", with({"--wire=int8", "--nodes=" + a.address + "," + b.address,
+    dir, "on-nodes", codec_run({"--wire=int8", "--nodes=" + a.address + "," + b.address,
                            "--replicas-per-node=1", "--store-shards=3"}));
   CHECK(three_shards == one_shard);
   CHECK(on_nodes == one_shard);

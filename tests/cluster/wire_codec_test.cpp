@@ -9,14 +9,6 @@ using namespace troupe::cluster_test;
 
 namespace {
 
-const std::vector<std::string> sync_run{"--mode=sync", "--epochs=1", "--batch-size=64",
-                                        "--seed=11"};
-
-std::vector<std::string> with(std::vector<std::string> more) {
-  more.insert(more.begin(), sync_run.begin(), sync_run.end());
-  return more;
-}
-
 double final_test_accuracy(const temp_dir& dir, const std::string& name,
                            const std::vector<std::string>& args) {
   return final_record_of_run(dir, name, args)["test_accuracy"].get<double>();
@@ -30,17 +22,17 @@ TEST_CASE("bf16 and fp16 sync runs have the same bits for 1 and 3 store shards a
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  const auto fp32 = checksum_of_run(dir, "fp32", with({"--replicas=2", "--store-shards=1"}));
+  const auto fp32 = checksum_of_run(dir, "fp32", codec_run({"--replicas=2", "--store-shards=1"}));
   for (const std::string codec : {"bf16", "fp16"}) {
     const std::string wire = "--wire=" + codec;
     const auto one_shard =
-      checksum_of_run(dir, codec + "-one-shard", with({wire, "--replicas=2", "--store-shards=1"}));
+      checksum_of_run(dir, codec + "-one-shard", codec_run({wire, "--replicas=2", "--store-shards=1"}));
     const auto three_shards = checksum_of_run(
-      dir, codec + "-three-shards", with({wire, "--replicas=2", "--store-shards=3"}));
+      dir, codec + "-three-shards", codec_run({wire, "--replicas=2", "--store-shards=3"}));
     // The store's shards on the nodes too: slices cross between the two.
     const auto on_nodes = checksum_of_run(
       dir, codec + "-on-nodes",
-      with({wire, "--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
+      codec_run({wire, "--nodes=" + a.address + "," + b.address, "--replicas-per-node=1"}));
     INFO(codec);
     CHECK(three_shards == one_shard);
     CHECK(on_nodes == one_shard);
