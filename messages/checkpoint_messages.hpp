@@ -27,6 +27,9 @@ struct checkpoint_part {
   shared_floats optimizer_state; // the shard's slice of every plane
   uint64_t membership = 0;       // the membership epoch of the shard that sent it
   float learning_rate_factor = 1.0f; // what the schedule's rate is times
+  // --wire=int8: every replica's error-feedback residual at `round`, this
+  // shard's slice of each, replica after replica; empty: none kept.
+  shared_floats residuals;
 };
 
 /// Sums what a checkpoint writer did: how many periodic checkpoints it could
@@ -41,7 +44,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_part& x) {
   return f(caf::meta::type_name("checkpoint_part"), x.shard, x.shards, x.version, x.round,
            x.epoch, x.epoch_round, x.epoch_complete, x.optimizer_steps, x.params,
-           x.optimizer_state, x.membership, x.learning_rate_factor);
+           x.optimizer_state, x.membership, x.learning_rate_factor, x.residuals);
 }
 
 template <class Inspector>

@@ -29,7 +29,7 @@ using checkpoint_writer_actor = caf::typed_actor<
   // written once every shard's part of that round is in.
   caf::reacts_to<part_atom, checkpoint_part>,
   // Write a checkpoint of these parts, one per shard, now; answers the bytes written.
-  caf::replies_to<save_atom, std::vector<checkpoint_part>, std::vector<float>>::with<uint64_t>,
+  caf::replies_to<save_atom, std::vector<checkpoint_part>>::with<uint64_t>,
   // A shard's part of a snapshot (--snapshot-every), kept in memory once
   // every shard's part of that round is in; or every shard's at once.
   caf::reacts_to<snapshot_atom, checkpoint_part>,

@@ -53,6 +53,11 @@ struct push_msg {
   // L2 norm of the pusher's whole gradient, every shard's slice (see
   // model/optim/global_norm.hpp); -1 when not computed.
   double gradient_norm = -1;
+  // --wire=int8 under sync, in the push after an answer that cut
+  // (params_msg::cut): the replica's error-feedback residual from before
+  // this push, the receiving shard's slice of it, for the store's snapshot
+  // or checkpoint of this round. Empty otherwise.
+  shared_floats residual;
   // The pusher proved every float of the gradient finite (device_capability::
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
@@ -89,6 +94,9 @@ struct params_msg {
   device_floats device_values; // instead, in device memory (push_msg::device_answer)
   std::vector<replica_loss> losses; // every replica lost so far, in order (sync)
   uint64_t membership = 0; // the membership epoch the answering shard was spawned in
+  // The shards keep a snapshot or checkpoint of `round` (--wire=int8 under
+  // sync): the replica's next push carries its residual (push_msg::residual).
+  bool cut = false;
 };
 
 /// Tells a replica to train one epoch, starting from `params`.
@@ -278,7 +286,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
            x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient_norm,
-           x.gradient, x.device_gradient);
+           x.residual, x.gradient, x.device_gradient);
 }
 
 template <class Inspector>
@@ -295,7 +303,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness, x.offset,
-           x.values, x.device_values, x.losses, x.membership);
+           x.values, x.device_values, x.losses, x.membership, x.cut);
 }
 
 template <class Inspector>

@@ -167,6 +167,8 @@ void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>
     return;
   }
   const auto answered = clock_type::now();
+  st.residual_due = std::any_of(parts.begin(), parts.end(),
+                                [](const params_msg& part) { return part.cut; });
   st.report.wait_seconds += seconds_between(st.pushed_at, answered);
   if (st.setup->config.trace)
     st.report.trace.push_back(make_trace_span(trace_kind::wait, st.first_round + st.next_round,
@@ -203,6 +205,8 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
         slice.gradient = push.gradient.slice(offset, count);
       if (push.device_gradient)
         slice.device_gradient = push.device_gradient.slice(offset, count);
+      if (push.residual.size() > 0)
+        slice.residual = push.residual.slice(offset, count);
       return self->request(store.shards[k], caf::infinite, push_atom::value, std::move(slice));
     },
     [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
@@ -237,6 +241,10 @@ void run_round(replica_pointer self) {
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
   push.membership = cfg.membership;
+  if (st.residual_due) { // before this push's quantizing changes it
+    push.residual = st.compute->residual_copy();
+    st.residual_due = false;
+  }
   if (!positions.empty())
     if (auto err = compute_share(st, positions, push)) {
       st.promise.deliver(std::move(err));

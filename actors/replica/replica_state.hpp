@@ -48,6 +48,7 @@ struct replica_state {
   uint64_t first_round = 0;                     // the store's round at epoch start
   uint64_t pushes = 0;                          // over the replica's life
   bool waiting = false;                         // for the answers to push `pushes`
+  bool residual_due = false; // an answer cut (params_msg::cut): the next push carries the residual
   bool watchdog_armed = false;                  // a tick is on its way
   replica_report report;
   caf::typed_response_promise<replica_report> promise;

@@ -57,6 +57,12 @@ caf::error share_compute::gather(const std::vector<uint32_t>& indices) {
   return caf::none;
 }
 
+shared_floats share_compute::residual_copy() const {
+  if (residual_.empty())
+    return shared_floats{std::vector<float>(setup_->store.parameter_count, 0.0f)};
+  return shared_floats{residual_};
+}
+
 batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
                                    const float* parameters, uint64_t round, push_msg& push) {
   auto& setup = *setup_;

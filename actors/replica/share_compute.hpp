@@ -51,6 +51,10 @@ public:
   /// Returns the --wire=int8 residual (empty before the first push).
   const std::vector<float>& residual() const { return residual_; }
 
+  /// Returns a copy of the --wire=int8 residual, the model's size (zeros
+  /// before the first push).
+  shared_floats residual_copy() const;
+
   /// Goes on from `residual` (a resumed run's), the model's size.
   void set_residual(std::vector<float> residual) { residual_ = std::move(residual); }
 
@@ -72,8 +76,8 @@ private:
   // --wire=int8's error feedback: what quantizing this replica's gradients
   // has left out so far, added to the next one (messages/int8_blocks.hpp).
   // It lives with the actor (a respawned replica starts from zero); an
-  // epoch's report carries it to the checkpoint, a resumed run's first epoch
-  // order back.
+  // epoch's report and the push after a cut carry it to snapshots and
+  // checkpoints, an epoch order back.
   std::vector<float> residual_;
 };
 

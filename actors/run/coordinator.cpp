@@ -151,6 +151,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
   st.replicas = std::move(st.setup.layout.replicas);
   st.shards = std::move(st.setup.layout.shards);
   st.epoch = st.setup.plan.first_epoch;
+  st.carried_residuals = st.setup.plan.resume_residuals;
   st.evaluator = std::move(*model_description::resolve(st.setup.plan.config.model)
                              ->instantiate()); // checked by check_run_config
   st.metrics = *parse_metrics(st.setup.plan.config.extra_metrics); // checked as well
@@ -165,7 +166,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
       }
       st.promise = self->make_response_promise<fit_summary>();
       if (spawn_actors(self))
-        snapshot_store(self, [self] { start_epoch(self); });
+        snapshot_store(self, st.carried_residuals, [self] { start_epoch(self); });
       return st.promise;
     },
     [self](tick_atom, uint32_t epoch) { report_progress(self, epoch); },

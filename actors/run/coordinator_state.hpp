@@ -59,6 +59,10 @@ struct coordinator_state {
   std::pair<uint64_t, uint32_t> heals_from = {UINT64_MAX, 0}; // (snapshot round, heals from it)
   uint64_t samples_before_heal = 0; // this epoch's, up to the snapshot a heal rolled back to
   uint64_t pushes_before_heal = 0;  // the same for pushes
+  // --wire=int8: every replica's residual, replica after replica, that the
+  // next epoch orders hand out (a resumed run's, or the snapshot a heal
+  // rolled back to); empty: each replica keeps its own.
+  std::vector<float> carried_residuals;
   uint32_t epoch = 0;
   std::chrono::steady_clock::time_point epoch_start;
   store_stats last_stats;

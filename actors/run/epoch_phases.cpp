@@ -15,6 +15,7 @@
 #include "actors/run/respawn.hpp"
 #include "actors/run/shard_questions.hpp"
 #include "actors/run/store_heal.hpp"
+#include "actors/store/checkpoint_writer.hpp"
 #include "actors/runtime/trace_clock.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -84,19 +85,6 @@ void finish_run(coordinator_pointer self) {
   });
 }
 
-// The replicas' int8 residuals at this epoch's end, replica after replica;
-// none unless every replica reported one.
-std::vector<float> epoch_residuals(const coordinator_state& st) {
-  std::vector<float> all;
-  for (const auto& replica : st.replicas) {
-    const auto& residual = replica.report.residual;
-    if (!replica.reported || residual.size() != st.setup.plan.parameter_count)
-      return {};
-    all.insert(all.end(), residual.data(), residual.data() + residual.size());
-  }
-  return all;
-}
-
 // Phase: with --checkpoint, every epoch ends with one (async runs resume
 // from these); then the next epoch starts.
 void checkpoint_if_due(coordinator_pointer self) {
@@ -111,8 +99,8 @@ void checkpoint_if_due(coordinator_pointer self) {
   });
   gather_store_parts(self, [self, saved](std::vector<checkpoint_part>& parts) {
     auto& st = self->state;
-    self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts),
-                  epoch_residuals(st))
+    attach_residuals(parts, epoch_residuals(st), st.setup.plan.parameter_count);
+    self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
       .then(saved, fail_on_error(self));
   });
 }
@@ -251,20 +239,35 @@ void send_epoch_orders(coordinator_pointer self, const params_msg& params) {
   st.pushes_before_heal = 0;
   st.training = true;
   st.epoch_recorded = false;
-  const auto& residuals = st.setup.plan.resume_residuals;
-  const bool resumes_residuals = st.epoch == st.setup.plan.first_epoch && !residuals.empty();
-  const size_t count = st.setup.plan.parameter_count;
   for (size_t i = 0; i < st.replicas.size(); ++i)
     if (st.replicas[i].alive && !st.replicas[i].respawning) {
-      if (resumes_residuals)
-        order.residual = shared_floats{std::vector<float>(
-          residuals.begin() + static_cast<std::ptrdiff_t>(i * count),
-          residuals.begin() + static_cast<std::ptrdiff_t>((i + 1) * count))};
+      order.residual = carried_residual(st, i);
       order_epoch(self, i, order);
     }
+  st.carried_residuals.clear();
 }
 
 } // namespace
+
+std::vector<float> epoch_residuals(const coordinator_state& st) {
+  std::vector<float> all;
+  for (const auto& replica : st.replicas) {
+    const auto& residual = replica.report.residual;
+    if (!replica.reported || residual.size() != st.setup.plan.parameter_count)
+      return {};
+    all.insert(all.end(), residual.data(), residual.data() + residual.size());
+  }
+  return all;
+}
+
+shared_floats carried_residual(const coordinator_state& st, size_t replica) {
+  const auto& all = st.carried_residuals;
+  const size_t count = st.setup.plan.parameter_count;
+  if (all.size() < (replica + 1) * count)
+    return {};
+  const auto first = all.begin() + static_cast<std::ptrdiff_t>(replica * count);
+  return shared_floats{std::vector<float>(first, first + static_cast<std::ptrdiff_t>(count))};
+}
 
 void collect_if_epoch_complete(coordinator_pointer self) {
   auto& st = self->state;
@@ -272,7 +275,7 @@ void collect_if_epoch_complete(coordinator_pointer self) {
     if (replica.alive && !replica.reported)
       return;
   st.training = false;
-  snapshot_store(self, [self] { collect_epoch_stats(self); });
+  snapshot_store(self, epoch_residuals(st), [self] { collect_epoch_stats(self); });
 }
 
 // Marks a moment of the run on the trace's coordinator track, with --trace.

@@ -73,6 +73,13 @@ void warn(const coordinator_state& st, const std::string& text);
 /// Marks a moment of the run in the trace (with --trace).
 void trace_instant(coordinator_state& st, const std::string& name);
 
+/// The replicas' int8 residuals at this epoch's end, replica after replica;
+/// none unless every replica reported one.
+std::vector<float> epoch_residuals(const coordinator_state& st);
+
+/// Replica `replica`'s slice of st.carried_residuals, or none.
+shared_floats carried_residual(const coordinator_state& st, size_t replica);
+
 /// Moves on once every live replica has reported this epoch.
 void collect_if_epoch_complete(coordinator_pointer self);
 

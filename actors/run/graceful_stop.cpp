@@ -33,8 +33,7 @@ void write_and_end(coordinator_pointer self, uint64_t until, std::vector<checkpo
     fail_run(self, stopped_error(where, "no --checkpoint, so nothing was written"));
     return;
   }
-  self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts),
-                std::vector<float>{}) // mid-epoch: no residuals
+  self->request(st.writer, step_timeout(st), save_atom::value, std::move(parts))
     .then([self, where](uint64_t) {
             fail_run(self, stopped_error(where, resume_text(self->state.setup.plan.config)));
           },

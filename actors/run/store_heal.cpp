@@ -101,9 +101,12 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
 void order_all(coordinator_pointer self, const params_msg& params) {
   auto& st = self->state;
   st.training = true;
-  const epoch_order order{st.epoch, params, params.round - st.epoch_first_round};
-  for (size_t i = 0; i < st.replicas.size(); ++i)
+  epoch_order order{st.epoch, params, params.round - st.epoch_first_round};
+  for (size_t i = 0; i < st.replicas.size(); ++i) {
+    order.residual = carried_residual(st, i);
     order_epoch(self, i, order);
+  }
+  st.carried_residuals.clear();
 }
 
 // Tells the observer of a heal whose replicas are ready; `told` says what
@@ -151,6 +154,7 @@ std::optional<store_start> snapshot_start(coordinator_pointer self,
   }
   if (!count_heal(self, snapshot->round, what))
     return std::nullopt;
+  st.carried_residuals = std::move(snapshot->residuals);
   store_start start;
   start.parameters = shared_floats{std::move(snapshot->params)};
   start.optimizer_state = shared_floats{std::move(snapshot->optimizer_state)};
@@ -253,13 +257,15 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
   heal_store(self, shard, what, why);
 }
 
-void snapshot_store(coordinator_pointer self, std::function<void()> then) {
+void snapshot_store(coordinator_pointer self, const std::vector<float>& residuals,
+                    std::function<void()> then) {
   auto& st = self->state;
   if (!heals_store(st.setup.plan.config)) {
     then();
     return;
   }
-  gather_store_parts(self, [self, then](std::vector<checkpoint_part>& parts) {
+  gather_store_parts(self, [self, residuals, then](std::vector<checkpoint_part>& parts) {
+    attach_residuals(parts, residuals, self->state.setup.plan.parameter_count);
     self->send(self->state.writer, snapshot_atom::value, std::move(parts));
     then();
   });

@@ -24,8 +24,10 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why, 
 
 /// With a store that heals: sends every shard's part of the store's state
 /// now (the run's start, an epoch's end) to the writer to keep as a
-/// snapshot, then calls `then`. A heal between epochs starts from the end's
-/// and never rolls back into an epoch whose record is out.
-void snapshot_store(coordinator_pointer self, std::function<void()> then);
+/// snapshot, with the replicas' int8 `residuals` (replica after replica;
+/// may be empty), then calls `then`. A heal between epochs starts from the
+/// end's and never rolls back into an epoch whose record is out.
+void snapshot_store(coordinator_pointer self, const std::vector<float>& residuals,
+                    std::function<void()> then);
 
 } // namespace troupe::detail

@@ -17,7 +17,52 @@ caf::error bad_parts(const std::string& why) {
   return make_troupe_error(troupe_errc::bad_config, why);
 }
 
+// The replicas' residuals of every part (checkpoint_part::residuals), placed
+// replica after replica into `out` (replicas x the parameter count); `out`
+// stays empty unless every part has them.
+caf::error place_residuals(const checkpoint_target& target,
+                           const std::vector<checkpoint_part>& parts,
+                           const std::vector<shard_range>& ranges, std::vector<float>& out) {
+  const auto lacks = [](const checkpoint_part& p) { return p.residuals.size() == 0; };
+  if (std::any_of(parts.begin(), parts.end(), lacks))
+    return caf::none;
+  const checkpoint_part& lead = parts.front();
+  const size_t replicas = lead.residuals.size() / std::max<size_t>(ranges[lead.shard].count, 1);
+  for (const checkpoint_part& part : parts)
+    if (part.residuals.size() != replicas * ranges[part.shard].count || replicas == 0)
+      return bad_parts("checkpoint part of store shard " + std::to_string(part.shard) + " has "
+                       + std::to_string(part.residuals.size())
+                       + " residual values, not a whole number of replicas' slices like shard "
+                       + std::to_string(lead.shard) + "'s");
+  out.assign(replicas * target.parameter_count, 0.0f);
+  for (const checkpoint_part& part : parts) {
+    const shard_range range = ranges[part.shard];
+    for (size_t r = 0; r < replicas; ++r)
+      std::copy_n(part.residuals.data() + r * range.count, range.count,
+                  out.data() + r * target.parameter_count + range.offset);
+  }
+  return caf::none;
+}
+
 } // namespace
+
+void attach_residuals(std::vector<checkpoint_part>& parts, const std::vector<float>& residuals,
+                      size_t parameter_count) {
+  if (residuals.empty() || parameter_count == 0 || residuals.size() % parameter_count != 0)
+    return;
+  const size_t replicas = residuals.size() / parameter_count;
+  for (checkpoint_part& part : parts) {
+    auto range = split_into_shards(parameter_count, part.shards);
+    if (!range || part.shard >= range->size())
+      continue;
+    const shard_range own = (*range)[part.shard];
+    std::vector<float> slices(replicas * own.count);
+    for (size_t r = 0; r < replicas; ++r)
+      std::copy_n(residuals.data() + r * parameter_count + own.offset, own.count,
+                  slices.data() + r * own.count);
+    part.residuals = shared_floats{std::move(slices)};
+  }
+}
 
 caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                                          const std::vector<checkpoint_part>& parts) {
@@ -76,6 +121,8 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
     place_optimizer_state(part.optimizer_state.data(), part.optimizer_state.size(),
                           target.parameter_count, range, c.optimizer_state.data());
   }
+  if (auto err = place_residuals(target, parts, *ranges, c.residuals))
+    return err;
   return c;
 }
 
@@ -93,12 +140,10 @@ struct writer_state {
   uint64_t written_round = 0; // the newest round written so far (+1; 0: none)
   checkpoint_stats stats;
 
-  caf::expected<size_t> write(const std::vector<checkpoint_part>& parts,
-                              std::vector<float> residuals = {}) {
+  caf::expected<size_t> write(const std::vector<checkpoint_part>& parts) {
     auto assembled = assemble_checkpoint(target, parts);
     if (!assembled)
       return assembled.error();
-    assembled->residuals = std::move(residuals);
     auto written = write_checkpoint(target.path, *assembled);
     if (!written)
       return to_caf_error(written.error());
@@ -157,9 +202,8 @@ checkpoint_writer(checkpoint_writer_actor::stateful_pointer<writer_state> self,
       }
       drop_through(st.pending, round);
     },
-    [self](save_atom, std::vector<checkpoint_part>& parts,
-           std::vector<float>& residuals) -> caf::result<uint64_t> {
-      auto written = self->state.write(parts, std::move(residuals));
+    [self](save_atom, std::vector<checkpoint_part>& parts) -> caf::result<uint64_t> {
+      auto written = self->state.write(parts);
       if (!written)
         return written.error();
       return static_cast<uint64_t>(*written);

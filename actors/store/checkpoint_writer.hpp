@@ -26,10 +26,16 @@ struct checkpoint_target {
 };
 
 /// Builds one checkpoint from every shard's part of the same round, in any
-/// order. Fails when a part is missing or doubled, belongs to another round
+/// order, with the replicas' residuals when every part carries them. Fails when a part is missing or doubled, belongs to another round
 /// or shard count, or does not fit its shard's range.
 caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                                          const std::vector<checkpoint_part>& parts);
+
+/// Gives each of `parts` its slices of `residuals` (--wire=int8: every
+/// replica's residual, replica after replica, each `parameter_count` long);
+/// leaves them without when there are none.
+void attach_residuals(std::vector<checkpoint_part>& parts, const std::vector<float>& residuals,
+                      size_t parameter_count);
 
 /// Spawns the writer of a run's checkpoints (in this process: the file lands
 /// on the coordinator's disk wherever the shards run). It also keeps the

@@ -80,6 +80,61 @@ bool answer_repeat(store_state& st, const push_msg& push,
   return true;
 }
 
+// Keeps the residual a push of the waiting cut's round carries
+// (store_state::residual_cut); refuses one read off the wire malformed.
+caf::error take_residual(store_state& st, const push_msg& push) {
+  const shared_floats& residual = push.residual;
+  std::string fault = residual.fault;
+  if (fault.empty() && residual.size() > 0 && residual.codec != float_codec::fp32)
+    fault = std::string("it came as ") + codec_name(residual.codec) + ", not fp32";
+  if (fault.empty() && residual.size() > 0 && residual.size() != st.range.count)
+    fault = std::to_string(residual.size()) + " values for store shard "
+            + std::to_string(st.settings.shard) + ", expected " + std::to_string(st.range.count);
+  if (!fault.empty())
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             "residual from replica " + std::to_string(push.replica)
+                               + " for round " + std::to_string(push.round)
+                               + " arrived malformed: " + fault);
+  if (st.cut && push.round == st.cut->part.round) {
+    st.cut->pushed.insert(push.replica);
+    if (residual.size() > 0)
+      st.cut->residuals[push.replica] = residual;
+  }
+  return caf::none;
+}
+
+// The residuals of `cut`, replica after replica, if every replica whose push
+// came sent one and those are replicas 0 to N - 1; else none.
+shared_floats joined_residuals(const store_state::residual_cut& cut, size_t count) {
+  if (cut.residuals.size() != cut.pushed.size() || cut.pushed.empty()
+      || *cut.pushed.rbegin() + 1 != cut.pushed.size())
+    return {};
+  std::vector<float> all;
+  all.reserve(cut.residuals.size() * count);
+  for (const auto& [replica, residual] : cut.residuals)
+    all.insert(all.end(), residual.data(), residual.data() + residual.size());
+  return shared_floats{std::move(all)};
+}
+
+void send_part(store_pointer self, checkpoint_part part, bool checkpoint) {
+  auto& writer = self->state.writer;
+  if (checkpoint)
+    self->send(writer, part_atom::value, std::move(part));
+  else
+    self->send(writer, snapshot_atom::value, std::move(part));
+}
+
+// Sends the waiting cut's part, with the residuals, once its round has closed.
+void send_finished_cut(store_pointer self) {
+  auto& st = self->state;
+  if (!st.cut || st.policy->next_round() <= st.cut->part.round)
+    return;
+  auto cut = std::move(*st.cut);
+  st.cut.reset();
+  cut.part.residuals = joined_residuals(cut, st.range.count);
+  send_part(self, std::move(cut.part), cut.checkpoint);
+}
+
 // The shard's part of a graceful stop's checkpoint, once every round before
 // the halt has closed in it.
 void deliver_halted_part(store_pointer self) {
@@ -108,7 +163,9 @@ void intake(store_pointer self, push_msg& push, caf::typed_response_promise<para
   }
   if (answer_repeat(st, push, promise))
     return;
-  auto err = st.check_device_verdict();
+  auto err = take_residual(st, push);
+  if (!err)
+    err = st.check_device_verdict();
   if (!err)
     err = st.take_gradient(push);
   if (!err && st.settings.optimizer.global_clipnorm > 0.0f && !st.gate && push.batch_size > 0
@@ -208,7 +265,10 @@ void after_clipped_steps(store_pointer self) {
 // A checkpoint's part is kept as a snapshot too.
 void send_due_part(store_pointer self) {
   auto& st = self->state;
-  if (st.waits_for_norm() || (!st.checkpoint_due && !st.snapshot_due))
+  if (st.waits_for_norm())
+    return;
+  send_finished_cut(self); // before a new cut takes its place
+  if (!st.checkpoint_due && !st.snapshot_due)
     return;
   const bool checkpoint = st.checkpoint_due;
   st.checkpoint_due = st.snapshot_due = false;
@@ -217,10 +277,10 @@ void send_due_part(store_pointer self) {
   st.rounds_since_snapshot = 0;
   if (st.check_device_verdict() || !st.writer) // never a part with a skipped step in it
     return;
-  if (checkpoint)
-    self->send(st.writer, part_atom::value, st.part(false));
+  if (st.cuts_with_residuals())
+    st.cut = store_state::residual_cut{st.part(false), checkpoint, {}, {}};
   else
-    self->send(st.writer, snapshot_atom::value, st.part(false));
+    send_part(self, st.part(false), checkpoint);
 }
 
 } // namespace troupe::detail

@@ -145,8 +145,9 @@ void store_state::answer_now(uint64_t ticket, uint64_t steps_back) {
   auto push = open.find(ticket);
   if (push == open.end())
     return;
-  push->second.promise.deliver(
-    answer_value(push->second.staleness, steps_back, push->second.device_answer));
+  auto answer = answer_value(push->second.staleness, steps_back, push->second.device_answer);
+  answer.cut = cuts_with_residuals() && cut_due_at_close();
+  push->second.promise.deliver(std::move(answer));
   open.erase(push);
 }
 

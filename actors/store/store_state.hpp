@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -63,6 +64,16 @@ struct store_state : store_port {
   bool checkpoint_due = false; // a closed round made a periodic checkpoint due
   uint64_t rounds_since_snapshot = 0;
   bool snapshot_due = false; // a closed round made a snapshot due
+  // --wire=int8 under sync: a snapshot's or checkpoint's part waits here for
+  // the replicas' residuals, which their pushes of the part's round carry
+  // (the answers before said cut), and goes once that round has closed.
+  struct residual_cut {
+    checkpoint_part part;
+    bool checkpoint = false; // else a snapshot
+    std::map<uint32_t, shared_floats> residuals; // by replica
+    std::set<uint32_t> pushed; // the replicas whose push of the part's round came
+  };
+  std::optional<residual_cut> cut;
   // Who waits for a round to close (await_atom), with that round.
   std::vector<std::pair<uint64_t, caf::typed_response_promise<uint64_t>>> awaited;
   // A graceful stop (push_intake.hpp): pushes of rounds from halt_at on
@@ -100,6 +111,19 @@ struct store_state : store_port {
   // Whether next_push_round is kept: with respawns that go on from there.
   bool tracks_next_pushes() const {
     return traits.resumes_pushes && settings.on_replica_loss == replica_loss_action::respawn;
+  }
+
+  // Whether a snapshot or checkpoint waits for the replicas' residuals
+  // (residual_cut): --wire=int8 with a writer, under sync without backups.
+  bool cuts_with_residuals() const {
+    return settings.wire == float_codec::int8 && traits.replicas_wait_for_rounds && writer;
+  }
+
+  // Whether the round closing now makes a snapshot or checkpoint due
+  // (round_closed counts it after the round's answers).
+  bool cut_due_at_close() const {
+    return (settings.checkpoint_every > 0 && rounds_since_checkpoint + 1 >= settings.checkpoint_every)
+           || (settings.snapshot_every > 0 && rounds_since_snapshot + 1 >= settings.snapshot_every);
   }
 
   // The store device, or null.

@@ -155,7 +155,7 @@ struct store_fixture {
                   caf::after(std::chrono::seconds(0)) >> [] {});
     REQUIRE(part);
     CHECK(part->epoch_complete);
-    self->send(writer, save_atom::value, std::vector<checkpoint_part>{*part}, std::vector<float>{});
+    self->send(writer, save_atom::value, std::vector<checkpoint_part>{*part});
     sched.run();
     std::optional<uint64_t> bytes;
     self->receive([&](uint64_t n) { bytes = n; },

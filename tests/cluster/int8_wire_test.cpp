@@ -2,9 +2,10 @@
 // bits in one process with 1 and 3 store shards and on two node processes
 // (slices cross between them as int8 with their blocks' scales), and differs
 // from fp32's and bf16's. Residuals are replica state: a checkpoint at an
-// epoch's end keeps them and a resume from it keeps the bits; a respawned
-// replica and a resume from a periodic checkpoint start theirs at zero, so
-// those runs train but keep other bits. Async with int8 trains.
+// epoch's end keeps them and a resume from it keeps the bits, and so does a
+// store's heal from its snapshot; a replica respawned alone and a resume
+// from a graceful stop start theirs at zero, so those runs train but keep
+// other bits. Async with int8 trains.
 #include "tests/cluster/cluster_test.hpp"
 
 #include <chrono>
@@ -129,8 +130,28 @@ TEST_CASE("an int8 run resumed from an epoch's checkpoint goes on with its repli
   CHECK_THAT(other.err, Catch::Contains("--wire=int8 there, bf16 here"));
 }
 
-TEST_CASE("an int8 sync run whose node is killed mid-run respawns the replica with a zero "
-          "residual and finishes, trained",
+TEST_CASE("an int8 sync run whose node is killed mid-epoch, shards on the nodes, heals from a "
+          "snapshot that keeps every replica's residual: the bits of one process",
+          "[cluster][wire][int8][kill][heal]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  auto coordinator = start_run(dir, on_nodes(2, {&a, &b}, 1, {"--wire=int8"}), true);
+  b.proc->send(SIGKILL);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const auto heals = records_of(read_metrics(dir.file("coordinator.jsonl")), "store_heal");
+  REQUIRE(heals.size() == 1);
+  // Rolled back into the epoch: the snapshot was cut mid-epoch.
+  CHECK(heals[0]["round"].get<uint64_t>() % 1024 != 0);
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
+}
+
+TEST_CASE("an int8 sync run whose node is killed mid-run, store in the coordinator, respawns the "
+          "replica with a zero residual and finishes, trained",
           "[cluster][wire][int8][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
