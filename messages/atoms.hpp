@@ -27,5 +27,6 @@ using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using rate_atom = caf::atom_constant<caf::atom("rate")>;
 using norm_atom = caf::atom_constant<caf::atom("norm")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
+using residual_atom = caf::atom_constant<caf::atom("residual")>;
 
 } // namespace troupe::detail

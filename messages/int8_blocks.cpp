@@ -112,15 +112,20 @@ void dequantize_int8(const int8_values& q, size_t from, size_t count, float* to)
 }
 
 int8_values quantize_with_feedback(float* gradient, float* residual, size_t count) {
+  return quantize_with_feedback(gradient, residual, residual, count);
+}
+
+int8_values quantize_with_feedback(float* gradient, const float* residual_in,
+                                   float* residual_out, size_t count) {
   for (size_t i = 0; i < count; ++i)
-    gradient[i] += residual[i];
+    gradient[i] += residual_in[i];
   int8_values q = quantize_int8(gradient, count, 0);
   for_each_block(0, count, [&](size_t begin, size_t end) {
     const float scale = q.scales[begin / int8_block_size];
     const bool finite = std::isfinite(scale);
     for (size_t i = begin; i < end; ++i) {
       const float stands_for = float_of_int8(q.values[i], scale);
-      residual[i] = finite ? gradient[i] - stands_for : 0.0f;
+      residual_out[i] = finite ? gradient[i] - stands_for : 0.0f;
       gradient[i] = stands_for;
     }
   });

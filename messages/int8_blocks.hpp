@@ -57,6 +57,11 @@ void dequantize_int8(const int8_values& q, size_t from, size_t count, float* to)
 /// NaN in the gradient and 0 in the residual. Returns q (first: 0).
 int8_values quantize_with_feedback(float* gradient, float* residual, size_t count);
 
+/// The same, reading the residual from `residual_in` and writing the new one
+/// to `residual_out` (which may be the same).
+int8_values quantize_with_feedback(float* gradient, const float* residual_in,
+                                   float* residual_out, size_t count);
+
 /// Returns why `q`, read off the wire for `count` values, is malformed ("" if
 /// it is not): a length other than the count, another number of scales than
 /// the blocks spanned, a scale that is negative or not finite, a value of

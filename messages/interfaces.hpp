@@ -19,6 +19,9 @@ using replica_actor = caf::typed_actor<
   // Answers its index once set up, or why it could not be (a remote replica
   // whose node cannot open its device, data or model).
   caf::replies_to<ready_atom>::with<uint32_t>,
+  // --wire=int8: its error-feedback residual from before its push of store
+  // round R (a graceful stop's checkpoint of round R).
+  caf::replies_to<residual_atom, uint64_t>::with<shared_floats>,
   // Its own timer: is its push still unanswered after a step timeout? (One
   // timer per quarter timeout while it waits, not one per push.)
   caf::reacts_to<tick_atom>>;

@@ -354,6 +354,12 @@ replica_actor::behavior_type replica_behavior(replica_pointer self,
   return {
     [self](epoch_atom, epoch_order& order) { return start_epoch(self, order); },
     [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },
+    [self](residual_atom, uint64_t round) -> caf::result<shared_floats> {
+      auto residual = self->state.compute->residual_before(round);
+      if (!residual)
+        return residual.error();
+      return std::move(*residual);
+    },
     [self](tick_atom) { check_watchdog(self); },
   };
 }

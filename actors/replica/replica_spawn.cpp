@@ -32,6 +32,7 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
       self->quit(reason);
       return reason;
     },
+    [reason](residual_atom, uint64_t) -> caf::result<shared_floats> { return reason; },
     [](tick_atom) {},
   };
 }

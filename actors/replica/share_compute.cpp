@@ -63,6 +63,17 @@ shared_floats share_compute::residual_copy() const {
   return shared_floats{residual_};
 }
 
+caf::expected<shared_floats> share_compute::residual_before(uint64_t round) const {
+  if (residual_round_ == no_push || residual_round_ < round)
+    return residual_copy(); // its push of `round` is still to come
+  if (residual_round_ == round)
+    return shared_floats{residual_before_};
+  return make_troupe_error(troupe_errc::bad_config,
+                           "the residual from before round " + std::to_string(round)
+                             + " is gone: this replica pushed round "
+                             + std::to_string(residual_round_) + " already");
+}
+
 batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
                                    const float* parameters, uint64_t round, push_msg& push) {
   auto& setup = *setup_;
@@ -84,8 +95,11 @@ batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
   std::shared_ptr<const int8_values> quantized;
   if (codec == float_codec::int8) {
     residual_.resize(count); // zeros at the first push: a new replica has no residual
-    quantized =
-      std::make_shared<int8_values>(quantize_with_feedback(buffer.get(), residual_.data(), count));
+    residual_before_.resize(count);
+    residual_.swap(residual_before_);
+    quantized = std::make_shared<int8_values>(
+      quantize_with_feedback(buffer.get(), residual_before_.data(), residual_.data(), count));
+    residual_round_ = round;
   } else {
     round_in_place(codec, buffer.get(), count);
   }

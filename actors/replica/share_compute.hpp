@@ -55,6 +55,12 @@ public:
   /// before the first push).
   shared_floats residual_copy() const;
 
+  /// Returns a copy of the residual from before this replica's push of store
+  /// round `round`: the one kept from before the last push, or the current
+  /// one while that push is still to come; an error once it pushed a later
+  /// round.
+  caf::expected<shared_floats> residual_before(uint64_t round) const;
+
   /// Goes on from `residual` (a resumed run's), the model's size.
   void set_residual(std::vector<float> residual) { residual_ = std::move(residual); }
 
@@ -79,6 +85,11 @@ private:
   // epoch's report and the push after a cut carry it to snapshots and
   // checkpoints, an epoch order back.
   std::vector<float> residual_;
+  // The residual from before the last push, of store round residual_round_:
+  // quantizing reads it and writes residual_, and the two swap each push.
+  static constexpr uint64_t no_push = UINT64_MAX;
+  std::vector<float> residual_before_;
+  uint64_t residual_round_ = no_push;
 };
 
 } // namespace troupe::detail

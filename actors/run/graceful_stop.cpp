@@ -6,7 +6,9 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/gather.hpp"
 #include "actors/run/shard_questions.hpp"
+#include "actors/store/checkpoint_writer.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe::detail {
@@ -43,6 +45,43 @@ void write_and_end(coordinator_pointer self, uint64_t until, std::vector<checkpo
           });
 }
 
+// --wire=int8: asks every replica for its residual from before its push of
+// round `until` and gives `parts` their slices, then calls `then`. Without
+// one of them the checkpoint keeps none, and its resume starts them at zero.
+void add_residuals(coordinator_pointer self, uint64_t until, std::vector<checkpoint_part>& parts,
+                   std::function<void(std::vector<checkpoint_part>&)> then) {
+  auto& st = self->state;
+  const auto live = [](const replica_slot& r) { return r.alive && !r.respawning; };
+  if (st.setup.plan.config.wire != float_codec::int8
+      || !std::all_of(st.replicas.begin(), st.replicas.end(), live)) {
+    then(parts);
+    return;
+  }
+  auto kept = std::make_shared<std::vector<checkpoint_part>>(std::move(parts));
+  gather<shared_floats>(
+    st.replicas.size(),
+    [self, until](size_t i) {
+      return self->request(self->state.replicas[i].actor, step_timeout(self->state),
+                           residual_atom::value, until);
+    },
+    [self, kept, then](std::vector<shared_floats>& residuals) {
+      const size_t count = self->state.setup.plan.parameter_count;
+      std::vector<float> all;
+      for (const auto& residual : residuals)
+        if (residual.size() == count)
+          all.insert(all.end(), residual.data(), residual.data() + count);
+      if (all.size() == residuals.size() * count)
+        attach_residuals(*kept, all, count);
+      then(*kept);
+    },
+    [self, kept, then](caf::error& err) {
+      warn(self->state, "the stop's checkpoint keeps no int8 residuals (a resume starts them "
+                        "at zero): "
+                          + describe(err));
+      then(*kept);
+    });
+}
+
 } // namespace
 
 void stop_gracefully(coordinator_pointer self) {
@@ -74,7 +113,11 @@ void stop_gracefully(coordinator_pointer self) {
           return self->request(self->state.shards[k].actor, step_timeout(self->state),
                                halt_atom::value, until);
         },
-        [self, until](std::vector<checkpoint_part>& parts) { write_and_end(self, until, parts); });
+        [self, until](std::vector<checkpoint_part>& parts) {
+          add_residuals(self, until, parts, [self, until](std::vector<checkpoint_part>& with) {
+            write_and_end(self, until, with);
+          });
+        });
     });
 }
 

@@ -163,6 +163,7 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
     return {
       [](epoch_atom, const epoch_order&) { return replica_report{}; },
       [](ready_atom) { return uint32_t{1}; },
+      [](residual_atom, uint64_t) { return shared_floats{}; },
       [](tick_atom) {},
     };
   });

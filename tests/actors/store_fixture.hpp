@@ -44,6 +44,7 @@ inline replica_actor::behavior_type dummy_replica() {
   return {
     [](epoch_atom, const epoch_order&) { return replica_report{}; },
     [](ready_atom) { return uint32_t{0}; },
+    [](residual_atom, uint64_t) { return shared_floats{}; },
     [](tick_atom) {},
   };
 }
