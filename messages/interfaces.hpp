@@ -22,6 +22,9 @@ using replica_actor = caf::typed_actor<
   // --wire=int8: its error-feedback residual from before its push of store
   // round R (a graceful stop's checkpoint of round R).
   caf::replies_to<residual_atom, uint64_t>::with<shared_floats>,
+  // Hands its residual over and ends (a move): the store round of its last
+  // push (UINT64_MAX: none), its residual from before that push, and now.
+  caf::replies_to<residual_atom>::with<uint64_t, shared_floats, shared_floats>,
   // Its own timer: is its push still unanswered after a step timeout? (One
   // timer per quarter timeout while it waits, not one per push.)
   caf::reacts_to<tick_atom>>;

@@ -77,9 +77,9 @@ caf::error check_policy(const run_config& c) {
     return bad_config("--accept-joins moves replicas onto a joining node as a respawn "
                       "does: it needs --on-replica-loss=respawn");
   if (c.snapshot_every > 0 && !heals_store(c))
-    return bad_config("--snapshot-every keeps the snapshots a store on nodes heals from: it "
-                      "needs the store on nodes (--nodes or --store-nodes) and "
-                      "--on-replica-loss=respawn");
+    return bad_config("--snapshot-every keeps the snapshots a healing store rolls back to: it "
+                      "needs the store on nodes (--nodes or --store-nodes) or --wire=int8, "
+                      "and --on-replica-loss=respawn");
   return caf::none;
 }
 
@@ -287,7 +287,8 @@ caf::expected<checked_run_config> check_run_config(run_config config, const sour
 }
 
 bool heals_store(const run_config& c) {
-  return !c.store_nodes.empty() && c.on_replica_loss == replica_loss_action::respawn;
+  return (!c.store_nodes.empty() || c.wire == float_codec::int8)
+         && c.on_replica_loss == replica_loss_action::respawn;
 }
 
 std::vector<setting_text> resume_settings(const run_config& c) {

@@ -73,9 +73,8 @@ struct run_config {
   uint32_t max_replicas_per_node = 0; // bound on a node's replicas after respawns and joins; 0: none
   std::optional<host_port> accept_joins; // where nodes join the run (--accept-joins)
   uint32_t step_timeout_ms = 60000; // bound on one push's answer
-  // A store on nodes heals (heals_store): its shards' state is kept in this
-  // process at the run's start, each epoch's end and every snapshot_every
-  // sync rounds.
+  // A store that heals (heals_store) is kept in this process at the run's
+  // start, each epoch's end and every snapshot_every sync rounds.
   uint32_t snapshot_every = 0; // 0 with heals_store: default_snapshot_every
   // Checkpoints, on this process's disk.
   std::string checkpoint_path;
@@ -95,7 +94,8 @@ struct run_config {
 /// The rounds between a healing store's snapshots unless --snapshot-every says.
 constexpr uint32_t default_snapshot_every = 100;
 
-/// Says whether a shard's death is survived: a store on nodes under
+/// Says whether a shard's death is survived: a store on nodes, or any store
+/// of a --wire=int8 run (whose lost replicas roll back too), under
 /// --on-replica-loss=respawn rolls back to its last snapshot instead.
 bool heals_store(const run_config& config);
 

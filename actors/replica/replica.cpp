@@ -360,6 +360,13 @@ replica_actor::behavior_type replica_behavior(replica_pointer self,
         return residual.error();
       return std::move(*residual);
     },
+    [self](residual_atom) -> caf::result<uint64_t, shared_floats, shared_floats> {
+      const auto& compute = *self->state.compute;
+      const uint64_t last = compute.last_push_round();
+      auto before = compute.residual_before(last);
+      self->quit(caf::exit_reason::user_shutdown); // moved: a new actor goes on
+      return {last, before ? std::move(*before) : shared_floats{}, compute.residual_copy()};
+    },
     [self](tick_atom) { check_watchdog(self); },
   };
 }

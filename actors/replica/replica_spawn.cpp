@@ -33,6 +33,10 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
       return reason;
     },
     [reason](residual_atom, uint64_t) -> caf::result<shared_floats> { return reason; },
+    [self, reason](residual_atom) -> caf::result<uint64_t, shared_floats, shared_floats> {
+      self->quit(reason);
+      return reason;
+    },
     [](tick_atom) {},
   };
 }

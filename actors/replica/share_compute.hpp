@@ -61,6 +61,9 @@ public:
   /// round.
   caf::expected<shared_floats> residual_before(uint64_t round) const;
 
+  /// The store round of the last push (UINT64_MAX: none yet).
+  uint64_t last_push_round() const { return residual_round_; }
+
   /// Goes on from `residual` (a resumed run's), the model's size.
   void set_residual(std::vector<float> residual) { residual_ = std::move(residual); }
 

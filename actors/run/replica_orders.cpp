@@ -5,6 +5,7 @@
 #include "actors/run/epoch_records.hpp"
 #include "actors/run/epoch_phases.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/store_heal.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
 
@@ -79,7 +80,10 @@ void lose_replica(coordinator_pointer self, size_t index, const std::string& rea
                            + std::to_string(st.epoch + 1) + ": " + reason;
   const auto action = st.setup.plan.config.on_replica_loss;
   if (action == replica_loss_action::respawn) {
-    respawn_replica(self, index, what, reason, node_lost);
+    if (rolls_back_replicas(st))
+      roll_back_for_replica(self, index, what, reason, node_lost);
+    else
+      respawn_replica(self, index, what, reason, node_lost);
     return;
   }
   slot.alive = false;

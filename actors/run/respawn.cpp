@@ -12,6 +12,7 @@
 #include "actors/replica/gather.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/run/recovery.hpp"
+#include "actors/run/residual_handover.hpp"
 #include "actors/run/shard_questions.hpp"
 #include "messages/errors.hpp"
 
@@ -137,7 +138,8 @@ void start_from(coordinator_pointer self, size_t index, const std::string& what,
   if (!moved)
     watch_recovery(self, "respawn", params->round, record.membership, lost_at);
   if (!slot.reported) // else the next epoch's order reaches it
-    order_epoch(self, index, epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
+    order_replacement(self, index,
+                      epoch_order{st.epoch, *params, params->round - st.epoch_first_round});
 }
 
 // Calls `then` with every shard's parameters at the open round. A round the
@@ -322,9 +324,13 @@ void respawn_replica(coordinator_pointer self, size_t index, const std::string& 
 void move_replica(coordinator_pointer self, size_t index, size_t node,
                   const std::string& why) {
   auto& st = self->state;
-  // The old actor stops first; a push it still sends is fenced, and one the
-  // shards hold is forgotten when they watch the new one.
-  self->send_exit(st.replicas[index].actor, caf::exit_reason::user_shutdown);
+  // The old actor stops first (under int8 once it handed its residual over);
+  // a push it still sends is fenced, and one the shards hold is forgotten
+  // when they watch the new one.
+  if (st.setup.plan.config.wire == float_codec::int8)
+    ask_handover(self, index, st.replicas[index].actor);
+  else
+    self->send_exit(st.replicas[index].actor, caf::exit_reason::user_shutdown);
   replacement_record record;
   record.kind = replacement_kind::move;
   record.reason = why;

@@ -32,6 +32,7 @@ void stop_run_actors(coordinator_pointer self) {
     }
     replica.actor = replica_actor{};
     replica.respawning = true;
+    replica.handover = residual_handover{}; // a move's, now answered to nobody
   }
   for (auto& shard : st.shards) {
     if (shard.alive) {

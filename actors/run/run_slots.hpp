@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,25 @@ struct site {
   std::string text;               // for messages: "cpu", "node H:P (cpu)", "this process"
 };
 
+/// --wire=int8: what a moving replica's old actor handed over (its residual
+/// from before its last push, of store round `last_push`, and now), and the
+/// new actor's order while that answer is awaited.
+struct residual_handover {
+  bool awaited = false;
+  std::optional<epoch_order> order; // held until the answer came
+  uint64_t last_push = UINT64_MAX;
+  shared_floats before;
+  shared_floats now;
+
+  /// The residual to go on from at store round `round`; none (zeros) when
+  /// the old actor went past it.
+  shared_floats at(uint64_t round) const {
+    if (last_push == round)
+      return before;
+    return last_push == UINT64_MAX || last_push < round ? now : shared_floats{};
+  }
+};
+
 /// Holds one replica of the run.
 struct replica_slot {
   replica_actor actor; // none between a store heal's stop and its respawn
@@ -33,6 +53,7 @@ struct replica_slot {
   bool reported = false; // this epoch
   replica_report report; // this epoch's, once reported
   replica_report total;  // its reports summed over the run
+  residual_handover handover; // --wire=int8, while it moves
 };
 
 /// Holds one shard of the run's store.

@@ -114,14 +114,30 @@ void order_all(coordinator_pointer self, const params_msg& params) {
 void report_heal(coordinator_pointer self, replacement_record record,
                  clock_type::time_point lost_at, const std::string& told) {
   auto& st = self->state;
-  ++st.heals;
+  const bool heal = record.kind == replacement_kind::store_heal;
+  ++(heal ? st.heals : st.respawns);
   record.milliseconds =
     std::chrono::duration<double, std::milli>(clock_type::now() - lost_at).count();
-  trace_instant(st, "store healed from round " + std::to_string(record.round));
+  if (!heal)
+    record.respawned_on = st.replicas[record.index].where.text;
+  trace_instant(st, std::string(heal ? "store healed" : "rolled back") + " from round "
+                      + std::to_string(record.round));
   warn(st, told + ", in " + std::to_string(static_cast<int64_t>(record.milliseconds)) + " ms");
   if (st.setup.observer.on_replacement)
     st.setup.observer.on_replacement(record);
-  watch_recovery(self, "store_heal", record.round, record.membership, lost_at);
+  watch_recovery(self, heal ? "store_heal" : "respawn", record.round, record.membership,
+                 lost_at);
+}
+
+// What a coordinator's warning says of a roll back to the snapshot of
+// `round`: a store's heal, or a lost int8 replica's.
+std::string rollback_text(const replacement_record& record, uint64_t round,
+                          const std::string& moved) {
+  if (record.kind != replacement_kind::store_heal)
+    return "; the run rolled back to the snapshot of round " + std::to_string(round)
+           + ", which keeps every replica's int8 residual, and respawned every replica";
+  return "; the store healed from the snapshot of round " + std::to_string(round) + ", "
+         + (moved.empty() ? "every shard in its place" : moved);
 }
 
 // Counts a heal from the snapshot of `round`; false (the run failed) once
@@ -178,10 +194,9 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
   if (!moved)
     return;
   record.round = start->round;
-  record.respawned_on = st.shards[record.index].where.text;
-  const std::string told = what + "; the store healed from the snapshot of round "
-                           + std::to_string(start->round) + ", "
-                           + (moved->empty() ? "every shard in its place" : *moved);
+  if (record.kind == replacement_kind::store_heal)
+    record.respawned_on = st.shards[record.index].where.text;
+  const std::string told = what + rollback_text(record, start->round, *moved);
   const batch_plan plan(st.setup.data.train->size(), st.setup.plan.config.batch_size,
                         st.replicas.size());
   const bool between = !st.training && st.epoch_recorded;
@@ -209,21 +224,15 @@ void restart_from(coordinator_pointer self, std::vector<checkpoint_part>& parts,
   });
 }
 
-// Rolls the run back to the writer's newest snapshot and starts it again.
-void heal_store(coordinator_pointer self, size_t shard, const std::string& what,
-                const std::string& why) {
+// Rolls the run back to the writer's newest snapshot and starts it again;
+// `record` says what was lost, where and why.
+void heal_store(coordinator_pointer self, replacement_record record, const std::string& what) {
   auto& st = self->state;
-  replacement_record record;
-  record.kind = replacement_kind::store_heal;
-  record.index = static_cast<uint32_t>(shard);
   record.epoch = st.epoch + 1;
   record.membership = st.members.next_epoch();
-  record.lost_on = st.shards[shard].where.text;
-  record.reason = why;
   record.noticed_at =
     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const auto lost_at = clock_type::now();
-  trace_instant(st, "store shard " + std::to_string(shard) + " lost");
   stop_run_actors(self);
   await_retired(self, st.members.guard([self, record, lost_at, what] {
     const auto& members = self->state.members;
@@ -254,7 +263,33 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
   }
   if (node_lost)
     st.nodes.lose(st.shards[shard].where.node);
-  heal_store(self, shard, what, why);
+  trace_instant(st, "store shard " + std::to_string(shard) + " lost");
+  replacement_record record;
+  record.kind = replacement_kind::store_heal;
+  record.index = static_cast<uint32_t>(shard);
+  record.lost_on = st.shards[shard].where.text;
+  record.reason = why;
+  heal_store(self, std::move(record), what);
+}
+
+bool rolls_back_replicas(const coordinator_state& st) {
+  const run_plan& plan = st.setup.plan;
+  return plan.config.wire == float_codec::int8 && heals_store(plan.config)
+         && plan.traits.replicas_wait_for_rounds;
+}
+
+void roll_back_for_replica(coordinator_pointer self, size_t index, const std::string& what,
+                           const std::string& reason, bool node_lost) {
+  auto& st = self->state;
+  if (node_lost)
+    st.nodes.lose(st.replicas[index].where.node);
+  trace_instant(st, "replica " + std::to_string(index) + " lost");
+  replacement_record record;
+  record.kind = replacement_kind::respawn;
+  record.index = static_cast<uint32_t>(index);
+  record.lost_on = st.replicas[index].where.text;
+  record.reason = reason;
+  heal_store(self, std::move(record), what);
 }
 
 void snapshot_store(coordinator_pointer self, const std::vector<float>& residuals,

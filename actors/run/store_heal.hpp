@@ -1,8 +1,9 @@
-// A healing store (heals_store: the store on nodes, --on-replica-loss=respawn):
-// a shard's death rolls the run back to the newest snapshot the checkpoint
-// writer keeps in this process, respawns the lost shard on a live store node
-// and every replica after it, and the replicas recompute the rounds since,
-// so the bits do not change.
+// A healing store (heals_store: the store on nodes or --wire=int8, under
+// --on-replica-loss=respawn): a shard's death (or, with int8 under sync, a
+// replica's) rolls the run back to the newest snapshot the checkpoint writer
+// keeps in this process, respawns the lost shard on a live store node and
+// every replica after it, and the replicas recompute the rounds since, so
+// the bits do not change.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,18 @@ namespace troupe::detail {
 /// goes on between epochs when the snapshot is of the epoch's end. Otherwise,
 /// or when nothing can host the shard, the run ends naming it.
 void lose_shard(coordinator_pointer self, size_t shard, const std::string& why, bool node_lost);
+
+/// Whether a lost replica rolls the run back to the newest snapshot rather
+/// than respawning alone: --wire=int8 under sync with a store that heals.
+/// Its error-feedback residual died with it, and the snapshot keeps every
+/// replica's (a snapshot cut mid-epoch gets them from the pushes after it).
+bool rolls_back_replicas(const coordinator_state& st);
+
+/// Handles the loss of replica `index` when rolls_back_replicas: as a
+/// shard's loss (lose_shard), every shard and replica starts again from the
+/// newest snapshot, the lost replica on a live node; recorded as a respawn.
+void roll_back_for_replica(coordinator_pointer self, size_t index, const std::string& what,
+                           const std::string& reason, bool node_lost);
 
 /// With a store that heals: sends every shard's part of the store's state
 /// now (the run's start, an epoch's end) to the writer to keep as a

@@ -164,6 +164,7 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
       [](epoch_atom, const epoch_order&) { return replica_report{}; },
       [](ready_atom) { return uint32_t{1}; },
       [](residual_atom, uint64_t) { return shared_floats{}; },
+    [](residual_atom) { return std::make_tuple(uint64_t{0}, shared_floats{}, shared_floats{}); },
       [](tick_atom) {},
     };
   });

@@ -226,12 +226,18 @@ TEST_CASE("a run on nodes puts a store shard on each replica node unless told ot
   const auto here = settled({"--store-nodes=here"});
   CHECK(here.store_nodes.empty());
   CHECK_FALSE(heals_store(here));
+  // An int8 run keeps snapshots wherever its store is: a lost replica
+  // rolls it back to one.
+  const auto int8_here = settled({"--store-nodes=here", "--wire=int8"});
+  CHECK(heals_store(int8_here));
+  CHECK(int8_here.snapshot_every == default_snapshot_every);
   CHECK(settled({"--on-replica-loss=continue"}).store_nodes.empty());
   CHECK(settled({"--store-device=cuda:0"}).store_nodes.empty());
   CHECK_FALSE(heals_store(settled({"--on-replica-loss=abort"})));
   CHECK(why_not({"--snapshot-every=5"})
-        == "--snapshot-every keeps the snapshots a store on nodes heals from: it needs the store "
-           "on nodes (--nodes or --store-nodes) and --on-replica-loss=respawn");
+        == "--snapshot-every keeps the snapshots a healing store rolls back to: it needs the "
+           "store on nodes (--nodes or --store-nodes) or --wire=int8, and "
+           "--on-replica-loss=respawn");
   CHECK(why_not({"--store-nodes=here", "--nodes=10.0.0.1:4001", "--snapshot-every=5"})
           .rfind("--snapshot-every", 0)
         == 0);

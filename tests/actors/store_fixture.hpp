@@ -45,6 +45,7 @@ inline replica_actor::behavior_type dummy_replica() {
     [](epoch_atom, const epoch_order&) { return replica_report{}; },
     [](ready_atom) { return uint32_t{0}; },
     [](residual_atom, uint64_t) { return shared_floats{}; },
+    [](residual_atom) { return std::make_tuple(uint64_t{0}, shared_floats{}, shared_floats{}); },
     [](tick_atom) {},
   };
 }

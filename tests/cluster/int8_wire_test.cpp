@@ -3,9 +3,8 @@
 // (slices cross between them as int8 with their blocks' scales), and differs
 // from fp32's and bf16's. Residuals are replica state: a checkpoint at an
 // epoch's end, mid-epoch or at a graceful stop keeps them and a resume from
-// it keeps the bits, and so does a store's heal from its snapshot; a
-// replica respawned alone starts its residual at zero, so that run trains
-// but keeps other bits. Async with int8 trains.
+// it keeps the bits, and so does the roll back to a snapshot that a lost
+// shard or replica starts. Async with int8 trains.
 #include "tests/cluster/cluster_test.hpp"
 
 #include <chrono>
@@ -146,24 +145,48 @@ TEST_CASE("an int8 sync run whose node is killed mid-epoch, shards on the nodes,
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
 }
 
-TEST_CASE("an int8 sync run whose node is killed mid-run, store in the coordinator, respawns the "
-          "replica with a zero residual and finishes, trained",
+TEST_CASE("an int8 sync run whose node is killed mid-run, store in the coordinator, rolls back "
+          "to the snapshot that keeps every replica's residual: the bits of one process",
           "[cluster][wire][int8][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
   const auto metrics = metrics_of_killed_node_run(dir, {"--wire=int8"});
-  auto local = run_mnist(dir, "local", run_args(2, {"--replicas=2", "--wire=int8"}), run_timeout);
-  INFO(local.description);
-  REQUIRE(local.status.code == 0);
-  expect_same_epoch_counts(metrics, local.metrics);
-  const auto finals = records_of(metrics, "final");
-  const auto local_finals = records_of(local.metrics, "final");
-  REQUIRE(finals.size() == 1);
-  REQUIRE(local_finals.size() == 1);
-  const double killed = test_accuracy(finals[0]);
-  const double whole = test_accuracy(local_finals[0]);
-  INFO("test accuracy: killed " << killed << ", without loss " << whole);
-  // A zero residual from the respawn on: other bits, about the same model.
-  CHECK(killed > 0.6);
-  CHECK(killed > whole - 0.1);
+  const auto respawns = records_of(metrics, "respawn");
+  REQUIRE(respawns.size() == 1);
+  CHECK(records_of(metrics, "store_heal").empty());
+  CHECK(records_of(metrics, "final")[0]["respawns"] == 1);
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
+}
+
+TEST_CASE("an int8 replica moved onto a node that joins mid-run hands its residual to its new "
+          "actor: the bits of one process",
+          "[cluster][wire][int8][join]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  uint16_t door = 0;
+  {
+    refused_port free; // a port nobody listens on: the coordinator takes it
+    door = free.port();
+  }
+  const auto joins = "127.0.0.1:" + std::to_string(door);
+  auto args = replicas_on(2, {&a}, 2, {"--accept-joins=" + joins, "--wire=int8"});
+  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
+                  &coordinator);
+  auto b = start_node(dir, "node-b", {"--join=" + joins});
+  CLUSTER_REQUIRE(b.proc->wait_for_line(stream::out, "joined the run at " + joins
+                                                       + ", hosting replica 0",
+                                        line_timeout),
+                  b.proc.get());
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  CLUSTER_CHECK(coordinator.err().find("moves without its int8 residual") == std::string::npos,
+                &coordinator);
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  REQUIRE(records_of(metrics, "move").size() == 1);
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
 }
