@@ -78,8 +78,8 @@ caf::error check_policy(const run_config& c) {
                       "does: it needs --on-replica-loss=respawn");
   if (c.snapshot_every > 0 && !heals_store(c))
     return bad_config("--snapshot-every keeps the snapshots a healing store rolls back to: it "
-                      "needs the store on nodes (--nodes or --store-nodes) or --wire=int8, "
-                      "and --on-replica-loss=respawn");
+                      "needs the store on nodes (--nodes or --store-nodes) or --wire=int8 on "
+                      "nodes, and --on-replica-loss=respawn");
   return caf::none;
 }
 
@@ -287,7 +287,8 @@ caf::expected<checked_run_config> check_run_config(run_config config, const sour
 }
 
 bool heals_store(const run_config& c) {
-  return (!c.store_nodes.empty() || c.wire == float_codec::int8)
+  const bool has_nodes = !c.nodes.empty() || c.accept_joins.has_value();
+  return (!c.store_nodes.empty() || (c.wire == float_codec::int8 && has_nodes))
          && c.on_replica_loss == replica_loss_action::respawn;
 }
 

@@ -95,7 +95,7 @@ struct run_config {
 constexpr uint32_t default_snapshot_every = 100;
 
 /// Says whether a shard's death is survived: a store on nodes, or any store
-/// of a --wire=int8 run (whose lost replicas roll back too), under
+/// of a --wire=int8 run with nodes (whose lost replicas roll back too), under
 /// --on-replica-loss=respawn rolls back to its last snapshot instead.
 bool heals_store(const run_config& config);
 

@@ -232,7 +232,7 @@ void run_options::bind_failures() {
            "where a lost replica or store shard of a run on nodes respawns: nodes (a live "
            "node) or anywhere (this process too, once no node is left)");
   cli.bind(f, c.snapshot_every, "snapshot-every",
-           "with the store on nodes or --wire=int8 (under respawn): keep the shards' state in "
+           "with the store on nodes or --wire=int8 on nodes (under respawn): keep the shards' state in "
            "this process every N closed rounds (sync, delayed; the others at each epoch's end "
            "only); a shard's death (or an int8 sync replica's) rolls back there",
            option_hint{}.in("rounds").otherwise("100 where the store heals, else 0: none"));

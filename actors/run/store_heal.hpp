@@ -1,4 +1,4 @@
-// A healing store (heals_store: the store on nodes or --wire=int8, under
+// A healing store (heals_store: the store on nodes or --wire=int8 on nodes, under
 // --on-replica-loss=respawn): a shard's death (or, with int8 under sync, a
 // replica's) rolls the run back to the newest snapshot the checkpoint writer
 // keeps in this process, respawns the lost shard on a live store node and

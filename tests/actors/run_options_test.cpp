@@ -226,17 +226,23 @@ TEST_CASE("a run on nodes puts a store shard on each replica node unless told ot
   const auto here = settled({"--store-nodes=here"});
   CHECK(here.store_nodes.empty());
   CHECK_FALSE(heals_store(here));
-  // An int8 run keeps snapshots wherever its store is: a lost replica
-  // rolls it back to one.
+  // An int8 run on nodes keeps snapshots wherever its store is: a lost
+  // replica rolls it back to one.
   const auto int8_here = settled({"--store-nodes=here", "--wire=int8"});
   CHECK(heals_store(int8_here));
   CHECK(int8_here.snapshot_every == default_snapshot_every);
+  // Without nodes no replica is lost to a node's death: no snapshots.
+  auto local = parsed({"--wire=int8", "--epochs=1"});
+  REQUIRE(local);
+  auto local_checked = check_run_config(*local, &test_slice());
+  REQUIRE(local_checked);
+  CHECK_FALSE(heals_store(*local_checked));
   CHECK(settled({"--on-replica-loss=continue"}).store_nodes.empty());
   CHECK(settled({"--store-device=cuda:0"}).store_nodes.empty());
   CHECK_FALSE(heals_store(settled({"--on-replica-loss=abort"})));
   CHECK(why_not({"--snapshot-every=5"})
         == "--snapshot-every keeps the snapshots a healing store rolls back to: it needs the "
-           "store on nodes (--nodes or --store-nodes) or --wire=int8, and "
+           "store on nodes (--nodes or --store-nodes) or --wire=int8 on nodes, and "
            "--on-replica-loss=respawn");
   CHECK(why_not({"--store-nodes=here", "--nodes=10.0.0.1:4001", "--snapshot-every=5"})
           .rfind("--snapshot-every", 0)

@@ -177,6 +177,37 @@ TEST_CASE("int8 error feedback carries what a step left out into the next ones",
     CHECK(sent[i] + r[i] == Approx(20.0 * values[i]).margin(1e-6));
 }
 
+TEST_CASE("int8 error feedback is, value by value, x = g + r rounded with int8_of at its "
+          "block's scale, and the new residual x - q * s, in a separate buffer too",
+          "[wire][int8]") {
+  const size_t count = 3 * int8_block_size + 19; // a short last block
+  const auto g = random_values(count, 11);
+  auto r = random_values(count, 12);
+  for (auto& x : r)
+    x *= 0.01f;
+  auto pushed = g;
+  std::vector<float> next(count);
+  const auto q = quantize_with_feedback(pushed.data(), r.data(), next.data(), count);
+  std::vector<float> x(count);
+  for (size_t i = 0; i < count; ++i)
+    x[i] = g[i] + r[i];
+  REQUIRE(q.scales.size() == 4);
+  for (size_t b = 0; b < q.scales.size(); ++b) {
+    const size_t begin = b * int8_block_size;
+    const float scale = int8_scale(x.data() + begin, std::min(count - begin, int8_block_size));
+    CHECK(same_bits(&q.scales[b], &scale, 1));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const float scale = q.scale_of(i);
+    const int8_t expected = int8_of(x[i], scale);
+    REQUIRE(q.values[i] == expected);
+    const float stands_for = static_cast<float>(expected) * scale;
+    REQUIRE(same_bits(&pushed[i], &stands_for, 1));
+    const float left = x[i] - stands_for;
+    REQUIRE(same_bits(&next[i], &left, 1));
+  }
+}
+
 TEST_CASE("int8 slices of one gradient, cut where shards cut it, travel with their blocks' "
           "scales and widen to the whole vector's values",
           "[wire][int8][serialization]") {
