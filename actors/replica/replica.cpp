@@ -76,6 +76,22 @@ void prefetch_next_round(const replica_state& st) {
   st.setup->train->prefetch(samples.data(), samples.size());
 }
 
+// Gathers the samples of this replica's next round while its push is out:
+// the copy leaves the round's path from the answers to the next push.
+void gather_next_round(replica_state& st) {
+  if (st.setup->device_handover || st.next_round + 1 >= st.schedule->rounds())
+    return;
+  const auto start = clock_type::now();
+  std::vector<uint32_t> samples;
+  samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
+  if (samples.empty())
+    return;
+  st.compute->gather_ahead(samples);
+  if (st.setup->config.trace)
+    st.report.trace.push_back(make_trace_span(
+      trace_kind::gather, st.first_round + st.next_round + 1, start, clock_type::now()));
+}
+
 std::chrono::milliseconds step_timeout(const replica_state& st) {
   return std::chrono::milliseconds(st.setup->config.step_timeout_ms);
 }
@@ -268,6 +284,7 @@ void run_round(replica_pointer self) {
   if (cfg.fault_signal != 0 && push.round == cfg.fault_round)
     fire_node_fault(cfg.fault_signal);
   push_to_shards(self, push);
+  gather_next_round(st);
 }
 
 // Ends the replica with its store: a node must not keep replicas of a

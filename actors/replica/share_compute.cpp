@@ -12,10 +12,14 @@
 namespace troupe::detail {
 
 share_compute::share_compute(std::shared_ptr<replica_setup> setup) : setup_(std::move(setup)) {
-  const size_t rows = setup_->max_batch;
-  images_.resize(rows * static_cast<size_t>(setup_->inputs));
-  labels_.resize(rows);
-  targets_.resize(rows * static_cast<size_t>(setup_->train->target_width()));
+  size_rows(rows_);
+}
+
+void share_compute::size_rows(batch_rows& rows) const {
+  const size_t samples = setup_->max_batch;
+  rows.images.resize(samples * static_cast<size_t>(setup_->inputs));
+  rows.labels.resize(samples);
+  rows.targets.resize(samples * static_cast<size_t>(setup_->train->target_width()));
 }
 
 caf::error share_compute::bad_data(const std::string& why) const {
@@ -31,28 +35,45 @@ void share_compute::reserve(size_t samples) {
   if (setup.device && setup.device->reserve(samples) && on_device_)
     on_device_->reset();
   setup.max_batch = samples;
-  images_.resize(samples * static_cast<size_t>(setup.inputs));
-  labels_.resize(samples);
-  targets_.resize(samples * static_cast<size_t>(setup.train->target_width()));
+  size_rows(rows_);
 }
 
 caf::error share_compute::gather(const std::vector<uint32_t>& indices) {
+  if (ahead_ready_ && ahead_.indices == indices) {
+    std::swap(rows_, ahead_);
+    ahead_ready_ = false;
+    return rows_.error;
+  }
+  ahead_ready_ = false;
+  return gather_into(rows_, indices);
+}
+
+void share_compute::gather_ahead(const std::vector<uint32_t>& indices) {
+  ahead_.error = gather_into(ahead_, indices);
+  ahead_.indices = indices;
+  ahead_ready_ = true;
+}
+
+caf::error share_compute::gather_into(batch_rows& rows, const std::vector<uint32_t>& indices) {
   reserve(indices.size());
   const size_t count = indices.size();
+  if (rows.labels.size() < count)
+    size_rows(rows);
   const data_source& train = *setup_->train;
   const bool regression = train.regression();
-  train.gather(indices.data(), count, images_.data(), regression ? nullptr : labels_.data(),
-               regression ? targets_.data() : nullptr);
+  train.gather(indices.data(), count, rows.images.data(),
+               regression ? nullptr : rows.labels.data(),
+               regression ? rows.targets.data() : nullptr);
   if (regression) {
-    std::fill_n(labels_.begin(), count, 0);
+    std::fill_n(rows.labels.begin(), count, 0);
     return caf::none;
   }
-  if (auto checked = check_gathered_labels(train, indices.data(), labels_.data(), count);
+  if (auto checked = check_gathered_labels(train, indices.data(), rows.labels.data(), count);
       !checked)
     return bad_data(checked.error().message);
   if (const auto& weights = setup_->config.class_weights; !weights.empty()) {
-    weights_.resize(count);
-    sample_weights(weights, labels_.data(), count, weights_.data());
+    rows.weights.resize(count);
+    sample_weights(weights, rows.labels.data(), count, rows.weights.data());
   }
   return caf::none;
 }
@@ -82,9 +103,9 @@ batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
     host_gradients_ =
       std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
   auto buffer = host_gradients_->take();
-  batch samples{images_.data(), labels_.data(), indices.size(), setup.inputs,
-                setup.train->regression() ? targets_.data() : nullptr,
-                setup.config.class_weights.empty() ? nullptr : weights_.data()};
+  batch samples{rows_.images.data(), rows_.labels.data(), indices.size(), setup.inputs,
+                setup.train->regression() ? rows_.targets.data() : nullptr,
+                setup.config.class_weights.empty() ? nullptr : rows_.weights.data()};
   samples.indices = indices.data();
   samples.step = round;
   samples.seed = setup.config.seed;

@@ -27,7 +27,13 @@ public:
 
   /// Copies the training rows `indices` into the batch buffers, with each
   /// sample's class weight; a label the source gave out of range is bad_data.
+  /// Rows gather_ahead() copied already are taken as they are.
   caf::error gather(const std::vector<uint32_t>& indices);
+
+  /// Copies the rows `indices` of a round to come into spare buffers, which
+  /// the replica does while it waits for its push's answers: gather() then
+  /// takes them if that round's rows are still these (a loss may re-plan it).
+  void gather_ahead(const std::vector<uint32_t>& indices);
 
   /// Computes the gradient of the rows gather() copied (`indices`) at
   /// `parameters` for store round `round` into a host buffer, rounded to the
@@ -68,7 +74,19 @@ public:
   void set_residual(std::vector<float> residual) { residual_ = std::move(residual); }
 
 private:
+  // One round's samples in batch buffers.
+  struct batch_rows {
+    std::vector<float> images;   // (max_batch, inputs)
+    std::vector<int32_t> labels; // (max_batch)
+    std::vector<float> targets;  // (max_batch, target width): a regression set's
+    std::vector<float> weights;  // each sample's class weight (--class-weights)
+    std::vector<uint32_t> indices; // the rows they are (gather_ahead's)
+    caf::error error;              // what their gathering found wrong
+  };
+
   void reserve(size_t samples);
+  void size_rows(batch_rows& rows) const;
+  caf::error gather_into(batch_rows& rows, const std::vector<uint32_t>& indices);
   caf::error bad_data(const std::string& why) const;
 
   std::shared_ptr<replica_setup> setup_;
@@ -78,10 +96,9 @@ private:
   // round closes), so a few rotate, as many as are in flight.
   std::unique_ptr<device_buffer_pool> host_gradients_;
   std::unique_ptr<device_step> on_device_;
-  std::vector<float> images_;   // (max_batch, inputs)
-  std::vector<int32_t> labels_; // (max_batch)
-  std::vector<float> targets_;  // (max_batch, target width): a regression set's
-  std::vector<float> weights_;  // each sample's class weight (--class-weights)
+  batch_rows rows_;           // the round's, which on_host computes
+  batch_rows ahead_;          // gather_ahead's, for a round to come
+  bool ahead_ready_ = false;
   // --wire=int8's error feedback: what quantizing this replica's gradients
   // has left out so far, added to the next one (messages/int8_blocks.hpp).
   // It lives with the actor (a respawned replica starts from zero); an

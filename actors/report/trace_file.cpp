@@ -70,19 +70,39 @@ void trace_file::write_event(const std::string& json) {
   std::fputs(json.c_str(), file_);
 }
 
+namespace {
+
+const char* replica_span_name(uint8_t kind) {
+  switch (static_cast<trace_kind>(kind)) {
+  case trace_kind::compute: return "compute";
+  case trace_kind::gather: return "gather";
+  default: return "wait";
+  }
+}
+
+} // namespace
+
 void trace_file::add_replica_spans(uint32_t replica, const std::vector<trace_span>& spans,
                                    int64_t offset_ns) {
-  // A round is its compute and then its wait; spans come in time order.
+  // A round is its compute and then its wait; the gathering of its samples
+  // lies in the wait of the round before, where it shows inside that
+  // round's span. Spans come in time order.
   std::map<uint64_t, std::vector<const trace_span*>> rounds;
   for (const auto& span : spans)
     rounds[span.round].push_back(&span);
+  const auto gathered = [](const trace_span* part) {
+    return part->kind == static_cast<uint8_t>(trace_kind::gather);
+  };
   for (const auto& [round, parts] : rounds) {
-    int64_t from = parts.front()->start_ns;
-    int64_t to = from;
-    for (const auto* part : parts) {
-      from = std::min(from, part->start_ns);
-      to = std::max(to, part->start_ns + part->duration_ns);
-    }
+    int64_t from = INT64_MAX;
+    int64_t to = INT64_MIN;
+    for (const auto* part : parts)
+      if (!gathered(part)) {
+        from = std::min(from, part->start_ns);
+        to = std::max(to, part->start_ns + part->duration_ns);
+      }
+    if (from > to) // only its gathering: the epoch ended before its compute
+      from = to = parts.front()->start_ns;
     const int tid = replica_track(replica);
     write_event(nlohmann::json{{"name", "round " + std::to_string(round)}, {"cat", "round"},
                                {"ph", "X"}, {"pid", 1}, {"tid", tid},
@@ -92,7 +112,7 @@ void trace_file::add_replica_spans(uint32_t replica, const std::vector<trace_spa
     for (const auto* part : parts)
       write_event(
         nlohmann::json{
-          {"name", part->kind == static_cast<uint8_t>(trace_kind::compute) ? "compute" : "wait"},
+          {"name", replica_span_name(part->kind)},
           {"cat", "replica"}, {"ph", "X"}, {"pid", 1}, {"tid", tid},
           {"ts", micros(part->start_ns + offset_ns)}, {"dur", part->duration_ns / 1e3},
           {"args", {{"round", round}}}}

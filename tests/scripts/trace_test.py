@@ -5,8 +5,9 @@
 
 A real run (2 replicas, 2 store shards, 2 epochs, a checkpoint per epoch)
 must write JSON with a named track per replica and per shard, one "round"
-span per round on each replica's track with its compute and wait inside it,
-one "step" span per round on each shard's track, spans in time order, and
+span per round on each replica's track with its compute and wait inside it
+and, but for an epoch's first round, the gathering of its samples inside the
+wait of the round before (the replica copies them while it waits), one "step" span per round on each shard's track, spans in time order, and
 instant events for the epoch ends and checkpoints; the metadata states the
 clock's error bound. A second run across two node processes puts its events
 on the coordinator's clock with a bound of the handshake's round trip.
@@ -67,17 +68,30 @@ def check_trace(path, replicas, shards):
         for e in spans:
             if e["cat"] == "replica":
                 inner.setdefault(e["args"]["round"], []).append(e)
-        for r in round_spans:
+        waits = {}
+        for n, r in enumerate(round_spans):
             parts = inner.get(r["args"]["round"], [])
-            if sorted(p["name"] for p in parts) != ["compute", "wait"]:
+            names = sorted(p["name"] for p in parts)
+            gathered = n % ROUNDS_PER_EPOCH != 0
+            if names != (["compute", "gather", "wait"] if gathered else ["compute", "wait"]):
                 fail(f"replica {i} round {r['args']['round']}: parts {parts}")
             for p in parts:
+                if p["name"] == "gather":
+                    continue
                 if p["ts"] < r["ts"] - EPS or p["ts"] + p["dur"] > r["ts"] + r["dur"] + EPS:
                     fail(f"replica {i}: {p} is not inside {r}")
             compute = next(p for p in parts if p["name"] == "compute")
             wait = next(p for p in parts if p["name"] == "wait")
+            waits[r["args"]["round"]] = wait
             if wait["ts"] < compute["ts"] + compute["dur"] - EPS:
                 fail(f"replica {i}: wait before compute ends: {compute} {wait}")
+        for e in spans:
+            if e.get("name") != "gather":
+                continue
+            before = waits.get(e["args"]["round"] - 1)
+            if before is None or e["ts"] < before["ts"] - EPS \
+                    or e["ts"] + e["dur"] > before["ts"] + before["dur"] + EPS:
+                fail(f"replica {i}: {e} is not inside the wait before it, {before}")
     for k in range(shards):
         steps = [e for e in events if e["ph"] == "X" and e["tid"] == 1001 + k]
         if len(steps) != rounds:
