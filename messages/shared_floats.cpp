@@ -220,12 +220,13 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
     return caf::make_error(caf::sec::end_of_stream,
                            "a float buffer of " + std::to_string(size) + " elements in "
                              + std::to_string(bytes->remaining()) + " bytes");
-  auto values = std::make_shared<std::vector<float>>(size);
+  // Not zeroed first: the bytes fill it whole.
+  std::shared_ptr<float> values(new float[size], std::default_delete<float[]>());
   if (size > 0) {
-    if (auto err = source.apply_raw(size * sizeof(float), values->data()))
+    if (auto err = source.apply_raw(size * sizeof(float), values.get()))
       return err;
   }
-  x = shared_floats{std::move(values)};
+  x = shared_floats{std::shared_ptr<const float>(std::move(values)), 0, size};
   return source.end_sequence();
 }
 
