@@ -33,6 +33,10 @@ cluster_config::cluster_config(std::string program, std::string about)
   // and that port has no frame-size guard (actors/cluster/frame_guard.hpp). Troupe
   // links the nodes it needs linked itself (placement: link_nodes).
   set("middleman.enable-automatic-connections", false);
+  // The middleman's own thread reads each message off the wire: a worker of
+  // its own would add one more thread's wake-up to every push and answer
+  // between processes, the bound of a round (docs/benchmarks.md).
+  set("middleman.workers", size_t{0});
   // Troupe's messages are few and large, and replicas wait while the store
   // works: one central queue whose idle workers poll it briefly before they
   // sleep (actors/runtime/spinning_scheduler.hpp) hands a push to the shard
