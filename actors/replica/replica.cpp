@@ -65,19 +65,10 @@ void samples_at(const replica_state& st, const std::vector<uint32_t>& positions,
     out.push_back(st.order[position]);
 }
 
-// Starts loading the images of this replica's next round, which the round
-// it computes now leaves time for (a hint: a loss that re-plans that round
-// wastes only the hint).
-void prefetch_next_round(const replica_state& st) {
-  if (st.next_round + 1 >= st.schedule->rounds())
-    return;
-  std::vector<uint32_t> samples;
-  samples_at(st, st.schedule->positions(st.next_round + 1, st.setup->config.index), samples);
-  st.setup->train->prefetch(samples.data(), samples.size());
-}
-
 // Gathers the samples of this replica's next round while its push is out:
-// the copy leaves the round's path from the answers to the next push.
+// the copy, and the source's loading of those rows, leave the round's path
+// from the answers to the next push (a loss that re-plans that round
+// wastes only the copy).
 void gather_next_round(replica_state& st) {
   if (st.setup->device_handover || st.next_round + 1 >= st.schedule->rounds())
     return;
@@ -151,7 +142,6 @@ caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positio
   } else {
     if (auto err = compute.gather(st.batch_indices))
       return err;
-    prefetch_next_round(st);
     stats = compute.on_host(st.batch_indices, st.params.values.data(),
                             st.first_round + st.next_round, push);
   }
