@@ -27,9 +27,12 @@ void ask_handover(coordinator_pointer self, size_t index, const replica_actor& o
     .then(st.members.guard([self, index](uint64_t last_push, shared_floats& before,
                                          shared_floats& now) {
             auto& handover = self->state.replicas[index].handover;
-            handover.last_push = last_push;
-            handover.before = std::move(before);
-            handover.now = std::move(now);
+            const size_t count = self->state.setup.plan.parameter_count;
+            if (before.size() == count && now.size() == count) { // else it starts at zero
+              handover.last_push = last_push;
+              handover.before = std::move(before);
+              handover.now = std::move(now);
+            }
             handover_done(self, index);
           }),
           st.members.guard([self, index](caf::error& err) {

@@ -116,3 +116,51 @@ TEST_CASE("a periodic checkpoint that cannot be written is counted in the writer
   CHECK(written.last_error.find(path) != std::string::npos);
   CHECK(f.stats().version == 2);
 }
+
+TEST_CASE("an int8 sync store that cuts a checkpoint says so in the round's answers, and writes "
+          "it once the next round's pushes brought every replica's residual; a residual of the "
+          "wrong length is refused, naming replica and round",
+          "[store][sync][checkpoint][int8]") {
+  temp_checkpoint file;
+  store_fixture f(
+    "sync", 2,
+    [&](store_config& o) {
+      o.checkpoint_every = 1;
+      o.wire = float_codec::int8;
+    },
+    file.path);
+  f.watch(0);
+  f.watch(1);
+  const auto gradient = filled(parameter_count, 0.5f).rounded(float_codec::int8);
+  f.push(0, f.make_push(0, 0, 0, gradient));
+  f.push(1, f.make_push(1, 0, 0, gradient));
+  auto a = f.take(0);
+  REQUIRE(a.params);
+  CHECK(a.params->cut);
+  REQUIRE(f.take(1).params);
+  CHECK_FALSE(file.exists()); // round 0's cut waits for the residuals
+  for (uint32_t r : {0u, 1u}) {
+    auto push = f.make_push(r, 1, 1, gradient);
+    push.residual = filled(parameter_count, 0.25f * static_cast<float>(r + 1));
+    f.push(r, push);
+  }
+  REQUIRE(f.take(0).params);
+  REQUIRE(f.take(1).params);
+  REQUIRE(file.exists());
+  const auto saved = file.read();
+  CHECK(saved.round == 1);
+  REQUIRE(saved.residuals.size() == 2 * parameter_count);
+  CHECK(saved.residuals.front() == 0.25f);
+  CHECK(saved.residuals.back() == 0.5f);
+
+  auto bad = f.make_push(0, 2, 2, gradient);
+  bad.residual = filled(3, 0.25f);
+  f.push(0, bad);
+  auto refused = f.take(0);
+  REQUIRE(refused.error);
+  CHECK(*refused.error == troupe_errc::bad_gradient);
+  CHECK_THAT(describe(*refused.error),
+             Catch::Contains("residual from replica 0 for round 2 arrived malformed: 3 values "
+                             "for store shard 0, expected "
+                             + std::to_string(parameter_count)));
+}
