@@ -26,7 +26,8 @@ shard_buffers::shard_buffers(shard_range range, const shared_parameter_buffers& 
                              uint32_t history_depth)
   : count_(range.count), base_(range.offset),
     params_(shared.current, shared.current->data()), shared_(true),
-    spare_(shared.other, shared.other->data()), history_depth_(history_depth) {
+    spare_(shared.other, shared.other->data()), shared_wire_(shared.wire),
+    history_depth_(history_depth) {
 }
 
 std::shared_ptr<float> shard_buffers::new_buffer() const {
@@ -125,7 +126,15 @@ shared_floats shard_buffers::on_wire(const shared_floats& view, uint64_t version
   if (codec == float_codec::fp32)
     return view;
   if (wire_version_ != version || wire_source_ != view.data() || wire_copy_.size() != view.size()) {
-    wire_copy_ = view.rounded(codec);
+    if (shared_wire_ && codec != float_codec::int8 && view.size() == count_) {
+      // Replicas read the version before only until their pushes, which
+      // this version's step waited for.
+      round_into(codec, view.data(), count_, shared_wire_->data() + base_);
+      wire_copy_ = shared_floats{shared_wire_, base_, count_};
+      wire_copy_.codec = codec;
+    } else {
+      wire_copy_ = view.rounded(codec);
+    }
     wire_version_ = version;
     wire_source_ = view.data();
   }

@@ -79,7 +79,9 @@ public:
 
   /// Returns `view` (host memory, of `version`) rounded to `codec` (--wire):
   /// the view itself for fp32, else a rounded copy made once per version and
-  /// buffer, which every answer of that version shares.
+  /// buffer, which every answer of that version shares (shared buffers: the
+  /// shard's range of one rounded buffer every shard writes, so that a
+  /// replica joins the answers without a copy).
   shared_floats on_wire(const shared_floats& view, uint64_t version, float_codec codec);
 
 private:
@@ -93,6 +95,7 @@ private:
   bool shared_ = false;
   bool stepped_once_ = false; // shared: spare_ holds the version before
   std::shared_ptr<float> spare_; // shared: the other buffer
+  std::shared_ptr<std::vector<float>> shared_wire_; // shared: on_wire's rounded copies
   std::vector<std::shared_ptr<float>> retired_;
   std::deque<std::pair<std::shared_ptr<float>, uint64_t>> history_; // oldest first
   size_t history_depth_;

@@ -333,7 +333,8 @@ void add_store_actor_type(caf::actor_system_config& config) {
 
 shared_parameter_buffers shared_parameter_buffers::holding(const std::vector<float>& initial) {
   return {std::make_shared<std::vector<float>>(initial),
-          std::make_shared<std::vector<float>>(initial)};
+          std::make_shared<std::vector<float>>(initial),
+          std::make_shared<std::vector<float>>(initial.size())};
 }
 
 caf::expected<store_actor> spawn_variable_store(caf::actor_system& system, store_config config,

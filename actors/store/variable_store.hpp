@@ -30,6 +30,9 @@ void add_store_actor_type(caf::actor_system_config& config);
 struct shared_parameter_buffers {
   std::shared_ptr<std::vector<float>> current; // the replicas read this one first
   std::shared_ptr<std::vector<float>> other;
+  // The parameters rounded to a 16-bit --wire, every shard's range: the
+  // answers of one version, which replicas then read without a copy.
+  std::shared_ptr<std::vector<float>> wire;
 
   /// Both buffers, holding `initial`.
   static shared_parameter_buffers holding(const std::vector<float>& initial);
