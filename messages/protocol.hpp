@@ -255,6 +255,9 @@ struct handshake {
   std::string gemm_family;
   bool same_bits_required = false; // the coordinator's run promises the same bits (sync)
   int64_t clock_ns = 0; // the sender's steady clock when it made this (trace clock offsets)
+  // A node's answer: its steady clock as it sent it, after its checks (which
+  // may read the data); 0: as clock_ns.
+  int64_t answered_ns = 0;
   uint64_t max_frame_size = 0; // a node's bound on a plaintext peer's frames (0: none)
 };
 
@@ -353,7 +356,7 @@ typename Inspector::result_type inspect(Inspector& f, handshake& x) {
   return f(caf::meta::type_name("handshake"), x.protocol_version, x.model,
            x.model_fingerprint, x.float_probe, x.heartbeat_interval_ms,
            x.connection_timeout_ms, x.data_dir, x.peer, x.numerics_build, x.numerics_libm,
-           x.gemm_kernel, x.gemm_family, x.same_bits_required, x.clock_ns, x.max_frame_size);
+           x.gemm_kernel, x.gemm_family, x.same_bits_required, x.clock_ns, x.answered_ns, x.max_frame_size);
 }
 
 template <class Inspector>

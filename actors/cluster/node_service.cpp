@@ -1,6 +1,7 @@
 // The node service actor and connecting to nodes.
 #include "actors/cluster/node_service.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <caf/all.hpp>
@@ -95,6 +96,7 @@ node_actor::behavior_type node_service(node_actor::pointer self, node_options op
                    theirs.peer.c_str(), theirs.model.c_str(), theirs.data_dir.c_str());
       if (const auto& sender = self->current_sender())
         greet_node(sender->node());
+      mine.answered_ns = steady_nanoseconds();
       return mine;
     },
     [](link_atom, const caf::node_id& linked) {
@@ -186,9 +188,14 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
   auto mine = hello;
   if (auto err = check_handshake(mine, *theirs))
     return err;
-  // The node made its answer about halfway through the round trip.
-  return connected_node{*node, sent + (received - sent) / 2 - theirs->clock_ns,
-                        (received - sent) / 2, theirs->max_frame_size};
+  // As NTP does: the node stamped the hello's arrival and its answer's
+  // departure; the time between is its own, and the rest of the round trip
+  // is the two ways on the wire, taken as equal.
+  const int64_t arrived = theirs->clock_ns;
+  const int64_t departed = theirs->answered_ns != 0 ? theirs->answered_ns : arrived;
+  const int64_t on_wire = std::max<int64_t>(0, (received - sent) - (departed - arrived));
+  return connected_node{*node, ((sent - arrived) + (received - departed)) / 2, on_wire / 2,
+                        theirs->max_frame_size};
 }
 
 } // namespace troupe::detail
