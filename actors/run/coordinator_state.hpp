@@ -74,6 +74,8 @@ struct coordinator_state {
   bool done = false; // with members.end(), which stops the guarded continuations
   caf::actor caller;              // fit()'s own actor, which steers after each epoch
   bool awaiting_verdict = false;  // an epoch's record is with the caller
+  bool healing = false;           // a store heal's actors are stopped and not yet all back
+  std::function<void()> after_heal; // the caller's verdict, which came while healing
   bool stop_requested = false;    // a callback or the caller ended the run after an epoch
   float learning_rate_factor = 1.0f; // the schedule's rate is times this (callbacks, resume)
   std::vector<metric_spec> metrics;  // --extra-metrics, scored with the test set

@@ -122,8 +122,15 @@ void steer_epoch(coordinator_pointer self, const epoch_record& record,
         auto& st = self->state;
         st.awaiting_verdict = false;
         st.stop_requested = st.stop_requested || stop;
-        if (!st.done)
+        if (st.done)
+          return;
+        auto go_on = [self, learning_rate_factor] {
           scale_learning_rate(self, learning_rate_factor, [self] { checkpoint_if_due(self); });
+        };
+        if (st.healing) // its shards are not back yet: resume_after_heal goes on
+          st.after_heal = std::move(go_on);
+        else
+          go_on();
       },
       [self](caf::error& err) {
         self->state.awaiting_verdict = false;
@@ -295,9 +302,16 @@ std::chrono::milliseconds step_timeout(const coordinator_state& st) {
 }
 
 void resume_after_heal(coordinator_pointer self) {
-  if (self->state.awaiting_verdict)
+  auto& st = self->state;
+  if (st.awaiting_verdict)
     return; // the caller's verdict goes on
-  if (self->state.epoch_recorded)
+  if (st.after_heal) { // it came during the heal
+    auto go_on = std::move(st.after_heal);
+    st.after_heal = nullptr;
+    go_on();
+    return;
+  }
+  if (st.epoch_recorded)
     checkpoint_if_due(self);
   else
     collect_epoch_stats(self);

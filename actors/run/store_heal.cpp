@@ -114,6 +114,7 @@ void order_all(coordinator_pointer self, const params_msg& params) {
 void report_heal(coordinator_pointer self, replacement_record record,
                  clock_type::time_point lost_at, const std::string& told) {
   auto& st = self->state;
+  st.healing = false;
   const bool heal = record.kind == replacement_kind::store_heal;
   ++(heal ? st.heals : st.respawns);
   record.milliseconds =
@@ -233,6 +234,7 @@ void heal_store(coordinator_pointer self, replacement_record record, const std::
   record.noticed_at =
     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const auto lost_at = clock_type::now();
+  st.healing = true;
   stop_run_actors(self);
   await_retired(self, st.members.guard([self, record, lost_at, what] {
     const auto& members = self->state.members;
@@ -244,6 +246,23 @@ void heal_store(coordinator_pointer self, replacement_record record, const std::
               fail_store(self, what + "; the store cannot heal: " + describe(err));
             }));
   }));
+}
+
+// Rolls the run back for the store shard (store_heal) or replica (respawn)
+// `index` lost at `where` (`node_lost`: with its node).
+void roll_back(coordinator_pointer self, replacement_kind kind, size_t index, const site& where,
+               bool node_lost, const std::string& reason, const std::string& what) {
+  auto& st = self->state;
+  if (node_lost)
+    st.nodes.lose(where.node);
+  const bool shard = kind == replacement_kind::store_heal;
+  trace_instant(st, (shard ? "store shard " : "replica ") + std::to_string(index) + " lost");
+  replacement_record record;
+  record.kind = kind;
+  record.index = static_cast<uint32_t>(index);
+  record.lost_on = where.text;
+  record.reason = reason;
+  heal_store(self, std::move(record), what);
 }
 
 } // namespace
@@ -261,15 +280,8 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
     fail_store(self, what);
     return;
   }
-  if (node_lost)
-    st.nodes.lose(st.shards[shard].where.node);
-  trace_instant(st, "store shard " + std::to_string(shard) + " lost");
-  replacement_record record;
-  record.kind = replacement_kind::store_heal;
-  record.index = static_cast<uint32_t>(shard);
-  record.lost_on = st.shards[shard].where.text;
-  record.reason = why;
-  heal_store(self, std::move(record), what);
+  roll_back(self, replacement_kind::store_heal, shard, st.shards[shard].where, node_lost, why,
+            what);
 }
 
 bool rolls_back_replicas(const coordinator_state& st) {
@@ -280,16 +292,8 @@ bool rolls_back_replicas(const coordinator_state& st) {
 
 void roll_back_for_replica(coordinator_pointer self, size_t index, const std::string& what,
                            const std::string& reason, bool node_lost) {
-  auto& st = self->state;
-  if (node_lost)
-    st.nodes.lose(st.replicas[index].where.node);
-  trace_instant(st, "replica " + std::to_string(index) + " lost");
-  replacement_record record;
-  record.kind = replacement_kind::respawn;
-  record.index = static_cast<uint32_t>(index);
-  record.lost_on = st.replicas[index].where.text;
-  record.reason = reason;
-  heal_store(self, std::move(record), what);
+  roll_back(self, replacement_kind::respawn, index, self->state.replicas[index].where, node_lost,
+            reason, what);
 }
 
 void snapshot_store(coordinator_pointer self, const std::vector<float>& residuals,

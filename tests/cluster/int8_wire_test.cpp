@@ -164,28 +164,16 @@ TEST_CASE("an int8 replica moved onto a node that joins mid-run hands its residu
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
-  uint16_t door = 0;
-  {
-    refused_port free; // a port nobody listens on: the coordinator takes it
-    door = free.port();
-  }
-  const auto joins = "127.0.0.1:" + std::to_string(door);
-  auto args = replicas_on(2, {&a}, 2, {"--accept-joins=" + joins, "--wire=int8"});
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
-  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  &coordinator);
-  auto b = start_node(dir, "node-b", {"--join=" + joins});
-  CLUSTER_REQUIRE(b.proc->wait_for_line(stream::out, "joined the run at " + joins
-                                                       + ", hosting replica 0",
-                                        line_timeout),
-                  b.proc.get());
-  const auto status = coordinator.wait(run_timeout);
+  const auto joins = free_join_door();
+  auto coordinator =
+    start_run(dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + joins, "--wire=int8"}), false);
+  auto b = join_run(dir, "node-b", joins, 0);
+  const auto status = coordinator->wait(run_timeout);
   INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, &coordinator);
-  CLUSTER_REQUIRE(status.code == 0, &coordinator);
-  CLUSTER_CHECK(coordinator.err().find("moves without its int8 residual") == std::string::npos,
-                &coordinator);
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  CLUSTER_CHECK(coordinator->err().find("moves without its int8 residual") == std::string::npos,
+                coordinator.get());
   const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
   REQUIRE(records_of(metrics, "move").size() == 1);
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});

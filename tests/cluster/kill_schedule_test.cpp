@@ -148,8 +148,7 @@ TEST_CASE("a schedule of kills, stops and a join in exact rounds ends with the c
   std::vector<std::string> extra{"--metrics=" + dir.file("coordinator.jsonl")};
   std::string joins;
   if (plan.join_at_half) {
-    refused_port free; // a port nobody listens on: the coordinator takes it
-    joins = "127.0.0.1:" + std::to_string(free.port());
+    joins = troupe::respawn_runs::free_join_door();
     extra.push_back("--accept-joins=" + joins);
   }
   if (plan.store_only_nodes)

@@ -42,6 +42,26 @@ inline std::vector<std::string> replicas_on(uint32_t replicas,
   return on_nodes(replicas, nodes, per_node, std::move(extra));
 }
 
+// An address for the coordinator's --accept-joins door: a loopback port
+// nobody listens on, which the coordinator then takes.
+inline std::string free_join_door() {
+  refused_port free;
+  return "127.0.0.1:" + std::to_string(free.port());
+}
+
+// Starts node `name`, which joins the run at `door`, and waits until it
+// says it hosts replica `replica`.
+inline node_process join_run(const temp_dir& dir, const std::string& name,
+                             const std::string& door, uint32_t replica) {
+  auto node = start_node(dir, name, {"--join=" + door});
+  CLUSTER_REQUIRE(node.proc->wait_for_line(stream::out, "joined the run at " + door
+                                                          + ", hosting replica "
+                                                          + std::to_string(replica),
+                                           line_timeout),
+                  node.proc.get());
+  return node;
+}
+
 // Starts the coordinator and waits for its first epoch line, then half an
 // epoch more when `mid_epoch`.
 inline std::unique_ptr<process> start_run(const temp_dir& dir, std::vector<std::string> args,

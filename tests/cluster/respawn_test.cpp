@@ -116,23 +116,11 @@ TEST_CASE("a node that joins mid-run takes replicas from the busiest nodes, the 
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
-  uint16_t door = 0;
-  {
-    refused_port free; // a port nobody listens on: the coordinator takes it
-    door = free.port();
-  }
-  const auto joins = "127.0.0.1:" + std::to_string(door);
-  auto args = replicas_on(4, {&a, &b}, 2, {"--accept-joins=" + joins});
-  args.push_back("--metrics=" + dir.file("coordinator.jsonl"));
-  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
-  CLUSTER_REQUIRE(coordinator.wait_for_line(stream::out, "Epoch 1/4", line_timeout),
-                  &coordinator);
-  auto c = start_node(dir, "node-c", {"--join=" + joins});
+  const auto joins = free_join_door();
+  auto started = start_run(dir, replicas_on(4, {&a, &b}, 2, {"--accept-joins=" + joins}), false);
+  process& coordinator = *started;
   // Node c hosts one of the four (its share of three nodes), taken from a.
-  CLUSTER_REQUIRE(c.proc->wait_for_line(stream::out, "joined the run at " + joins
-                                                       + ", hosting replica 0",
-                                        line_timeout),
-                  c.proc.get());
+  auto c = join_run(dir, "node-c", joins, 0);
   CLUSTER_CHECK(c.proc->wait_for_line(stream::err, "replica 0 of 4 on cpu started",
                                       notice_timeout),
                 c.proc.get());
@@ -159,13 +147,9 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
           "which takes its replicas, or ends the run once the wait is over",
           "[cluster][join][respawn]") {
   temp_dir dir{"troupe-cluster"};
-  auto free_door = [] {
-    refused_port free; // a port nobody listens on: the coordinator takes it
-    return "127.0.0.1:" + std::to_string(free.port());
-  };
   SECTION("a node joins in time") {
     auto a = start_node(dir, "node-a");
-    const auto joins = free_door();
+    const auto joins = free_join_door();
     auto coordinator = start_and_kill(
       dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + joins, "--respawn-timeout=20000"}), a);
     CLUSTER_REQUIRE(coordinator->wait_for_line(stream::err, "waiting up to 20000 ms",
@@ -183,7 +167,7 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
   SECTION("nobody joins") {
     auto a = start_node(dir, "node-a");
     auto coordinator = start_and_kill(
-      dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + free_door(), "--respawn-timeout=1000"}),
+      dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + free_join_door(), "--respawn-timeout=1000"}),
       a);
     const auto status = coordinator->wait(exit_timeout);
     INFO(to_string(status));
