@@ -134,6 +134,23 @@ caf::error greet_linked_node(caf::actor_system& system, const node_actor& node,
   return greeted ? caf::none : greeted.error();
 }
 
+namespace {
+
+// The node's clock offset and its bound, from a handshake the coordinator
+// sent at `sent` and had answered at `received`, as NTP does: the node
+// stamped the hello's arrival and its answer's departure; the time between
+// is its own, and the rest of the round trip is the two ways on the wire,
+// taken as equal.
+std::pair<int64_t, int64_t> clock_offset(int64_t sent, int64_t received,
+                                         const handshake& theirs) {
+  const int64_t arrived = theirs.clock_ns;
+  const int64_t departed = theirs.answered_ns != 0 ? theirs.answered_ns : arrived;
+  const int64_t on_wire = std::max<int64_t>(0, (received - sent) - (departed - arrived));
+  return {((sent - arrived) + (received - departed)) / 2, on_wire / 2};
+}
+
+} // namespace
+
 caf::expected<connected_node> connect_to_node(caf::actor_system& system,
                                               const host_port& address, bool tls,
                                               const handshake& hello,
@@ -188,14 +205,8 @@ caf::expected<connected_node> connect_to_node(caf::actor_system& system,
   auto mine = hello;
   if (auto err = check_handshake(mine, *theirs))
     return err;
-  // As NTP does: the node stamped the hello's arrival and its answer's
-  // departure; the time between is its own, and the rest of the round trip
-  // is the two ways on the wire, taken as equal.
-  const int64_t arrived = theirs->clock_ns;
-  const int64_t departed = theirs->answered_ns != 0 ? theirs->answered_ns : arrived;
-  const int64_t on_wire = std::max<int64_t>(0, (received - sent) - (departed - arrived));
-  return connected_node{*node, ((sent - arrived) + (received - departed)) / 2, on_wire / 2,
-                        theirs->max_frame_size};
+  const auto [offset, error] = clock_offset(sent, received, *theirs);
+  return connected_node{*node, offset, error, theirs->max_frame_size};
 }
 
 } // namespace troupe::detail

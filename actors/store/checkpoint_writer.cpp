@@ -17,6 +17,24 @@ caf::error bad_parts(const std::string& why) {
   return make_troupe_error(troupe_errc::bad_config, why);
 }
 
+// A checkpoint of `target`'s run where `lead` says the store stands, without
+// its values yet.
+checkpoint checkpoint_header(const checkpoint_target& target, const checkpoint_part& lead) {
+  checkpoint c;
+  c.model = target.model;
+  c.settings = target.settings;
+  c.config_fingerprint = settings_fingerprint(target.settings);
+  c.optimizer = target.optimizer;
+  c.version = lead.version;
+  c.round = lead.round;
+  c.epoch = lead.epoch;
+  c.epoch_round = lead.epoch_round;
+  c.epoch_complete = lead.epoch_complete;
+  c.optimizer_steps = lead.optimizer_steps;
+  c.learning_rate_factor = lead.learning_rate_factor;
+  return c;
+}
+
 // The replicas' residuals of every part (checkpoint_part::residuals), placed
 // replica after replica into `out` (replicas x the parameter count); `out`
 // stays empty unless every part has them.
@@ -74,18 +92,7 @@ caf::expected<checkpoint> assemble_checkpoint(const checkpoint_target& target,
                 "a checkpoint needs one part from each of " + std::to_string(target.shards)
                   + " store shards, got " + std::to_string(parts.size()));
   const checkpoint_part& lead = parts.front();
-  checkpoint c;
-  c.model = target.model;
-  c.settings = target.settings;
-  c.config_fingerprint = settings_fingerprint(target.settings);
-  c.optimizer = target.optimizer;
-  c.version = lead.version;
-  c.round = lead.round;
-  c.epoch = lead.epoch;
-  c.epoch_round = lead.epoch_round;
-  c.epoch_complete = lead.epoch_complete;
-  c.optimizer_steps = lead.optimizer_steps;
-  c.learning_rate_factor = lead.learning_rate_factor;
+  checkpoint c = checkpoint_header(target, lead);
   c.params.resize(target.parameter_count);
   std::vector<bool> seen(target.shards, false);
   for (const checkpoint_part& part : parts) {
