@@ -24,6 +24,19 @@ inline std::string temp_checkpoint_path(const std::string& suite, const std::str
     .string();
 }
 
+/// A short sync run on the test slice, checkpointed at `checkpoint` (empty:
+/// none): 2 replicas, 2 epochs of global batch 16, seed 11.
+inline run_config small_checkpointed_run(const std::string& checkpoint) {
+  run_config o;
+  o.replicas = 2;
+  o.epochs = 2;
+  o.batch_size = 16;
+  o.seed = 11;
+  o.checkpoint_path = checkpoint;
+  o.step_timeout_ms = 20000;
+  return o;
+}
+
 /// Resumes `options` from the checkpoint at `path` on the test slice and
 /// checks that it ends with the uninterrupted run's version, parameters and
 /// accuracy.

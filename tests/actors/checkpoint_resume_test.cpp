@@ -25,14 +25,7 @@ struct resume_config : caf::actor_system_config {
 };
 
 run_config small_run(const std::string& checkpoint) {
-  run_config o;
-  o.replicas = 2;
-  o.epochs = 2;
-  o.batch_size = 16;
-  o.seed = 11;
-  o.checkpoint_path = checkpoint;
-  o.step_timeout_ms = 20000;
-  return o;
+  return testing::small_checkpointed_run(checkpoint);
 }
 
 std::string temp_path(const std::string& name) {

@@ -25,15 +25,9 @@ struct int8_checkpoint_config : caf::actor_system_config {
 };
 
 run_config int8_run(const std::string& checkpoint, uint32_t shards) {
-  run_config o;
-  o.replicas = 2;
-  o.epochs = 2;
-  o.batch_size = 16;
-  o.seed = 11;
+  auto o = testing::small_checkpointed_run(checkpoint);
   o.store_shards = shards;
   o.wire = float_codec::int8;
-  o.checkpoint_path = checkpoint;
-  o.step_timeout_ms = 20000;
   return o;
 }
 
