@@ -28,5 +28,6 @@ using rate_atom = caf::atom_constant<caf::atom("rate")>;
 using norm_atom = caf::atom_constant<caf::atom("norm")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using residual_atom = caf::atom_constant<caf::atom("residual")>;
+using clock_atom = caf::atom_constant<caf::atom("clock")>;
 
 } // namespace troupe::detail

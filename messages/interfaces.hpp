@@ -92,7 +92,10 @@ using node_actor = caf::typed_actor<
   caf::replies_to<link_atom, std::string, uint16_t>::with<bool>,
   // Take node N, which the coordinator linked to this node from its side,
   // as greeted: the one connection serves both directions.
-  caf::replies_to<link_atom, caf::node_id>::with<bool>>;
+  caf::replies_to<link_atom, caf::node_id>::with<bool>,
+  // Its steady clock now (trace clock offsets: the coordinator keeps the
+  // estimate of the quickest of a few round trips).
+  caf::replies_to<clock_atom>::with<int64_t>>;
 
 /// What a coordinator listening for joins (--accept-joins) publishes: a node
 /// announces the host and port it listens on, and the coordinator connects

@@ -25,9 +25,10 @@ struct node_options {
 node_actor spawn_node_service(caf::actor_system& system, node_options options);
 
 /// Describes a node after a passed handshake: its front door, and how its
-/// steady clock relates to ours (estimated from the handshake's round trip,
-/// as NTP does): add clock_offset_ns to its times to get ours, give or take
-/// clock_error_ns (half the round trip).
+/// steady clock relates to ours (estimated as NTP does from the quickest of
+/// the handshake's and a few clock readings' round trips): add
+/// clock_offset_ns to its times to get ours, give or take clock_error_ns
+/// (half that round trip, less the node's own time).
 struct connected_node {
   node_actor node;
   int64_t clock_offset_ns = 0;

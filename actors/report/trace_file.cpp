@@ -142,7 +142,8 @@ void trace_file::close(int64_t clock_error_ns) {
     return;
   const nlohmann::json other = {
     {"clock", "the coordinator's steady clock, microseconds since the run started; "
-              "nodes' events moved by an offset estimated from the handshake's round trip"},
+              "nodes' events moved by an offset estimated from the quickest of the "
+              "handshake's and a few clock readings' round trips"},
     {"clock_error_us", clock_error_ns / 1e3}};
   std::fprintf(file_, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":%s}\n", other.dump().c_str());
   std::fclose(file_);

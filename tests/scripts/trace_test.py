@@ -10,7 +10,7 @@ and, but for an epoch's first round, the gathering of its samples inside the
 wait of the round before (the replica copies them while it waits), one "step" span per round on each shard's track, spans in time order, and
 instant events for the epoch ends and checkpoints; the metadata states the
 clock's error bound. A second run across two node processes puts its events
-on the coordinator's clock with a bound of the handshake's round trip.
+on the coordinator's clock with a bound of half a round trip.
 """
 import json
 import os
