@@ -23,11 +23,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench/rates.sh
 source "$(dirname "${BASH_SOURCE[0]}")/rates.sh"
-rate() { # rate PROGRAM: one run's samples/s from its final metrics record
-  "$1" --data-dir="$data" --epochs=1 --progress=off --metrics="$work/run.jsonl" "${@:2}" \
-    > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
-  sed -n 's/.*"record":"final".*"samples_per_second":\([0-9.]*\).*/\1/p' "$work/run.jsonl"
-}
+rate() { mnist_rate "$1" "$data" "$work" "${@:2}"; } # rate PROGRAM OPTIONS...
 old_runs=() new_runs=() base_runs=()
 for _ in $(seq "$repeats"); do
   [ -z "$base" ] || base_runs+=("$(train_bench_rate "$base" "$data")")

@@ -23,11 +23,8 @@ start_node a
 start_node b
 on_nodes="--nodes=$(IFS=,; echo "${addresses[*]}")"
 
-rate() { # rate OPTIONS...: one run's samples/s from its final metrics record
-  "$build/mnist" --data-dir="$data" --epochs=1 --progress=off "$on_nodes" \
-    --metrics="$work/run.jsonl" "$@" > "$work/run.log" 2>&1 \
-    || { tail -3 "$work/run.log" >&2; return 1; }
-  sed -n 's/.*"record":"final".*"samples_per_second":\([0-9]*\).*/\1/p' "$work/run.jsonl"
+rate() { # rate OPTIONS...: one run's whole samples/s
+  mnist_rate "$build/mnist" "$data" "$work" "$on_nodes" "$@" | cut -d. -f1
 }
 
 options_of() { # options_of LAYOUT: its mnist options

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Helpers the 2-core comparison scripts source (bench/store_shards_bench.sh,
-# bench/compare_builds.sh): a median, train_bench's single-replica rate and
-# the median of paired ratios.
+# bench/compare_builds.sh, ...): a median, train_bench's single-replica rate,
+# one mnist run's rate and the median of paired ratios.
 
 # median: the median of the numbers on stdin, one per line.
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
@@ -9,6 +9,14 @@ median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
 # train_bench_rate PROGRAM DATA_DIR: one 1-epoch run's samples/s at batch 32.
 train_bench_rate() {
   "$1" "$2" 1 | sed -n 's/^batch   32: *\([0-9]*\) samples.*/\1/p'
+}
+
+# mnist_rate PROGRAM DATA_DIR WORK_DIR OPTIONS...: one 1-epoch mnist run's
+# samples/s from its final metrics record (its log and metrics in WORK_DIR).
+mnist_rate() {
+  "$1" --data-dir="$2" --epochs=1 --progress=off --metrics="$3/run.jsonl" "${@:4}" \
+    > "$3/run.log" 2>&1 || { tail -3 "$3/run.log" >&2; return 1; }
+  sed -n 's/.*"record":"final".*"samples_per_second":\([0-9.]*\).*/\1/p' "$3/run.jsonl"
 }
 
 # side_by_side_rate PROGRAM DATA_DIR: two train_bench runs started together,

@@ -41,6 +41,17 @@ inline nlohmann::json final_record_of_run(const temp_dir& dir, const std::string
   return final_record[0];
 }
 
+/// Returns the test accuracy a final metrics record holds.
+inline double test_accuracy_of(const nlohmann::json& final_record) {
+  return final_record["test_accuracy"].get<double>();
+}
+
+/// Returns the final record's test accuracy of final_record_of_run.
+inline double final_test_accuracy(const temp_dir& dir, const std::string& name,
+                                  const std::vector<std::string>& args) {
+  return test_accuracy_of(final_record_of_run(dir, name, args));
+}
+
 /// Returns the final record's params_fnv1a64 of final_record_of_run.
 inline std::string checksum_of_run(const temp_dir& dir, const std::string& name,
                                    const std::vector<std::string>& args) {

@@ -15,14 +15,6 @@
 
 using namespace troupe::cluster_test;
 
-namespace {
-
-double test_accuracy(const nlohmann::json& final_record) {
-  return final_record["test_accuracy"].get<double>();
-}
-
-} // namespace
-
 TEST_CASE("int8 sync runs have the same bits for 1 and 3 store shards and on two nodes, and "
           "neither fp32's nor bf16's",
           "[cluster][sync][wire][int8][bits]") {
@@ -55,9 +47,9 @@ TEST_CASE("an int8 MLP learns as an fp32 one does in 2 epochs on the test slice,
   int8_args.push_back("--wire=int8");
   auto async_args = int8_args;
   async_args.push_back("--mode=async");
-  const double fp32 = test_accuracy(final_record_of_run(dir, "fp32", args));
-  const double int8 = test_accuracy(final_record_of_run(dir, "int8", int8_args));
-  const double async = test_accuracy(final_record_of_run(dir, "async", async_args));
+  const double fp32 = final_test_accuracy(dir, "fp32", args);
+  const double int8 = final_test_accuracy(dir, "int8", int8_args);
+  const double async = final_test_accuracy(dir, "async", async_args);
   INFO("test accuracy: fp32 " << fp32 << ", int8 " << int8 << ", async int8 " << async);
   CHECK(fp32 > 0.6);
   CHECK(int8 > fp32 - 0.03);
@@ -72,8 +64,8 @@ TEST_CASE("an async int8 run on two nodes trains", "[cluster][async][wire][int8]
     dir, "async-nodes",
     {"--mode=async", "--epochs=2", "--batch-size=64", "--seed=5", "--wire=int8",
      "--nodes=" + a.address + "," + b.address, "--replicas-per-node=1", "--store-shards=2"});
-  INFO("test accuracy " << test_accuracy(record));
-  CHECK(test_accuracy(record) > 0.6);
+  INFO("test accuracy " << test_accuracy_of(record));
+  CHECK(test_accuracy_of(record) > 0.6);
 }
 
 TEST_CASE("an int8 run resumed from an epoch's checkpoint or a graceful stop's goes on with its "

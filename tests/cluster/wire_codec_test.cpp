@@ -7,15 +7,6 @@
 
 using namespace troupe::cluster_test;
 
-namespace {
-
-double final_test_accuracy(const temp_dir& dir, const std::string& name,
-                           const std::vector<std::string>& args) {
-  return final_record_of_run(dir, name, args)["test_accuracy"].get<double>();
-}
-
-} // namespace
-
 TEST_CASE("bf16 and fp16 sync runs have the same bits for 1 and 3 store shards and on two "
           "nodes, and not fp32's",
           "[cluster][sync][wire][bits]") {
