@@ -2,7 +2,11 @@
 // poll before the wait. A sync round hands work between the scheduler's
 // threads a few times (a replica's push makes a shard ready, a shard's answer
 // a replica); handed to a sleeping worker, each costs a futex wake-up of a
-// core that went idle, which a short poll avoids.
+// core that went idle, which a short poll avoids. Only a worker's job hands
+// work over that way: with every worker idle, the next job comes from
+// outside (the middleman, the clock, main) and wakes a sleeper anyway, so an
+// idle worker polls only while another runs a job. A node waiting for the
+// network then leaves its cores to the other processes on the host.
 #include "actors/runtime/spinning_scheduler.hpp"
 
 #include <atomic>
@@ -32,11 +36,13 @@ public:
     queue_type queue;
     std::mutex lock;
     std::condition_variable cv;
-    std::atomic<size_t> size{0}; // read without the lock while spinning
+    std::atomic<size_t> size{0};    // read without the lock while spinning
+    std::atomic<size_t> running{0}; // workers running a job
   };
 
   struct worker_data {
     explicit worker_data(caf::scheduler::abstract_coordinator*) {}
+    bool running = false; // counted in coordinator_data::running
   };
 
   // A job from outside the workers (the clock, the middleman, main) wakes
@@ -78,11 +84,20 @@ public:
     enqueue(self->parent(), job, true);
   }
 
+  // Called by a worker whose job returned (or that starts): polls while the
+  // queue is empty and another worker runs a job, then sleeps until one comes.
   template <class Worker>
   caf::resumable* dequeue(Worker* self) {
     auto& data = d(self->parent());
+    auto& mine = d(self);
+    if (mine.running) {
+      mine.running = false;
+      data.running.fetch_sub(1, std::memory_order_relaxed);
+    }
     const auto spin_until = std::chrono::steady_clock::now() + spin_time;
-    for (unsigned i = 0; data.size.load(std::memory_order_acquire) == 0; ++i) {
+    for (unsigned i = 0; data.size.load(std::memory_order_acquire) == 0
+                         && data.running.load(std::memory_order_relaxed) > 0;
+         ++i) {
 #if defined(__x86_64__) || defined(__i386__)
       _mm_pause();
 #endif
@@ -94,6 +109,8 @@ public:
     caf::resumable* job = data.queue.front();
     data.queue.pop_front();
     data.size.fetch_sub(1, std::memory_order_relaxed);
+    mine.running = true;
+    data.running.fetch_add(1, std::memory_order_relaxed);
     return job;
   }
 
@@ -113,8 +130,7 @@ public:
   }
 
   // Covers a round's hand-overs: a sync round of small replica batches
-  // waits tens of microseconds for the other replica and the step. An idle
-  // program pays this much polling per job.
+  // waits tens of microseconds for the other replica and the step.
   static constexpr std::chrono::microseconds spin_time{50};
 };
 
