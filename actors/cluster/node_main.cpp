@@ -74,7 +74,8 @@ struct node_config : cluster_config {
     bind(g, fault_text, "fault",
          "kill@R or stop@R: this process sends itself SIGKILL or SIGSTOP as one of its "
          "replicas is about to push store round R, or one of its store shards to take a "
-         "push of round R (to try failures in an exact round)",
+         "push of round R; refuse@R: from then on it refuses to start replicas (to try "
+         "failures in an exact round)",
          option_hint{"ACTION@R"});
     add_replica_actor_type(*this);
     add_store_actor_type(*this);

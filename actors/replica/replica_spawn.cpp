@@ -8,6 +8,7 @@
 
 #include "actors/replica/replica_setup.hpp"
 #include "actors/replica/replica_state.hpp"
+#include "actors/runtime/node_fault.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe::detail {
@@ -46,7 +47,10 @@ replica_actor::behavior_type failed_replica(replica_pointer self, caf::error rea
 // to the spawner, which asks every remote replica whether it is ready.
 replica_actor::behavior_type remote_replica(replica_pointer self, replica_config config,
                                             std::vector<store_actor> shards) {
-  auto setup = make_replica_setup(config, shards, nullptr, {}, self->system().node());
+  auto setup = node_refuses_replicas()
+                 ? caf::expected<std::shared_ptr<replica_setup>>{make_troupe_error(
+                   troupe_errc::bad_config, "this node refuses replicas (--fault=refuse@R)")}
+                 : make_replica_setup(config, shards, nullptr, {}, self->system().node());
   if (!setup) {
     auto reason = setup.error();
     std::fprintf(stderr, "troupe node: replica %u of %u on %s cannot start: %s\n",

@@ -30,7 +30,7 @@ std::vector<size_t> node_table::replica_nodes() const {
 
 size_t node_table::live_replica_nodes() const {
   return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [](const node_entry& n) {
-    return n.replica_rank && n.alive;
+    return n.replica_rank && n.alive && !n.refuses_replicas;
   }));
 }
 

@@ -22,6 +22,9 @@ struct node_entry {
   // given, then as they joined.
   std::optional<size_t> store_rank;
   std::optional<size_t> replica_rank;
+  // A replica spawn failed on it while it lived: no replica is placed there
+  // again, while its shards (a store node's) serve on.
+  bool refuses_replicas = false;
 };
 
 /// Holds every node of a run. An index stays valid for the run: a node that
@@ -47,6 +50,18 @@ struct node_table {
       nodes[node].alive = false;
   }
 
+  /// Places no more replicas on `node` (one failed to start there); its
+  /// other role goes on. Nothing for here.
+  void refuse_replicas(size_t node) {
+    if (node != here)
+      nodes[node].refuses_replicas = true;
+  }
+
+  /// Says whether a replica may be placed on `node` (here: always).
+  bool hosts_replicas(size_t node) const {
+    return node == here || (nodes[node].alive && !nodes[node].refuses_replicas);
+  }
+
   /// Returns what to add to times of `node` to get this process's (0 here).
   int64_t clock_offset(size_t node) const {
     return node == here ? 0 : nodes[node].clock_offset;
@@ -60,7 +75,7 @@ struct node_table {
     return node == here ? here : *nodes[node].replica_rank;
   }
 
-  /// Counts the replica nodes taken for alive.
+  /// Counts the replica nodes taken for alive that still take replicas.
   size_t live_replica_nodes() const;
 
   /// Says, by store rank, which store nodes are taken for alive.

@@ -31,7 +31,7 @@ std::optional<size_t> choose_place(const coordinator_state& st) {
   const auto bound = st.setup.plan.config.max_replicas_per_node;
   std::optional<size_t> best;
   for (size_t k : st.nodes.replica_nodes())
-    if (st.nodes.alive(k) && (bound == 0 || hosted[k] < bound)
+    if (st.nodes.hosts_replicas(k) && (bound == 0 || hosted[k] < bound)
         && (!best || hosted[k] < hosted[*best]))
       best = k;
   if (!best && (started_here || st.setup.plan.config.respawn_anywhere))
@@ -298,7 +298,9 @@ spawn_outcome spawn_in_place(coordinator_pointer self, size_t index,
       outcome.failed_here = true;
       return outcome;
     }
-    st.nodes.lose(*place);
+    // A node that is gone is lost through its actors' down messages; one
+    // that lives on keeps serving its store shards.
+    st.nodes.refuse_replicas(*place);
   }
 }
 

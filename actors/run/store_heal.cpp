@@ -71,7 +71,7 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
   for (size_t i = 0; i < st.replicas.size(); ++i) {
     const size_t node = st.replicas[i].where.node;
     std::optional<size_t> first;
-    if (st.nodes.alive(node))
+    if (st.nodes.hosts_replicas(node))
       first = node;
     auto outcome = spawn_in_place(self, i, first);
     if (!outcome.actor) {

@@ -14,6 +14,7 @@ namespace {
 
 std::mutex planned_mutex;
 node_fault planned; // signal 0: none
+std::atomic<bool> refusing{false};
 
 } // namespace
 
@@ -23,7 +24,7 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
   const auto bad = [&text](const std::string& why) {
     return make_troupe_error(troupe_errc::bad_config,
                              "--fault: '" + text + "' " + why
-                               + " (expected kill@R or stop@R, R a store round)");
+                               + " (expected kill@R, stop@R or refuse@R, R a store round)");
   };
   const auto at = text.find('@');
   if (at == std::string::npos)
@@ -34,6 +35,8 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
     fault.signal = SIGKILL;
   else if (action == "stop")
     fault.signal = SIGSTOP;
+  else if (action == "refuse")
+    fault.signal = refuse_replicas_fault;
   else
     return bad("names no action");
   const auto round = text.substr(at + 1);
@@ -59,8 +62,16 @@ node_fault planned_node_fault() {
 
 void fire_node_fault(int signal) {
   static std::atomic<bool> fired{false};
-  if (!fired.exchange(true))
+  if (fired.exchange(true))
+    return;
+  if (signal == refuse_replicas_fault)
+    refusing = true;
+  else
     std::raise(signal);
+}
+
+bool node_refuses_replicas() {
+  return refusing;
 }
 
 } // namespace troupe::detail

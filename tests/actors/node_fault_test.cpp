@@ -8,7 +8,8 @@
 
 using namespace troupe;
 
-TEST_CASE("a node's --fault parses kill@R and stop@R, and refuses anything else saying why",
+TEST_CASE("a node's --fault parses kill@R, stop@R and refuse@R, and refuses anything else "
+          "saying why",
           "[options][fault]") {
   auto none = parse_node_fault("");
   REQUIRE(none);
@@ -21,6 +22,10 @@ TEST_CASE("a node's --fault parses kill@R and stop@R, and refuses anything else 
   REQUIRE(stop);
   CHECK(stop->signal == SIGSTOP);
   CHECK(stop->round == 0);
+  auto refuse = parse_node_fault("refuse@12");
+  REQUIRE(refuse);
+  CHECK(refuse->signal == refuse_replicas_fault);
+  CHECK(refuse->round == 12);
   const std::pair<const char*, const char*> refused[] = {
     {"kill", "has no '@'"},
     {"boom@3", "names no action"},
@@ -35,6 +40,6 @@ TEST_CASE("a node's --fault parses kill@R and stop@R, and refuses anything else 
     REQUIRE_FALSE(parsed);
     CHECK(describe(parsed.error())
           == "--fault: '" + std::string(text) + "' " + why
-               + " (expected kill@R or stop@R, R a store round)");
+               + " (expected kill@R, stop@R or refuse@R, R a store round)");
   }
 }

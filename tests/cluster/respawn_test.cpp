@@ -206,3 +206,38 @@ TEST_CASE("the node that just took a respawn may die too: its replicas respawn a
   CHECK(records_of(metrics, "final")[0]["respawns"] == 3);
   expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
 }
+
+TEST_CASE("a store node that refuses a respawned replica keeps serving its shard, and a "
+          "healed shard may go there: the run keeps the bits of one process",
+          "[cluster][failure][kill][respawn]") {
+  // Three replicas, one an epoch of 668 rounds; shards on a and b only. a
+  // refuses replicas from round 700 on, c dies at 800 (its replica tries a,
+  // then goes to b), and b dies at 900: its shard heals onto a, the one
+  // store node left, and its replicas into the coordinator.
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a", {"--fault=refuse@700"});
+  auto b = start_node(dir, "node-b", {"--fault=kill@900"});
+  auto c = start_node(dir, "node-c", {"--fault=kill@800"});
+  auto args = on_nodes(3, {&a, &b, &c}, 1,
+                       {"--store-nodes=" + a.address + "," + b.address, "--respawn=anywhere",
+                        "--metrics=" + dir.file("coordinator.jsonl")});
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  CLUSTER_CHECK(a.proc->err().find("replica 2 of 3 on cpu cannot start: this node refuses "
+                                   "replicas")
+                  != std::string::npos,
+                a.proc.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  const auto respawns = records_of(metrics, "respawn");
+  REQUIRE_FALSE(respawns.empty());
+  CHECK(respawns[0]["replica"] == 2);
+  CHECK(respawns[0]["respawned_on"] == "node " + b.address + " (cpu)");
+  const auto heals = records_of(metrics, "store_heal");
+  REQUIRE(heals.size() == 1);
+  CHECK(heals[0]["lost_on"] == "node " + b.address);
+  CHECK(heals[0]["respawned_on"] == "node " + a.address);
+  expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
+}
