@@ -29,5 +29,6 @@ using norm_atom = caf::atom_constant<caf::atom("norm")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using residual_atom = caf::atom_constant<caf::atom("residual")>;
 using clock_atom = caf::atom_constant<caf::atom("clock")>;
+using lane_atom = caf::atom_constant<caf::atom("lane")>;
 
 } // namespace troupe::detail

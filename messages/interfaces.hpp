@@ -60,6 +60,11 @@ using store_actor = caf::typed_actor<
   // and answers the round after the last push of that replica the shard
   // took, under a policy whose respawns go on from there (else 0).
   caf::replies_to<watch_atom, uint32_t, replica_actor, uint64_t>::with<uint64_t>,
+  // Opens a lane from the sender's process to this shard's on one host
+  // (actors/cluster/host_lanes.hpp): (the sender's host key, the name of the
+  // ring the sender reads, its capacity in bytes); answers the name of the
+  // ring this process reads, or an error where there are no lanes.
+  caf::replies_to<lane_atom, std::string, std::string, uint64_t>::with<std::string>,
   // Answers the shard's next round once store round R has closed in it
   // (at once if it has): when a recovery that restarted from R is over.
   caf::replies_to<await_atom, uint64_t>::with<uint64_t>,

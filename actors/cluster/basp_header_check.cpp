@@ -13,7 +13,9 @@ uint64_t read_big_endian(const unsigned char* bytes, int count) {
 }
 
 // The field rules of caf::io::basp::valid(header), so that a frame CAF would
-// drop is dropped here with a line that says why.
+// drop is dropped here with a line that says why; and a message id of CAF's
+// stream categories, which Troupe never sends, whose empty content CAF
+// would read as a stream message and crash on.
 std::string refuse_fields(const basp_header& h) {
   const auto op = static_cast<basp_operation>(h.operation);
   switch (op) {
@@ -23,8 +25,10 @@ std::string refuse_fields(const basp_header& h) {
       return h.source_actor != 0 || h.dest_actor != 0 ? "a client handshake naming actors" : "";
     case basp_operation::direct_message:
     case basp_operation::routed_message:
-      return h.dest_actor == 0 || h.payload_len == 0
-               ? "a " + basp_operation_name(h.operation) + " without receiver or payload"
+      if (h.dest_actor == 0 || h.payload_len == 0)
+        return "a " + basp_operation_name(h.operation) + " without receiver or payload";
+      return is_stream_message(h.operation_data)
+               ? "a " + basp_operation_name(h.operation) + " of a stream category"
                : "";
     case basp_operation::monitor_message:
       return h.payload_len == 0 || h.operation_data != 0 ? "a malformed monitor message" : "";
@@ -48,6 +52,11 @@ bool is_handshake(uint8_t operation) {
 }
 
 } // namespace
+
+bool is_stream_message(uint64_t message_id) {
+  // caf::message_id: bits 60 and 61 are the category, 2 and 3 the streams'.
+  return ((message_id >> 60) & 3) >= 2;
+}
 
 std::string basp_operation_name(uint8_t operation) {
   switch (static_cast<basp_operation>(operation)) {

@@ -24,6 +24,10 @@ enum class basp_operation : uint8_t {
   heartbeat = 6,
 };
 
+/// Says whether a message id (BASP's operation_data of a message) is of
+/// one of CAF's stream categories, which Troupe never sends.
+bool is_stream_message(uint64_t message_id);
+
 /// Names an operation byte, e.g. "client_handshake" or "operation 9".
 std::string basp_operation_name(uint8_t operation);
 

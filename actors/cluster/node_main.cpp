@@ -23,6 +23,7 @@
 
 #include "actors/config/cluster_config.hpp"
 #include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/host_lanes.hpp"
 #include "actors/config/host_port.hpp"
 #include "actors/cluster/node_service.hpp"
 #include "actors/cluster/remote_replicas.hpp"
@@ -49,6 +50,7 @@ struct node_config : cluster_config {
   std::string fault_text;        // kill@R or stop@R
   std::string join;              // HOST:PORT of a coordinator's --accept-joins
   std::string advertise;         // the host the coordinator reaches this node at
+  bool no_host_lanes = false;
 
   node_config()
     : cluster_config("node", "Hosts replicas and store shards for Troupe coordinators, job "
@@ -77,6 +79,9 @@ struct node_config : cluster_config {
          "push of round R; refuse@R: from then on it refuses to start replicas (to try "
          "failures in an exact round)",
          option_hint{"ACTION@R"});
+    bind(g, no_host_lanes, "no-host-lanes",
+         "send pushes and answers to processes of this host through the middleman, not "
+         "through shared-memory lanes (plaintext runs take lanes)");
     add_replica_actor_type(*this);
     add_store_actor_type(*this);
   }
@@ -257,6 +262,9 @@ int run_node_program(int argc, char** argv) {
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.tls = cfg.tls();
   options.max_frame_size = cfg.tls() ? 0 : cfg.max_frame_size;
+  std::unique_ptr<host_lanes> lanes;
+  if (!cfg.tls() && !cfg.no_host_lanes)
+    lanes = std::make_unique<host_lanes>(system, host_lanes::capacity_for(cfg.max_frame_size));
   auto service = spawn_node_service(system, options);
   auto port = listen(system, cfg, service);
   if (!port) {

@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "actors/replica/gather.hpp"
+#include "actors/replica/push_lanes.hpp"
 #include "actors/replica/replica.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/core_pinning.hpp"
@@ -213,7 +214,8 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
         slice.device_gradient = push.device_gradient.slice(offset, count);
       if (push.residual.size() > 0)
         slice.residual = push.residual.slice(offset, count);
-      return self->request(store.shards[k], caf::infinite, push_atom::value, std::move(slice));
+      return self->request(store.push_route(k), caf::infinite, push_atom::value,
+                           std::move(slice));
     },
     [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
     [self, serial](caf::error& err) {
@@ -358,6 +360,7 @@ replica_actor::behavior_type replica_behavior(replica_pointer self,
   }
   st.compute = std::make_unique<share_compute>(st.setup);
   watch_store(self);
+  open_push_lanes(self);
   return {
     [self](epoch_atom, epoch_order& order) { return start_epoch(self, order); },
     [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },

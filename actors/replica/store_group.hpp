@@ -18,6 +18,14 @@ struct store_group {
   std::vector<store_actor> shards;
   std::vector<shard_range> ranges;
   size_t parameter_count = 0;
+  // Where pushes to each shard go: the shard, or a lane to its process
+  // (actors/cluster/host_lanes.hpp); empty: to the shards.
+  std::vector<store_actor> push_routes;
+
+  /// Returns where a push to shard `k` goes.
+  const store_actor& push_route(size_t k) const {
+    return push_routes.empty() ? shards[k] : push_routes[k];
+  }
 };
 
 /// Joins the shards' answers (in shard order) into one params_msg over the

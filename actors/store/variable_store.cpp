@@ -13,6 +13,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/cluster/host_lanes.hpp"
 #include "actors/runtime/core_pinning.hpp"
 #include "actors/runtime/known_peers.hpp"
 #include "actors/runtime/node_fault.hpp"
@@ -118,6 +119,20 @@ caf::result<T> checked(store_pointer self, Answer answer) {
   return std::move(*value);
 }
 
+// A lane from the sender's process to this one (host_lanes.hpp), where this
+// process has lanes.
+caf::result<std::string> accept_lane(store_pointer self, const std::string& key,
+                                     const std::string& ring, uint64_t capacity) {
+  auto* lanes = host_lanes::of(self->system());
+  const auto& sender = self->current_sender();
+  if (lanes == nullptr || !sender)
+    return make_troupe_error(troupe_errc::bad_config, "this process takes no lanes");
+  auto name = lanes->accept_link(key, ring, capacity, sender->node());
+  if (!name)
+    return name.error();
+  return std::move(*name);
+}
+
 store_actor::behavior_type variable_store(store_pointer self,
                                           std::shared_ptr<store_setup> setup) {
   start_shard(self, *setup);
@@ -173,6 +188,9 @@ store_actor::behavior_type variable_store(store_pointer self,
     },
     [self](peers_atom, std::vector<caf::actor>& shards) { take_siblings(self, shards); },
     [self](norm_atom, const norm_msg& sum) { take_sibling_sum(self, sum); },
+    [self](lane_atom, const std::string& key, const std::string& ring, uint64_t capacity) {
+      return accept_lane(self, key, ring, capacity);
+    },
   };
 }
 
@@ -271,6 +289,8 @@ store_actor::behavior_type failed_store(store_pointer self, caf::error reason,
     [tell](save_atom) mutable -> caf::result<checkpoint_part> { return tell(); },
     [](peers_atom, std::vector<caf::actor>&) {},
     [](norm_atom, const norm_msg&) {},
+    [tell](lane_atom, const std::string&, const std::string&, uint64_t) mutable
+    -> caf::result<std::string> { return tell(); },
   };
 }
 

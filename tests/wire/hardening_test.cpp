@@ -87,6 +87,22 @@ store_config small_store() {
   return config;
 }
 
+// Reads the node's server handshake off `socket` and returns the id of its
+// front door, the actor CAF reads messages for first.
+uint64_t front_door_of(caf::actor_system& system, raw_socket& socket) {
+  auto server_handshake = socket.read_some(32, notice_timeout);
+  REQUIRE(server_handshake.size() >= 32);
+  const auto announced = read_basp_header(
+    reinterpret_cast<const unsigned char*>(server_handshake.data())).payload_len;
+  if (server_handshake.size() < 32 + announced) {
+    const auto rest = socket.read_some(32 + announced - server_handshake.size(), notice_timeout);
+    server_handshake.insert(server_handshake.end(), rest.begin(), rest.end());
+  }
+  const auto front_door = published_actor_of(system, server_handshake);
+  REQUIRE(front_door != 0);
+  return front_door;
+}
+
 // Waits until `whom` (an actor on the node) has ended.
 void await_end(caf::actor_system& system, const caf::actor& whom) {
   caf::scoped_actor self{system};
@@ -237,16 +253,7 @@ TEST_CASE("a 255-byte frame announcing 2^30 floats is refused without allocating
   auto socket = raw_socket::connect_to(port_of(node.address));
   REQUIRE(socket.connected());
   // CAF reads a message only for an actor that exists: the node's front door.
-  auto server_handshake = socket.read_some(32, notice_timeout);
-  REQUIRE(server_handshake.size() >= 32);
-  const auto announced = read_basp_header(
-    reinterpret_cast<const unsigned char*>(server_handshake.data())).payload_len;
-  if (server_handshake.size() < 32 + announced) {
-    const auto rest = socket.read_some(32 + announced - server_handshake.size(), notice_timeout);
-    server_handshake.insert(server_handshake.end(), rest.begin(), rest.end());
-  }
-  const auto front_door = published_actor_of(system, server_handshake);
-  REQUIRE(front_door != 0);
+  const auto front_door = front_door_of(system, socket);
   // A push of four floats with a pattern to find, its count then rewritten
   // from 4 (one varbyte) to 2^30 (five).
   push_msg push;
@@ -275,6 +282,31 @@ TEST_CASE("a 255-byte frame announcing 2^30 floats is refused without allocating
   INFO("node VmHWM " << start_kib << " KiB before, " << peak_kib << " KiB after");
   CLUSTER_CHECK(peak_kib < start_kib + 64 * 1024, node.proc.get());
   CLUSTER_CHECK(node.proc->running(), node.proc.get());
+  socket.close();
+  check_still_trains(dir, node, "after");
+}
+
+TEST_CASE("messages of CAF's stream categories are dropped unread, and the node trains "
+          "afterwards",
+          "[wire][hardening]") {
+  // CAF reads a message whose id has a stream category as a stream message
+  // and, given an empty one, reads past it.
+  temp_dir dir{"troupe-wire"};
+  auto node = start_node(dir, "node");
+  peer_config config;
+  caf::actor_system system{config};
+  auto socket = raw_socket::connect_to(port_of(node.address));
+  REQUIRE(socket.connected());
+  const auto front_door = front_door_of(system, socket);
+  auto stream = client_handshake_frame(system);
+  for (uint64_t category : {2, 3}) {
+    const auto frame = direct_message_frame(system, front_door, caf::message{}, category << 60);
+    stream.insert(stream.end(), frame.begin(), frame.end());
+  }
+  CLUSTER_REQUIRE(socket.send_all(stream, notice_timeout), node.proc.get());
+  socket.read_some(1 << 20, milliseconds{1500});
+  CLUSTER_CHECK(node.proc->running(), node.proc.get());
+  check_logged(node, "of a stream category");
   socket.close();
   check_still_trains(dir, node, "after");
 }

@@ -1,0 +1,176 @@
+// A process's host lanes, with this test as the process at the other end:
+// a request read off a lane reaches its actor here, whose answer goes back
+// through the other ring with the ids CAF needs; a request for an actor
+// that is gone is answered with an error; links are refused to another
+// host or beyond the capacity allowed; and mutated frames break nothing.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/cluster/host_lanes.hpp"
+#include "actors/cluster/shared_ring.hpp"
+
+using namespace troupe::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t capacity = 1 << 20;
+constexpr uint64_t far_sender = 4242; // an actor of the far end, by id
+
+// The far end of one link: it reads `inbox` and writes `outbox`.
+struct far_end {
+  std::unique_ptr<shared_ring> inbox;
+  std::unique_ptr<shared_ring> outbox;
+};
+
+far_end link_to(host_lanes& lanes) {
+  far_end end;
+  auto inbox = shared_ring::create(capacity);
+  REQUIRE(inbox);
+  end.inbox = std::move(*inbox);
+  const auto peer = caf::make_node_id(7, "0123456789abcdef0123456789abcdef01234567");
+  REQUIRE(peer);
+  auto name = lanes.accept_link(host_lanes::host_key(), end.inbox->name(), capacity, *peer);
+  REQUIRE(name);
+  auto outbox = shared_ring::open(*name);
+  REQUIRE(outbox);
+  end.outbox = std::move(*outbox);
+  return end;
+}
+
+std::vector<char> frame(caf::actor_system& system, uint64_t target, uint64_t mid,
+                        caf::message content, uint64_t sender = far_sender) {
+  std::vector<char> bytes(sizeof(lane_frame_head));
+  const lane_frame_head head{target, sender, mid};
+  std::memcpy(bytes.data(), &head, sizeof head);
+  caf::binary_serializer sink{system, bytes};
+  REQUIRE_FALSE(sink(content));
+  return bytes;
+}
+
+// Reads the next frame of `end`'s inbox: its head and its message.
+std::pair<lane_frame_head, caf::message> read_frame(caf::actor_system& system, far_end& end) {
+  auto got = end.inbox->next(5000ms);
+  REQUIRE(got.data != nullptr);
+  REQUIRE(got.size >= sizeof(lane_frame_head));
+  lane_frame_head head{};
+  std::memcpy(&head, got.data, sizeof head);
+  caf::message content;
+  caf::binary_deserializer source{system, got.data + sizeof head, got.size - sizeof head};
+  REQUIRE_FALSE(source(content));
+  end.inbox->consume();
+  return {head, content};
+}
+
+caf::actor spawn_doubler(caf::actor_system& system) {
+  auto doubler = system.spawn([](caf::event_based_actor* self) -> caf::behavior {
+    self->set_default_handler(caf::drop); // what a mutated frame still reads as
+    return {[](int32_t x) { return 2 * x; }};
+  });
+  system.registry().put(doubler.id(), caf::actor_cast<caf::strong_actor_ptr>(doubler));
+  return doubler;
+}
+
+// Sends `x` to `doubler` as a request of id `request`, and checks the
+// answer; with `skip_others`, after any other frames that come first.
+void expect_doubled(caf::actor_system& system, far_end& end, const caf::actor& doubler,
+                    uint64_t request, int32_t x, bool skip_others = false) {
+  const auto id = caf::make_message_id(request);
+  const auto bytes = frame(system, doubler.id(), id.integer_value(), caf::make_message(x));
+  REQUIRE(end.outbox->write(bytes.data(), bytes.size(), 1000ms));
+  auto [head, answer] = read_frame(system, end);
+  for (int skipped = 0; skip_others && head.mid != id.response_id().integer_value(); ++skipped) {
+    REQUIRE(skipped < 10000);
+    std::tie(head, answer) = read_frame(system, end);
+  }
+  CHECK(head.target == far_sender);
+  CHECK(head.sender == doubler.id());
+  CHECK(head.mid == id.response_id().integer_value());
+  REQUIRE(answer.match_elements<int32_t>());
+  CHECK(answer.get_as<int32_t>(0) == 2 * x);
+}
+
+} // namespace
+
+TEST_CASE("a request read off a lane is answered through the other ring, and one for an "
+          "actor that is gone with an error",
+          "[lanes]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  auto doubler = spawn_doubler(system);
+  {
+    host_lanes lanes{system, capacity};
+    REQUIRE(host_lanes::of(system) == &lanes);
+    auto end = link_to(lanes);
+    CHECK(lanes.links() == 1);
+    expect_doubled(system, end, doubler, 17, 21);
+    expect_doubled(system, end, doubler, 18, -5);
+    const auto id = caf::make_message_id(uint64_t{19});
+    const auto bytes = frame(system, 999999, id.integer_value(), caf::make_message(int32_t{1}));
+    REQUIRE(end.outbox->write(bytes.data(), bytes.size(), 1000ms));
+    auto [head, answer] = read_frame(system, end);
+    CHECK(head.target == far_sender);
+    CHECK(head.mid == id.response_id().integer_value());
+    REQUIRE(answer.match_elements<caf::error>());
+    CHECK(answer.get_as<caf::error>(0) == caf::sec::request_receiver_down);
+  }
+  CHECK(host_lanes::of(system) == nullptr);
+  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a link is refused to a process of another host or for rings over the capacity "
+          "allowed",
+          "[lanes]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  host_lanes lanes{system, capacity};
+  auto inbox = shared_ring::create(capacity);
+  REQUIRE(inbox);
+  const auto peer = caf::make_node_id(7, "0123456789abcdef0123456789abcdef01234567");
+  REQUIRE(peer);
+  auto other_host = lanes.accept_link("another-boot/0/1/2", (*inbox)->name(), capacity, *peer);
+  REQUIRE_FALSE(other_host);
+  CHECK(system.render(other_host.error()).find("not a process of this host")
+        != std::string::npos);
+  auto too_large =
+    lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 2 * capacity, *peer);
+  REQUIRE_FALSE(too_large);
+  CHECK(system.render(too_large.error()).find("over") != std::string::npos);
+  CHECK(lanes.links() == 0);
+}
+
+TEST_CASE("mutated frames on a lane are dropped, and the lane answers a request afterwards",
+          "[lanes][fuzz]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  auto doubler = spawn_doubler(system);
+  {
+    host_lanes lanes{system, capacity};
+    auto end = link_to(lanes);
+    std::mt19937_64 random{20261205};
+    // From no sender: nothing comes back of a mutated frame that still reads.
+    const auto valid = frame(system, doubler.id(), caf::make_message_id().integer_value(),
+                             caf::make_message(int32_t{3}), 0);
+    for (int trial = 0; trial < 2000; ++trial) {
+      auto bytes = valid;
+      const int flips = 1 + static_cast<int>(random() % 8);
+      for (int k = 0; k < flips; ++k) {
+        const size_t at = random() % bytes.size();
+        bytes[at] = static_cast<char>(random());
+      }
+      if (random() % 4 == 0)
+        bytes.resize(random() % bytes.size());
+      REQUIRE(end.outbox->write(bytes.data(), bytes.size(), 1000ms));
+    }
+    // Frames that still read as requests were answered meanwhile.
+    expect_doubled(system, end, doubler, 77, 8, true);
+  }
+  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
+}
