@@ -89,9 +89,13 @@ struct lane_link {
   std::atomic<bool> stopping{false};
   std::atomic<bool> ended{false}; // the reader returned
   std::mutex proxies_lock;
-  std::unordered_map<caf::actor_id, caf::strong_actor_ptr> proxies;
+  // Held by whoever sends through them (a replica's routes, a pending
+  // answer's promise), so a node serving job after job keeps none of a job
+  // that ended.
+  std::unordered_map<caf::actor_id, caf::weak_actor_ptr> proxies;
 
-  /// Returns the actor that stands for the peer's actor `id` here.
+  /// Returns the actor that stands for the peer's actor `id` here; null
+  /// when max_proxies of them are in use.
   caf::strong_actor_ptr proxy_for(const std::shared_ptr<lane_link>& self, caf::actor_id id,
                                   caf::strong_actor_ptr fallback);
 };
@@ -215,14 +219,18 @@ uint64_t inode_of(const char* path) {
 caf::strong_actor_ptr lane_link::proxy_for(const std::shared_ptr<lane_link>& self,
                                            caf::actor_id id, caf::strong_actor_ptr fallback) {
   std::lock_guard<std::mutex> guard{proxies_lock};
-  if (proxies.size() >= max_proxies && proxies.count(id) == 0)
+  if (auto found = proxies.find(id); found != proxies.end())
+    if (auto proxy = found->second.lock())
+      return proxy;
+  if (proxies.size() >= max_proxies)
+    for (auto it = proxies.begin(); it != proxies.end();)
+      it = it->second.lock() ? std::next(it) : proxies.erase(it);
+  if (proxies.size() >= max_proxies)
     return nullptr; // a frame's sender: it goes without one
-  auto& proxy = proxies[id];
-  if (!proxy) {
-    caf::actor_config config;
-    proxy = caf::make_actor<lane_proxy, caf::strong_actor_ptr>(id, peer, system, config, self,
-                                                               std::move(fallback));
-  }
+  caf::actor_config config;
+  auto proxy = caf::make_actor<lane_proxy, caf::strong_actor_ptr>(id, peer, system, config, self,
+                                                                  std::move(fallback));
+  proxies[id] = caf::weak_actor_ptr{proxy.get()};
   return proxy;
 }
 
@@ -243,8 +251,6 @@ host_lanes::~host_lanes() {
     link->inbox->close();
     if (link->reader.joinable())
       link->reader.join();
-    std::lock_guard<std::mutex> proxies{link->proxies_lock};
-    link->proxies.clear(); // each proxy holds its link
   }
 }
 
@@ -282,11 +288,7 @@ void host_lanes::reap_ended() {
     }
     if ((*it)->reader.joinable())
       (*it)->reader.join();
-    {
-      std::lock_guard<std::mutex> proxies{(*it)->proxies_lock};
-      (*it)->proxies.clear(); // each holds the link: a route still held falls back
-    }
-    it = links_.erase(it);
+    it = links_.erase(it); // a route still held keeps it, and falls back
   }
 }
 

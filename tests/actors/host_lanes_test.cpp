@@ -78,19 +78,22 @@ caf::actor spawn_doubler(caf::actor_system& system) {
   return doubler;
 }
 
-// Sends `x` to `doubler` as a request of id `request`, and checks the
-// answer; with `skip_others`, after any other frames that come first.
+// Sends `x` to `doubler` as a request of id `request` from `sender`, and
+// checks the answer; with `skip_others`, after any other frames that come
+// first.
 void expect_doubled(caf::actor_system& system, far_end& end, const caf::actor& doubler,
-                    uint64_t request, int32_t x, bool skip_others = false) {
+                    uint64_t request, int32_t x, bool skip_others = false,
+                    uint64_t sender = far_sender) {
   const auto id = caf::make_message_id(request);
-  const auto bytes = frame(system, doubler.id(), id.integer_value(), caf::make_message(x));
+  const auto bytes =
+    frame(system, doubler.id(), id.integer_value(), caf::make_message(x), sender);
   REQUIRE(end.outbox->write(bytes.data(), bytes.size(), 1000ms));
   auto [head, answer] = read_frame(system, end);
   for (int skipped = 0; skip_others && head.mid != id.response_id().integer_value(); ++skipped) {
     REQUIRE(skipped < 10000);
     std::tie(head, answer) = read_frame(system, end);
   }
-  CHECK(head.target == far_sender);
+  CHECK(head.target == sender);
   CHECK(head.sender == doubler.id());
   CHECK(head.mid == id.response_id().integer_value());
   REQUIRE(answer.match_elements<int32_t>());
@@ -122,6 +125,21 @@ TEST_CASE("a request read off a lane is answered through the other ring, and one
     CHECK(answer.get_as<caf::error>(0) == caf::sec::request_receiver_down);
   }
   CHECK(host_lanes::of(system) == nullptr);
+  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a link answers more senders, one after another, than it stands in for at once",
+          "[lanes]") {
+  // A node serving job after job meets new actors with every job.
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  auto doubler = spawn_doubler(system);
+  {
+    host_lanes lanes{system, capacity};
+    auto end = link_to(lanes);
+    for (uint64_t sender = 1; sender <= 5000; ++sender)
+      expect_doubled(system, end, doubler, sender, static_cast<int32_t>(sender), false, sender);
+  }
   caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
 }
 
