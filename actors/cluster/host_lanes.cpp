@@ -338,7 +338,7 @@ caf::expected<caf::strong_actor_ptr>
 host_lanes::complete(lane_offer offer, const std::string& their_ring,
                      const caf::strong_actor_ptr& target) {
   offer.inbox->unlink(); // the other side has it mapped
-  auto outbox = shared_ring::open(their_ring);
+  auto outbox = shared_ring::open(their_ring, offer.capacity);
   if (!outbox)
     return outbox.error();
   auto link = std::make_shared<lane_link>();
@@ -369,7 +369,7 @@ caf::expected<std::string> host_lanes::accept_link(const std::string& their_key,
     if (links_.size() >= max_links)
       return refuse("this process holds " + std::to_string(max_links) + " links");
   }
-  auto outbox = shared_ring::open(their_ring);
+  auto outbox = shared_ring::open(their_ring, capacity);
   if (!outbox)
     return outbox.error();
   auto inbox = shared_ring::create(capacity);

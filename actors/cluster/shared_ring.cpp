@@ -4,9 +4,9 @@
 // bytes since the start and only grow; the reader sleeps on `sleeping`.
 #include "actors/cluster/shared_ring.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <random>
@@ -29,6 +29,7 @@ namespace {
 constexpr uint64_t ring_magic = 0x31474e4952505254; // "TRPRING1"
 constexpr uint32_t wrap_mark = UINT32_MAX;
 constexpr size_t frame_head = 8; // the length, then 4 bytes of padding
+constexpr size_t min_capacity = 4096;
 
 size_t aligned(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
 
@@ -71,6 +72,10 @@ shared_ring::~shared_ring() {
 
 caf::expected<std::unique_ptr<shared_ring>> shared_ring::create(size_t capacity) {
   capacity = aligned(capacity);
+  if (capacity < min_capacity)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "a ring of " + std::to_string(capacity) + " bytes, under "
+                               + std::to_string(min_capacity));
   std::random_device random;
   const std::string name = "/troupe-ring-" + std::to_string(getpid()) + "-"
                            + std::to_string((uint64_t{random()} << 32) | random());
@@ -87,33 +92,39 @@ caf::expected<std::unique_ptr<shared_ring>> shared_ring::create(size_t capacity)
     shm_unlink(name.c_str());
     return failed;
   }
-  auto* header = new (map) ring_header{ring_magic, capacity, {0}, {0}, {0}, {0}, {0}};
-  (void)header;
+  new (map) ring_header{ring_magic, capacity, {0}, {0}, {0}, {0}, {0}};
   return std::unique_ptr<shared_ring>(new shared_ring(name, map, map_size, true));
 }
 
-caf::expected<std::unique_ptr<shared_ring>> shared_ring::open(const std::string& name) {
+caf::expected<std::unique_ptr<shared_ring>> shared_ring::open(const std::string& name,
+                                                              size_t capacity) {
+  if (aligned(capacity) < min_capacity || capacity > SIZE_MAX / 2)
+    return make_troupe_error(troupe_errc::bad_config,
+                             "a ring of " + std::to_string(capacity) + " bytes");
   if (name.rfind("/troupe-ring-", 0) != 0 || name.find('/', 1) != std::string::npos)
     return make_troupe_error(troupe_errc::bad_config, "not a ring's name: " + name);
   const int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0)
     return ring_error("cannot open " + name);
+  const size_t map_size = sizeof(ring_header) + aligned(capacity);
   struct stat info {};
-  void* map = MAP_FAILED;
-  if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) > sizeof(ring_header)
-      && info.st_uid == geteuid())
-    map = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-               fd, 0);
+  if (fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) != map_size
+      || info.st_uid != geteuid()) {
+    ::close(fd);
+    return make_troupe_error(troupe_errc::bad_config,
+                             name + " is not a ring of " + std::to_string(capacity)
+                               + " bytes of this user");
+  }
+  void* map = mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
-  shm_unlink(name.c_str());
   if (map == MAP_FAILED)
     return ring_error("cannot map " + name);
-  const size_t map_size = static_cast<size_t>(info.st_size);
   const auto* header = static_cast<const ring_header*>(map);
   if (header->magic != ring_magic || header->capacity != map_size - sizeof(ring_header)) {
     munmap(map, map_size);
     return make_troupe_error(troupe_errc::bad_config, name + " is not a ring of this build");
   }
+  shm_unlink(name.c_str()); // both sides have it now
   static_cast<ring_header*>(map)->writer_pid.store(getpid(), std::memory_order_release);
   return std::unique_ptr<shared_ring>(new shared_ring("", map, map_size, false));
 }

@@ -23,13 +23,15 @@ struct ring_header; // shared_ring.cpp
 /// Maps one ring; the side that created it reads, the side that opened it writes.
 class shared_ring {
 public:
-  /// Creates a ring of `capacity` bytes of frames under a fresh name (mode
-  /// 0600), for this process to read.
+  /// Creates a ring of `capacity` bytes of frames (4 KiB at least) under a
+  /// fresh name (mode 0600), for this process to read.
   static caf::expected<std::unique_ptr<shared_ring>> create(size_t capacity);
 
-  /// Opens the ring created under `name`, for this process to write, and
+  /// Opens the ring of `capacity` bytes created under `name` (one of
+  /// another size or owner is refused), for this process to write, and
   /// unlinks the name.
-  static caf::expected<std::unique_ptr<shared_ring>> open(const std::string& name);
+  static caf::expected<std::unique_ptr<shared_ring>> open(const std::string& name,
+                                                          size_t capacity);
 
   ~shared_ring();
   shared_ring(const shared_ring&) = delete;

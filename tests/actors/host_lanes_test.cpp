@@ -39,7 +39,7 @@ far_end link_to(host_lanes& lanes) {
   REQUIRE(peer);
   auto name = lanes.accept_link(host_lanes::host_key(), end.inbox->name(), capacity, *peer);
   REQUIRE(name);
-  auto outbox = shared_ring::open(*name);
+  auto outbox = shared_ring::open(*name, capacity);
   REQUIRE(outbox);
   end.outbox = std::move(*outbox);
   return end;
@@ -143,8 +143,8 @@ TEST_CASE("a link answers more senders, one after another, than it stands in for
   caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a link is refused to a process of another host or for rings over the capacity "
-          "allowed",
+TEST_CASE("a link is refused to a process of another host, and for rings over the capacity "
+          "allowed or too small to hold a frame",
           "[lanes]") {
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
@@ -161,6 +161,8 @@ TEST_CASE("a link is refused to a process of another host or for rings over the 
     lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 2 * capacity, *peer);
   REQUIRE_FALSE(too_large);
   CHECK(system.render(too_large.error()).find("over") != std::string::npos);
+  auto too_small = lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 16, *peer);
+  REQUIRE_FALSE(too_small);
   CHECK(lanes.links() == 0);
 }
 

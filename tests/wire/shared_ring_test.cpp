@@ -50,7 +50,7 @@ TEST_CASE("frames a child process writes arrive whole and in order across the ri
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    auto writer = shared_ring::open(name);
+    auto writer = shared_ring::open(name, 256 * 1024);
     if (!writer)
       _exit(2);
     for (size_t i = 0; i < frames; ++i) {
@@ -78,12 +78,15 @@ TEST_CASE("frames a child process writes arrive whole and in order across the ri
   CHECK((*reader)->next(10ms).data == nullptr);
 }
 
-TEST_CASE("a frame larger than half the ring is refused, a full ring refuses once its wait "
-          "ends, and a closed ring takes no more",
+TEST_CASE("a ring of another size is not opened, a frame larger than half the ring is "
+          "refused, a full ring refuses once its wait ends, and a closed ring takes no more",
           "[wire][lanes]") {
   auto reader = shared_ring::create(64 * 1024);
   REQUIRE(reader);
-  auto writer = shared_ring::open((*reader)->name());
+  // A ring of another size than announced is refused, and its name kept.
+  CHECK_FALSE(shared_ring::open((*reader)->name(), 1 << 30));
+  CHECK(name_exists((*reader)->name()));
+  auto writer = shared_ring::open((*reader)->name(), 64 * 1024);
   REQUIRE(writer);
   std::vector<char> big((*writer)->max_frame() + 1);
   CHECK_FALSE((*writer)->write(big.data(), big.size(), 10ms));
@@ -117,7 +120,7 @@ TEST_CASE("a writer that scribbles over the shared memory makes the reader close
       mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     close(fd);
     REQUIRE(map != MAP_FAILED);
-    auto writer = shared_ring::open(name);
+    auto writer = shared_ring::open(name, 16 * 1024);
     REQUIRE(writer);
     const char hello[] = "a frame before the scribbles";
     REQUIRE((*writer)->write(hello, sizeof hello, 10ms));
