@@ -30,14 +30,19 @@ struct far_end {
   std::unique_ptr<shared_ring> outbox;
 };
 
+caf::node_id far_node() {
+  const auto node = caf::make_node_id(7, "0123456789abcdef0123456789abcdef01234567");
+  REQUIRE(node);
+  return *node;
+}
+
 far_end link_to(host_lanes& lanes) {
   far_end end;
   auto inbox = shared_ring::create(capacity);
   REQUIRE(inbox);
   end.inbox = std::move(*inbox);
-  const auto peer = caf::make_node_id(7, "0123456789abcdef0123456789abcdef01234567");
-  REQUIRE(peer);
-  auto name = lanes.accept_link(host_lanes::host_key(), end.inbox->name(), capacity, *peer);
+  auto name =
+    lanes.accept_link(host_lanes::host_key(), end.inbox->name(), capacity, far_node());
   REQUIRE(name);
   auto outbox = shared_ring::open(*name, capacity);
   REQUIRE(outbox);
@@ -78,6 +83,14 @@ caf::actor spawn_doubler(caf::actor_system& system) {
   return doubler;
 }
 
+// An actor system with a doubler in its registry, which ends it at the end.
+struct with_doubler {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  caf::actor doubler = spawn_doubler(system);
+  ~with_doubler() { caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown); }
+};
+
 // Sends `x` to `doubler` as a request of id `request` from `sender`, and
 // checks the answer; with `skip_others`, after any other frames that come
 // first.
@@ -105,9 +118,8 @@ void expect_doubled(caf::actor_system& system, far_end& end, const caf::actor& d
 TEST_CASE("a request read off a lane is answered through the other ring, and one for an "
           "actor that is gone with an error",
           "[lanes]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  auto doubler = spawn_doubler(system);
+  with_doubler actors;
+  auto& [cfg, system, doubler] = actors;
   {
     host_lanes lanes{system, capacity};
     REQUIRE(host_lanes::of(system) == &lanes);
@@ -125,22 +137,17 @@ TEST_CASE("a request read off a lane is answered through the other ring, and one
     CHECK(answer.get_as<caf::error>(0) == caf::sec::request_receiver_down);
   }
   CHECK(host_lanes::of(system) == nullptr);
-  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("a link answers more senders, one after another, than it stands in for at once",
           "[lanes]") {
   // A node serving job after job meets new actors with every job.
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  auto doubler = spawn_doubler(system);
-  {
-    host_lanes lanes{system, capacity};
-    auto end = link_to(lanes);
-    for (uint64_t sender = 1; sender <= 5000; ++sender)
-      expect_doubled(system, end, doubler, sender, static_cast<int32_t>(sender), false, sender);
-  }
-  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
+  with_doubler actors;
+  host_lanes lanes{actors.system, capacity};
+  auto end = link_to(lanes);
+  for (uint64_t sender = 1; sender <= 5000; ++sender)
+    expect_doubled(actors.system, end, actors.doubler, sender, static_cast<int32_t>(sender),
+                   false, sender);
 }
 
 TEST_CASE("a link is refused to a process of another host, and for rings over the capacity "
@@ -151,26 +158,24 @@ TEST_CASE("a link is refused to a process of another host, and for rings over th
   host_lanes lanes{system, capacity};
   auto inbox = shared_ring::create(capacity);
   REQUIRE(inbox);
-  const auto peer = caf::make_node_id(7, "0123456789abcdef0123456789abcdef01234567");
-  REQUIRE(peer);
-  auto other_host = lanes.accept_link("another-boot/0/1/2", (*inbox)->name(), capacity, *peer);
+  const auto peer = far_node();
+  auto other_host = lanes.accept_link("another-boot/0/1/2", (*inbox)->name(), capacity, peer);
   REQUIRE_FALSE(other_host);
   CHECK(system.render(other_host.error()).find("not a process of this host")
         != std::string::npos);
   auto too_large =
-    lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 2 * capacity, *peer);
+    lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 2 * capacity, peer);
   REQUIRE_FALSE(too_large);
   CHECK(system.render(too_large.error()).find("over") != std::string::npos);
-  auto too_small = lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 16, *peer);
+  auto too_small = lanes.accept_link(host_lanes::host_key(), (*inbox)->name(), 16, peer);
   REQUIRE_FALSE(too_small);
   CHECK(lanes.links() == 0);
 }
 
 TEST_CASE("mutated frames on a lane are dropped, and the lane answers a request afterwards",
           "[lanes][fuzz]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  auto doubler = spawn_doubler(system);
+  with_doubler actors;
+  auto& [cfg, system, doubler] = actors;
   {
     host_lanes lanes{system, capacity};
     auto end = link_to(lanes);
@@ -192,5 +197,4 @@ TEST_CASE("mutated frames on a lane are dropped, and the lane answers a request 
     // Frames that still read as requests were answered meanwhile.
     expect_doubled(system, end, doubler, 77, 8, true);
   }
-  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
 }
