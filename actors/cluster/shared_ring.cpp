@@ -83,10 +83,18 @@ caf::expected<std::unique_ptr<shared_ring>> shared_ring::create(size_t capacity)
   if (fd < 0)
     return ring_error("cannot create " + name);
   const size_t map_size = sizeof(ring_header) + capacity;
+  // Every page taken now: a write to a page /dev/shm has no room for would
+  // be a SIGBUS later (a container's /dev/shm is often 64 MiB).
   void* map = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(map_size)) == 0)
+  const int taken = posix_fallocate(fd, 0, static_cast<off_t>(map_size));
+  if (taken == 0)
     map = mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const auto failed = map == MAP_FAILED ? ring_error("cannot map " + name) : caf::error{};
+  else
+    errno = taken;
+  const auto failed =
+    map == MAP_FAILED ? ring_error("cannot take " + std::to_string(map_size) + " bytes for "
+                                   + name + " in /dev/shm")
+                      : caf::error{};
   ::close(fd);
   if (failed) {
     shm_unlink(name.c_str());

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,4 +144,47 @@ TEST_CASE("a writer that scribbles over the shared memory makes the reader close
     munmap(map, size);
   }
   CHECK(closed > 0); // some scribbles are caught as malformed frames
+}
+
+TEST_CASE("a ring /dev/shm has no room for is refused as it is made, not a SIGBUS later",
+          "[wire][lanes]") {
+  // A container's /dev/shm is often 64 MiB: here a child process mounts a
+  // 1 MiB one of its own (root only) and makes rings in it.
+  if (geteuid() != 0) {
+    WARN("skipped: mounting a small /dev/shm needs root");
+    return;
+  }
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0
+        || mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") != 0)
+      _exit(10);
+    if (shared_ring::create(4 << 20))
+      _exit(3); // taken without room: its pages would fault later
+    auto reader = shared_ring::create(512 << 10);
+    if (!reader)
+      _exit(4);
+    auto writer = shared_ring::open((*reader)->name(), 512 << 10);
+    if (!writer)
+      _exit(5);
+    std::vector<char> bytes((*writer)->max_frame(), 7);
+    for (int round = 0; round < 8; ++round) { // every page of the ring, twice over
+      if (!(*writer)->write(bytes.data(), bytes.size(), 1000ms))
+        _exit(6);
+      if ((*reader)->next(1000ms).data == nullptr)
+        _exit(7);
+      (*reader)->consume();
+    }
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status)); // not killed by SIGBUS
+  if (WEXITSTATUS(status) == 10) {
+    WARN("skipped: this machine does not let a process mount its own /dev/shm");
+    return;
+  }
+  INFO("child exit code " << WEXITSTATUS(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
