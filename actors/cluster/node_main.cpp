@@ -128,6 +128,13 @@ int wait_for_stop(const sigset_t& stop_signals) {
   return signal_number;
 }
 
+// The node's lanes to processes of its host, unless TLS or --no-host-lanes.
+std::unique_ptr<host_lanes> open_host_lanes(caf::actor_system& system, const node_config& cfg) {
+  if (cfg.tls() || cfg.no_host_lanes)
+    return nullptr;
+  return std::make_unique<host_lanes>(system, host_lanes::capacity_for(cfg.max_frame_size));
+}
+
 // The node's own options, checked; an error names the option.
 caf::error check_node_options(const node_config& cfg) {
   if (cfg.port > 65535)
@@ -262,9 +269,7 @@ int run_node_program(int argc, char** argv) {
   options.protocol_version = static_cast<uint32_t>(cfg.protocol_version);
   options.tls = cfg.tls();
   options.max_frame_size = cfg.tls() ? 0 : cfg.max_frame_size;
-  std::unique_ptr<host_lanes> lanes;
-  if (!cfg.tls() && !cfg.no_host_lanes)
-    lanes = std::make_unique<host_lanes>(system, host_lanes::capacity_for(cfg.max_frame_size));
+  const auto lanes = open_host_lanes(system, cfg);
   auto service = spawn_node_service(system, options);
   auto port = listen(system, cfg, service);
   if (!port) {
