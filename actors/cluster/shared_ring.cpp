@@ -172,7 +172,7 @@ char* shared_ring::reserve(size_t bytes, std::chrono::milliseconds patience) {
       write_lock_.unlock();
       return nullptr;
     }
-    std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(50)); // the reader drains it
   }
   if (skipped_ > 0)
     std::memcpy(data_ + offset, &wrap_mark, sizeof wrap_mark);
