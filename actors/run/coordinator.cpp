@@ -175,7 +175,7 @@ coordinator_actor::behavior_type coordinator(coordinator_pointer self,
       return accept_join(self, host, port);
     },
     [self](deadline_atom, uint64_t id) {
-      if (!retired_deadline(self, id))
+      if (!retired_deadline(self, id) && !parked_heal_deadline(self, id))
         respawn_deadline(self, id);
     },
   };

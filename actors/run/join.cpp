@@ -12,6 +12,7 @@
 #include "actors/cluster/frame_guard.hpp"
 #include "actors/cluster/send_bound.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/store_heal.hpp"
 #include "messages/errors.hpp"
 
 namespace troupe::detail {
@@ -72,6 +73,23 @@ std::vector<size_t> plan_moves(const coordinator_state& st, size_t node) {
   return moves;
 }
 
+// A node joined while the store heals: a heal waiting for a place goes on
+// there. Answers what the node hosts.
+std::string joined_during_heal(coordinator_pointer self, size_t node, const std::string& why) {
+  auto& st = self->state;
+  resume_parked_heal(self, node);
+  std::string hosted;
+  for (size_t i = 0; i < st.replicas.size(); ++i)
+    if (st.replicas[i].where.node == node)
+      hosted += (hosted.empty() ? "" : ", ") + std::to_string(i);
+  const std::string which = hosted.empty()                             ? "no replica yet"
+                            : hosted.find(',') == std::string::npos ? "replica " + hosted
+                                                                    : "replicas " + hosted;
+  if (st.setup.observer.on_warning)
+    st.setup.observer.on_warning(why + " while the store heals; it hosts " + which);
+  return "hosting " + which;
+}
+
 } // namespace
 
 caf::result<std::string> accept_join(coordinator_pointer self, const std::string& host,
@@ -96,8 +114,10 @@ caf::result<std::string> accept_join(coordinator_pointer self, const std::string
   st.nodes.add_replica_role(node);
   st.members.next_epoch();
   place_parked(self, node); // respawns waiting for a place come first
-  const auto moves = plan_moves(st, node);
   const std::string why = "node " + address.text() + " joined";
+  if (st.healing) // a heal places every replica itself: no moves meanwhile
+    return joined_during_heal(self, node, why);
+  const auto moves = plan_moves(st, node);
   trace_instant(st, why);
   std::string moved;
   for (size_t i : moves) {

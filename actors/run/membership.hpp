@@ -28,6 +28,15 @@ struct parked_respawn {
   uint64_t id = 0;
 };
 
+/// Holds a store heal whose replicas from `next` on found no place, while it
+/// waits for a node to join (--respawn-timeout): then `resume` goes on.
+struct parked_heal {
+  size_t next = 0;
+  std::string what;
+  std::function<void(size_t node)> resume;
+  uint64_t id = 0;
+};
+
 /// Holds an actor a store heal stopped, until its down message comes (which
 /// tells whether its node is gone).
 struct retired_actor {
@@ -56,6 +65,7 @@ struct run_membership {
   uint64_t fenced_answers = 0;
   uint64_t fenced_answers_recorded = 0; // of those, the ones the epoch records counted
   std::vector<parked_respawn> parked; // respawns waiting for a join
+  std::vector<parked_heal> parked_heals; // at most one: a heal waiting for a join
   uint64_t last_park_id = 0;          // also numbers the retired actors' deadlines
   // The actors a heal stopped and what the heal does once they are down: it
   // spawns nothing before, so no spawn waits on a node that is dead but not

@@ -62,27 +62,12 @@ void roll_back_epoch(coordinator_state& st, uint64_t round) {
   }
 }
 
-// Respawns every replica (on its node while alive) and registers each with
-// every shard, then calls `then`; false (the run failed) when one finds no
-// place.
-bool respawn_replicas(coordinator_pointer self, const std::string& what,
-                      std::function<void()> then) {
+bool park_heal(coordinator_pointer self, const std::string& what, std::function<void()> then,
+               size_t i, const spawn_outcome& outcome);
+
+// Registers every replica with every shard, then calls `then`.
+void watch_replicas(coordinator_pointer self, const std::function<void()>& then) {
   auto& st = self->state;
-  for (size_t i = 0; i < st.replicas.size(); ++i) {
-    const size_t node = st.replicas[i].where.node;
-    std::optional<size_t> first;
-    if (st.nodes.hosts_replicas(node))
-      first = node;
-    auto outcome = spawn_in_place(self, i, first);
-    if (!outcome.actor) {
-      fail_store(self, what + "; replica " + std::to_string(i) + " has no place to respawn"
-                         + (outcome.tried.empty() ? "" : " (" + outcome.tried + ")"));
-      return false;
-    }
-    self->monitor(*outcome.actor);
-    st.replicas[i].actor = *outcome.actor;
-    st.replicas[i].respawning = false;
-  }
   const size_t shards = st.shards.size();
   gather<uint64_t>(
     st.replicas.size() * shards,
@@ -94,6 +79,55 @@ bool respawn_replicas(coordinator_pointer self, const std::string& what,
     },
     st.members.guard([then](std::vector<uint64_t>&) { then(); }),
     st.members.guard([self](caf::error& err) { fail_run(self, err); }));
+}
+
+// Respawns the replicas from `from` on (on their nodes while they host
+// replicas; the first that has no place on `joined`, a node that just
+// joined), then registers every replica with every shard and calls `then`.
+// A replica with no place waits for a join when --respawn-timeout and
+// --accept-joins allow; false (the run failed) when it may not.
+bool respawn_replicas(coordinator_pointer self, const std::string& what,
+                      std::function<void()> then, size_t from = 0,
+                      std::optional<size_t> joined = std::nullopt) {
+  auto& st = self->state;
+  for (size_t i = from; i < st.replicas.size(); ++i) {
+    const size_t node = st.replicas[i].where.node;
+    std::optional<size_t> first;
+    if (st.nodes.hosts_replicas(node))
+      first = node;
+    else if (joined)
+      first = std::exchange(joined, std::nullopt);
+    auto outcome = spawn_in_place(self, i, first);
+    if (!outcome.actor)
+      return park_heal(self, what, std::move(then), i, outcome);
+    self->monitor(*outcome.actor);
+    st.replicas[i].actor = *outcome.actor;
+    st.replicas[i].respawning = false;
+  }
+  watch_replicas(self, then);
+  return true;
+}
+
+// Replica `i` of a heal found no place: the heal waits for a join when the
+// run allows (true), else the run fails (false).
+bool park_heal(coordinator_pointer self, const std::string& what, std::function<void()> then,
+               size_t i, const spawn_outcome& outcome) {
+  auto& st = self->state;
+  const auto& c = st.setup.plan.config;
+  const std::string tried = outcome.tried.empty() ? "" : " (" + outcome.tried + ")";
+  if (outcome.failed_here || c.respawn_timeout_ms == 0 || !c.accept_joins) {
+    fail_store(self, what + "; replica " + std::to_string(i) + " has no place to respawn" + tried);
+    return false;
+  }
+  const uint64_t id = ++st.members.last_park_id;
+  warn(st, what + "; replica " + std::to_string(i) + " has no place to respawn" + tried
+             + ": waiting up to " + std::to_string(c.respawn_timeout_ms)
+             + " ms for a node to join");
+  st.members.parked_heals.push_back(parked_heal{
+    i, what,
+    [self, what, then, i](size_t node) { respawn_replicas(self, what, then, i, node); }, id});
+  self->delayed_send(caf::actor_cast<coordinator_actor>(self),
+                     std::chrono::milliseconds(c.respawn_timeout_ms), deadline_atom::value, id);
   return true;
 }
 
@@ -294,6 +328,31 @@ void roll_back_for_replica(coordinator_pointer self, size_t index, const std::st
                            const std::string& reason, bool node_lost) {
   roll_back(self, replacement_kind::respawn, index, self->state.replicas[index].where, node_lost,
             reason, what);
+}
+
+bool resume_parked_heal(coordinator_pointer self, size_t node) {
+  auto& parked = self->state.members.parked_heals;
+  if (parked.empty())
+    return false;
+  auto heal = std::move(parked.front());
+  parked.clear();
+  heal.resume(node);
+  return true;
+}
+
+bool parked_heal_deadline(coordinator_pointer self, uint64_t id) {
+  auto& st = self->state;
+  auto& parked = st.members.parked_heals;
+  if (parked.empty() || parked.front().id != id)
+    return false;
+  const std::string what = parked.front().what;
+  const size_t next = parked.front().next;
+  parked.clear();
+  if (!st.done)
+    fail_store(self, what + "; replica " + std::to_string(next)
+                       + " has no place to respawn, and no node joined within --respawn-timeout="
+                       + std::to_string(st.setup.plan.config.respawn_timeout_ms) + " ms");
+  return true;
 }
 
 void snapshot_store(coordinator_pointer self, const std::vector<float>& residuals,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -34,6 +35,15 @@ bool rolls_back_replicas(const coordinator_state& st);
 /// newest snapshot, the lost replica on a live node; recorded as a respawn.
 void roll_back_for_replica(coordinator_pointer self, size_t index, const std::string& what,
                            const std::string& reason, bool node_lost);
+
+/// A heal whose replicas found no place and waits for a join
+/// (--respawn-timeout, --accept-joins) goes on with `node`, which just
+/// joined; false when no heal waits.
+bool resume_parked_heal(coordinator_pointer self, size_t node);
+
+/// The deadline `id` of a heal waiting for a join ran out: the run fails;
+/// false when `id` is no such deadline.
+bool parked_heal_deadline(coordinator_pointer self, uint64_t id);
 
 /// With a store that heals: sends every shard's part of the store's state
 /// now (the run's start, an epoch's end) to the writer to keep as a

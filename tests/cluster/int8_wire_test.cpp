@@ -170,3 +170,34 @@ TEST_CASE("an int8 replica moved onto a node that joins mid-run hands its residu
   REQUIRE(records_of(metrics, "move").size() == 1);
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
 }
+
+TEST_CASE("an int8 roll back whose lost replica has no place waits for a node to join, which "
+          "takes it: the bits of one process",
+          "[cluster][wire][int8][kill][join]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto joins = free_join_door();
+  // One replica a node at most: with b dead, replica 1 has nowhere to go
+  // until c joins.
+  auto coordinator = start_run(
+    dir,
+    replicas_on(2, {&a, &b}, 1,
+                {"--wire=int8", "--max-replicas-per-node=1", "--accept-joins=" + joins,
+                 "--respawn-timeout=20000"}),
+    true);
+  b.proc->send(SIGKILL);
+  CLUSTER_REQUIRE(coordinator->wait_for_line(stream::err, "ms for a node to join", line_timeout),
+                  coordinator.get());
+  auto c = join_run(dir, "node-c", joins, 1);
+  const auto status = coordinator->wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, coordinator.get());
+  CLUSTER_REQUIRE(status.code == 0, coordinator.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  const auto respawns = records_of(metrics, "respawn");
+  REQUIRE(respawns.size() == 1);
+  CHECK(respawns[0]["respawned_on"] == "node " + c.address + " (cpu)");
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=int8"});
+}
