@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,7 +66,7 @@ struct run_membership {
   uint64_t fenced_answers = 0;
   uint64_t fenced_answers_recorded = 0; // of those, the ones the epoch records counted
   std::vector<parked_respawn> parked; // respawns waiting for a join
-  std::vector<parked_heal> parked_heals; // at most one: a heal waiting for a join
+  std::optional<parked_heal> waiting_heal; // a heal waiting for a join
   uint64_t last_park_id = 0;          // also numbers the retired actors' deadlines
   // The actors a heal stopped and what the heal does once they are down: it
   // spawns nothing before, so no spawn waits on a node that is dead but not

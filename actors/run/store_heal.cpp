@@ -123,9 +123,9 @@ bool park_heal(coordinator_pointer self, const std::string& what, std::function<
   warn(st, what + "; replica " + std::to_string(i) + " has no place to respawn" + tried
              + ": waiting up to " + std::to_string(c.respawn_timeout_ms)
              + " ms for a node to join");
-  st.members.parked_heals.push_back(parked_heal{
+  st.members.waiting_heal = parked_heal{
     i, what,
-    [self, what, then, i](size_t node) { respawn_replicas(self, what, then, i, node); }, id});
+    [self, what, then, i](size_t node) { respawn_replicas(self, what, then, i, node); }, id};
   self->delayed_send(caf::actor_cast<coordinator_actor>(self),
                      std::chrono::milliseconds(c.respawn_timeout_ms), deadline_atom::value, id);
   return true;
@@ -269,6 +269,7 @@ void heal_store(coordinator_pointer self, replacement_record record, const std::
     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const auto lost_at = clock_type::now();
   st.healing = true;
+  st.members.waiting_heal.reset(); // a heal overtaken by this one waits no more
   stop_run_actors(self);
   await_retired(self, st.members.guard([self, record, lost_at, what] {
     const auto& members = self->state.members;
@@ -331,23 +332,23 @@ void roll_back_for_replica(coordinator_pointer self, size_t index, const std::st
 }
 
 bool resume_parked_heal(coordinator_pointer self, size_t node) {
-  auto& parked = self->state.members.parked_heals;
-  if (parked.empty())
+  auto& waiting = self->state.members.waiting_heal;
+  if (!waiting)
     return false;
-  auto heal = std::move(parked.front());
-  parked.clear();
+  auto heal = std::move(*waiting);
+  waiting.reset();
   heal.resume(node);
   return true;
 }
 
 bool parked_heal_deadline(coordinator_pointer self, uint64_t id) {
   auto& st = self->state;
-  auto& parked = st.members.parked_heals;
-  if (parked.empty() || parked.front().id != id)
+  auto& waiting = st.members.waiting_heal;
+  if (!waiting || waiting->id != id)
     return false;
-  const std::string what = parked.front().what;
-  const size_t next = parked.front().next;
-  parked.clear();
+  const std::string what = waiting->what;
+  const size_t next = waiting->next;
+  waiting.reset();
   if (!st.done)
     fail_store(self, what + "; replica " + std::to_string(next)
                        + " has no place to respawn, and no node joined within --respawn-timeout="
