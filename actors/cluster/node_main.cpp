@@ -47,7 +47,7 @@ struct node_config : cluster_config {
   std::string model;
   size_t max_frame_size = default_max_frame_size;
   std::string slow_replica_text; // I:F, as mnist's
-  std::string fault_text;        // kill@R or stop@R
+  std::string fault_text;        // kill@R, stop@R or refuse@R
   std::string join;              // HOST:PORT of a coordinator's --accept-joins
   std::string advertise;         // the host the coordinator reaches this node at
   bool no_host_lanes = false;
