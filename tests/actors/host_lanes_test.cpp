@@ -77,7 +77,8 @@ std::pair<lane_frame_head, caf::message> read_frame(caf::actor_system& system, f
 caf::actor spawn_doubler(caf::actor_system& system) {
   auto doubler = system.spawn([](caf::event_based_actor* self) -> caf::behavior {
     self->set_default_handler(caf::drop); // what a mutated frame still reads as
-    return {[](int32_t x) { return 2 * x; }};
+    // Wraps around: a mutated frame may carry any number.
+    return {[](int32_t x) { return static_cast<int32_t>(2u * static_cast<uint32_t>(x)); }};
   });
   system.registry().put(doubler.id(), caf::actor_cast<caf::strong_actor_ptr>(doubler));
   return doubler;
