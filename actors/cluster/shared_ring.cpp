@@ -1,7 +1,8 @@
 // The shared-memory ring: frames of [length][bytes], 8-byte aligned, in a
 // circle of `capacity` bytes after the header; a frame that would cross the
 // end starts at 0 instead, after a wrap mark. `written` and `read` count
-// bytes since the start and only grow; the reader sleeps on `sleeping`.
+// bytes since the start and only grow; the reader sleeps on `sleeping`
+// (1 while it waits), which the writer clears as it wakes it.
 #include "actors/cluster/shared_ring.hpp"
 
 #include <algorithm>
@@ -189,12 +190,19 @@ void shared_ring::commit(size_t bytes) {
   written_ = reserved_at_ + skipped_ + frame_head + aligned(bytes);
   header_->written.store(written_, std::memory_order_seq_cst);
   write_lock_.unlock();
-  if (header_->sleeping.load(std::memory_order_seq_cst) != 0)
-    futex(&header_->sleeping, FUTEX_WAKE, 1, nullptr);
+  wake_reader();
 }
 
 void shared_ring::abandon() {
   write_lock_.unlock();
+}
+
+// Clears the reader's sleeping word before the wake-up: a reader about to
+// wait then finds it cleared and does not sleep, where a wake-up that came
+// before its wait alone would be lost.
+void shared_ring::wake_reader() {
+  if (header_->sleeping.exchange(0, std::memory_order_seq_cst) != 0)
+    futex(&header_->sleeping, FUTEX_WAKE, 1, nullptr);
 }
 
 // Waits up to `patience` for `written` to move past `at`; returns it.
@@ -204,7 +212,7 @@ uint64_t shared_ring::wait_for_frame(uint64_t at, std::chrono::milliseconds pati
     return written;
   header_->sleeping.store(1, std::memory_order_seq_cst);
   written = header_->written.load(std::memory_order_seq_cst);
-  if (written == at) {
+  if (written == at && !closed()) {
     timespec timeout{static_cast<time_t>(patience.count() / 1000),
                      static_cast<long>(patience.count() % 1000) * 1000000};
     futex(&header_->sleeping, FUTEX_WAIT, 1, &timeout);
@@ -253,7 +261,7 @@ void shared_ring::consume() {
 
 void shared_ring::close() {
   header_->closed.store(1, std::memory_order_seq_cst);
-  futex(&header_->sleeping, FUTEX_WAKE, INT_MAX, nullptr);
+  wake_reader();
 }
 
 bool shared_ring::writer_alive() const {
@@ -262,7 +270,7 @@ bool shared_ring::writer_alive() const {
 }
 
 bool shared_ring::closed() const {
-  return header_->closed.load(std::memory_order_acquire) != 0;
+  return header_->closed.load(std::memory_order_seq_cst) != 0;
 }
 
 } // namespace troupe::detail

@@ -99,6 +99,7 @@ private:
   uint64_t capacity_ = 0; // of the mapping; never read back from the shared header
   bool reader_ = false;
   uint64_t wait_for_frame(uint64_t at, std::chrono::milliseconds patience);
+  void wake_reader();
 
   uint64_t read_pos_ = 0;  // reader: bytes consumed
   uint64_t frame_end_ = 0; // reader: where the frame next() returned ends
