@@ -356,7 +356,8 @@ typename Inspector::result_type inspect(Inspector& f, handshake& x) {
   return f(caf::meta::type_name("handshake"), x.protocol_version, x.model,
            x.model_fingerprint, x.float_probe, x.heartbeat_interval_ms,
            x.connection_timeout_ms, x.data_dir, x.peer, x.numerics_build, x.numerics_libm,
-           x.gemm_kernel, x.gemm_family, x.same_bits_required, x.clock_ns, x.answered_ns, x.max_frame_size);
+           x.gemm_kernel, x.gemm_family, x.same_bits_required, x.clock_ns, x.answered_ns,
+           x.max_frame_size);
 }
 
 template <class Inspector>

@@ -232,9 +232,9 @@ void run_options::bind_failures() {
            "where a lost replica or store shard of a run on nodes respawns: nodes (a live "
            "node) or anywhere (this process too, once no node is left)");
   cli.bind(f, c.snapshot_every, "snapshot-every",
-           "with the store on nodes or --wire=int8 on nodes (under respawn): keep the shards' state in "
-           "this process every N closed rounds (sync, delayed; the others at each epoch's end "
-           "only); a shard's death (or an int8 sync replica's) rolls back there",
+           "with the store on nodes or --wire=int8 on nodes (under respawn): keep the shards' "
+           "state in this process every N closed rounds (sync, delayed; the others at each "
+           "epoch's end only); a shard's death (or an int8 sync replica's) rolls back there",
            option_hint{}.in("rounds").otherwise("100 where the store heals, else 0: none"));
   cli.bind(f, c.step_timeout_ms, "step-timeout", "longest wait for one push's answer",
            option_hint{"MS"}.in("ms").at_least(1));

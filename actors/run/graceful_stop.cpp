@@ -45,15 +45,15 @@ void write_and_end(coordinator_pointer self, uint64_t until, std::vector<checkpo
           });
 }
 
-// --wire=int8 under sync without backups: asks every replica for its
-// residual from before its push of round `until` and gives `parts` their
-// slices, then calls `then`. Without
-// one of them the checkpoint keeps none, and its resume starts them at zero.
+// --wire=int8 under sync without backups (keeps_residuals_by_round): asks
+// every replica for its residual from before its push of round `until` and
+// gives `parts` their slices, then calls `then`. Without one of them the
+// checkpoint keeps none, and its resume starts them at zero.
 void add_residuals(coordinator_pointer self, uint64_t until, std::vector<checkpoint_part>& parts,
                    std::function<void(std::vector<checkpoint_part>&)> then) {
   auto& st = self->state;
   const auto live = [](const replica_slot& r) { return r.alive && !r.respawning; };
-  if (st.setup.plan.config.wire != float_codec::int8 || !st.setup.plan.traits.replicas_wait_for_rounds
+  if (!keeps_residuals_by_round(st.setup.plan)
       || !std::all_of(st.replicas.begin(), st.replicas.end(), live)) {
     then(parts);
     return;

@@ -45,6 +45,14 @@ struct run_plan {
   std::vector<float> resume_residuals;
 };
 
+/// Says whether every replica's --wire=int8 residual can be had at any
+/// store round: int8 under a policy whose replicas wait for every round
+/// (sync without backups), so checkpoint cuts, a graceful stop and a lost
+/// replica's roll back keep them.
+inline bool keeps_residuals_by_round(const run_plan& plan) {
+  return plan.config.wire == float_codec::int8 && plan.traits.replicas_wait_for_rounds;
+}
+
 /// Plans a checked run over `train_count` training samples: the device of
 /// each replica (--devices=auto opens the GPUs to see which exist; a store
 /// device in this process must open), the store's ranges and where it

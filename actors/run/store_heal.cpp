@@ -320,9 +320,7 @@ void lose_shard(coordinator_pointer self, size_t shard, const std::string& why,
 }
 
 bool rolls_back_replicas(const coordinator_state& st) {
-  const run_plan& plan = st.setup.plan;
-  return plan.config.wire == float_codec::int8 && heals_store(plan.config)
-         && plan.traits.replicas_wait_for_rounds;
+  return keeps_residuals_by_round(st.setup.plan) && heals_store(st.setup.plan.config);
 }
 
 void roll_back_for_replica(coordinator_pointer self, size_t index, const std::string& what,

@@ -167,7 +167,9 @@ TEST_CASE("with --respawn-timeout the death of the only node waits for a node to
   SECTION("nobody joins") {
     auto a = start_node(dir, "node-a");
     auto coordinator = start_and_kill(
-      dir, replicas_on(2, {&a}, 2, {"--accept-joins=" + free_join_door(), "--respawn-timeout=1000"}),
+      dir,
+      replicas_on(2, {&a}, 2,
+                  {"--accept-joins=" + free_join_door(), "--respawn-timeout=1000"}),
       a);
     const auto status = coordinator->wait(exit_timeout);
     INFO(to_string(status));
