@@ -47,7 +47,7 @@ struct node_config : cluster_config {
   std::string model;
   size_t max_frame_size = default_max_frame_size;
   std::string slow_replica_text; // I:F, as mnist's
-  std::string fault_text;        // kill@R, stop@R or refuse@R
+  std::string fault_text;        // kill@R, stop@R, refuse@R or refuse-store@R
   std::string join;              // HOST:PORT of a coordinator's --accept-joins
   std::string advertise;         // the host the coordinator reaches this node at
   bool no_host_lanes = false;
@@ -76,8 +76,8 @@ struct node_config : cluster_config {
     bind(g, fault_text, "fault",
          "kill@R or stop@R: this process sends itself SIGKILL or SIGSTOP as one of its "
          "replicas is about to push store round R, or one of its store shards to take a "
-         "push of round R; refuse@R: from then on it refuses to start replicas (to try "
-         "failures in an exact round)",
+         "push of round R; refuse@R (refuse-store@R): from then on it refuses to start "
+         "replicas (store shards), to try failures in an exact round",
          option_hint{"ACTION@R"});
     bind(g, no_host_lanes, "no-host-lanes",
          "send pushes and answers to processes of this host through the middleman, not "

@@ -25,6 +25,9 @@ struct node_entry {
   // A replica spawn failed on it while it lived: no replica is placed there
   // again, while its shards (a store node's) serve on.
   bool refuses_replicas = false;
+  // A store shard failed to start on it while it lived: no shard is placed
+  // there again, while its replicas train on.
+  bool refuses_shards = false;
 };
 
 /// Holds every node of a run. An index stays valid for the run: a node that
@@ -55,6 +58,18 @@ struct node_table {
   void refuse_replicas(size_t node) {
     if (node != here)
       nodes[node].refuses_replicas = true;
+  }
+
+  /// Places no more store shards on `node` (one failed to start there); its
+  /// replicas go on. Nothing for here.
+  void refuse_shards(size_t node) {
+    if (node != here)
+      nodes[node].refuses_shards = true;
+  }
+
+  /// Says whether a store shard may be placed on `node` (here: always).
+  bool hosts_shards(size_t node) const {
+    return node == here || (nodes[node].alive && !nodes[node].refuses_shards);
   }
 
   /// Says whether a replica may be placed on `node` (here: always).

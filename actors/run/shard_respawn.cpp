@@ -9,10 +9,10 @@ namespace troupe::detail {
 
 namespace {
 
-// Where shard `k` goes: its store node while alive, else the next live one
-// after it that has not `refused` it; here for a store that was here, or
-// with --respawn=anywhere once no store node is left; nothing when no place
-// can host it.
+// Where shard `k` goes: its store node while it hosts shards, else the
+// next one after it that does and has not `refused` it in this heal; here
+// for a store that was here, or with --respawn=anywhere once no store node
+// is left; nothing when no place can host it.
 std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
                                          const std::vector<bool>& refused) {
   const size_t own = st.shards[k].where.node;
@@ -22,7 +22,7 @@ std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
   const size_t first = st.nodes.store_rank(own);
   for (size_t step = 0; step < store_nodes.size(); ++step) {
     const size_t node = store_nodes[(first + step) % store_nodes.size()];
-    if (st.nodes.alive(node) && !refused[node])
+    if (st.nodes.hosts_shards(node) && !refused[node])
       return node;
   }
   if (st.setup.plan.config.respawn_anywhere)
@@ -31,9 +31,10 @@ std::optional<size_t> choose_store_place(const coordinator_state& st, size_t k,
 }
 
 // Spawns shard `k` from plan.start where choose_store_place says, trying
-// the next place when a node turns out to be gone or refuses the shard (a
-// bad_config: too large for its frames); false (the run failed) when no
-// place is left.
+// the next place when a node refuses the shard: for this heal when the
+// shard is too large for its frames (a bad_config), for the run otherwise
+// (its store device failed, or it is gone, which its actors' down messages
+// tell); false (the run failed) when no place is left.
 bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what) {
   auto& st = self->state;
   std::string tried;
@@ -66,11 +67,10 @@ bool respawn_shard(coordinator_pointer self, uint32_t k, const std::string& what
                          + ")");
       return false;
     }
-    if (spawned.error().category() == caf::atom("troupe")
-        && spawned.error().code() == static_cast<uint8_t>(troupe_errc::bad_config))
-      refused[*place] = true;
-    else
-      st.nodes.lose(*place);
+    refused[*place] = true;
+    if (!(spawned.error().category() == caf::atom("troupe")
+          && spawned.error().code() == static_cast<uint8_t>(troupe_errc::bad_config)))
+      st.nodes.refuse_shards(*place);
   }
 }
 

@@ -14,7 +14,8 @@ namespace {
 
 std::mutex planned_mutex;
 node_fault planned; // signal 0: none
-std::atomic<bool> refusing{false};
+std::atomic<bool> refusing_replicas{false};
+std::atomic<bool> refusing_store{false};
 
 } // namespace
 
@@ -24,7 +25,7 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
   const auto bad = [&text](const std::string& why) {
     return make_troupe_error(troupe_errc::bad_config,
                              "--fault: '" + text + "' " + why
-                               + " (expected kill@R, stop@R or refuse@R, R a store round)");
+                               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a store round)");
   };
   const auto at = text.find('@');
   if (at == std::string::npos)
@@ -37,6 +38,8 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
     fault.signal = SIGSTOP;
   else if (action == "refuse")
     fault.signal = refuse_replicas_fault;
+  else if (action == "refuse-store")
+    fault.signal = refuse_store_fault;
   else
     return bad("names no action");
   const auto round = text.substr(at + 1);
@@ -65,13 +68,19 @@ void fire_node_fault(int signal) {
   if (fired.exchange(true))
     return;
   if (signal == refuse_replicas_fault)
-    refusing = true;
+    refusing_replicas = true;
+  else if (signal == refuse_store_fault)
+    refusing_store = true;
   else
     std::raise(signal);
 }
 
 bool node_refuses_replicas() {
-  return refusing;
+  return refusing_replicas;
+}
+
+bool node_refuses_store() {
+  return refusing_store;
 }
 
 } // namespace troupe::detail

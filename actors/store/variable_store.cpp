@@ -300,7 +300,11 @@ store_actor::behavior_type remote_store(store_pointer self, store_config config,
                                         checkpoint_writer_actor writer, caf::actor owner) {
   const uint32_t shard = config.shard;
   const uint32_t shards = config.shards;
-  auto setup = make_store_setup(std::move(config), std::move(writer));
+  auto setup = node_refuses_store()
+                 ? caf::expected<std::shared_ptr<store_setup>>{make_troupe_error(
+                   troupe_errc::device_failure,
+                   "this node refuses store shards (--fault=refuse-store@R)")}
+                 : make_store_setup(std::move(config), std::move(writer));
   if (!setup) {
     std::fprintf(stderr, "troupe node: variable store shard %u of %u cannot start: %s\n", shard,
                  shards, describe(setup.error()).c_str());

@@ -26,6 +26,10 @@ TEST_CASE("a node's --fault parses kill@R, stop@R and refuse@R, and refuses anyt
   REQUIRE(refuse);
   CHECK(refuse->signal == refuse_replicas_fault);
   CHECK(refuse->round == 12);
+  auto refuse_store = parse_node_fault("refuse-store@7");
+  REQUIRE(refuse_store);
+  CHECK(refuse_store->signal == refuse_store_fault);
+  CHECK(refuse_store->round == 7);
   const std::pair<const char*, const char*> refused[] = {
     {"kill", "has no '@'"},
     {"boom@3", "names no action"},
@@ -40,6 +44,6 @@ TEST_CASE("a node's --fault parses kill@R, stop@R and refuse@R, and refuses anyt
     REQUIRE_FALSE(parsed);
     CHECK(describe(parsed.error())
           == "--fault: '" + std::string(text) + "' " + why
-               + " (expected kill@R, stop@R or refuse@R, R a store round)");
+               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a store round)");
   }
 }

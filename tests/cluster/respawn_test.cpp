@@ -243,3 +243,35 @@ TEST_CASE("a store node that refuses a respawned replica keeps serving its shard
   CHECK(heals[0]["respawned_on"] == "node " + a.address);
   expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
 }
+
+TEST_CASE("a node whose store shard fails to start keeps training replicas, and a store "
+          "heal places replicas there: the run keeps the bits of one process",
+          "[cluster][failure][kill][respawn]") {
+  // Three replicas, one an epoch of 668 rounds; a shard on each node. a
+  // refuses store shards from round 700 on. c dies at 800: the store heals
+  // with a's and c's shards on b (each tried a first), and c's replica on a.
+  // b dies at 900: the store heals into the coordinator, every replica on a.
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a", {"--fault=refuse-store@700"});
+  auto b = start_node(dir, "node-b", {"--fault=kill@900"});
+  auto c = start_node(dir, "node-c", {"--fault=kill@800"});
+  auto args = on_nodes(3, {&a, &b, &c}, 1,
+                       {"--store-nodes=" + a.address + "," + b.address + "," + c.address,
+                        "--respawn=anywhere", "--metrics=" + dir.file("coordinator.jsonl")});
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  const auto log_a = a.proc->err();
+  CLUSTER_CHECK(log_a.find("cannot start: this node refuses store shards") != std::string::npos,
+                a.proc.get());
+  CLUSTER_CHECK(log_a.find("replica 1 of 3 on cpu started") != std::string::npos, a.proc.get());
+  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
+  const auto heals = records_of(metrics, "store_heal");
+  REQUIRE(heals.size() == 2);
+  CHECK(heals[0]["respawned_on"] == "node " + b.address);
+  CHECK(heals[1]["respawned_on"] == "this process");
+  CHECK(records_of(metrics, "epoch").back()["live_nodes"] == 1);
+  expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
+}
