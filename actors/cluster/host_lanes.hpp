@@ -30,7 +30,7 @@
 
 namespace troupe::detail {
 
-struct lane_link;  // host_lanes.cpp
+struct lane_link;  // lane_link.hpp
 class shared_ring; // shared_ring.hpp
 
 /// What comes before a message in a lane's frame; the message follows as

@@ -161,23 +161,44 @@ char* shared_ring::reserve(size_t bytes, std::chrono::milliseconds patience) {
   if (reader_ || bytes > max_frame())
     return nullptr;
   write_lock_.lock();
-  const uint64_t capacity = capacity_;
-  const uint64_t at = written_;
-  const uint64_t offset = at % capacity;
-  const uint64_t tail = capacity - offset; // bytes to the end, a multiple of 8
-  skipped_ = tail < frame_head + aligned(bytes) ? tail : 0;
-  const uint64_t need = skipped_ + frame_head + aligned(bytes);
   const auto deadline = std::chrono::steady_clock::now() + patience;
-  while (at + need - header_->read.load(std::memory_order_acquire) > capacity) {
+  while (!fits(bytes)) {
     if (closed() || std::chrono::steady_clock::now() >= deadline) {
       write_lock_.unlock();
       return nullptr;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50)); // the reader drains it
   }
+  return place(bytes);
+}
+
+char* shared_ring::try_reserve(size_t bytes) {
+  if (reader_ || bytes > max_frame() || closed() || !write_lock_.try_lock())
+    return nullptr;
+  if (!fits(bytes)) {
+    write_lock_.unlock();
+    return nullptr;
+  }
+  return place(bytes);
+}
+
+// With the writer's lock: says whether a frame of `bytes` bytes fits now,
+// and notes whether it must skip the ring's end to start at 0.
+bool shared_ring::fits(size_t bytes) {
+  const uint64_t at = written_;
+  const uint64_t tail = capacity_ - at % capacity_; // bytes to the end, a multiple of 8
+  skipped_ = tail < frame_head + aligned(bytes) ? tail : 0;
+  const uint64_t need = skipped_ + frame_head + aligned(bytes);
+  return at + need - header_->read.load(std::memory_order_acquire) <= capacity_;
+}
+
+// With the writer's lock, after fits(): reserves the frame and returns where
+// its bytes go.
+char* shared_ring::place(size_t bytes) {
+  const uint64_t offset = written_ % capacity_;
   if (skipped_ > 0)
     std::memcpy(data_ + offset, &wrap_mark, sizeof wrap_mark);
-  reserved_at_ = at;
+  reserved_at_ = written_;
   reserved_ = bytes;
   return data_ + (skipped_ > 0 ? 0 : offset) + frame_head;
 }
@@ -257,6 +278,10 @@ void shared_ring::consume() {
   read_pos_ = frame_end_;
   header_->read.store(frame_end_, std::memory_order_release);
   frame_end_ = 0;
+}
+
+bool shared_ring::has_frame() const {
+  return header_->written.load(std::memory_order_acquire) != read_pos_ && !closed();
 }
 
 void shared_ring::close() {

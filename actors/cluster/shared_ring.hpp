@@ -56,6 +56,11 @@ public:
   /// commit() or abandon(); null as write() fails.
   char* reserve(size_t bytes, std::chrono::milliseconds patience);
 
+  /// Writer: reserve() without a wait, for a thread that must not block
+  /// (it drains another ring in the meantime): null when the frame does not
+  /// fit now, another thread of this side is writing, or the ring is closed.
+  char* try_reserve(size_t bytes);
+
   /// Writer: publishes the first `bytes` bytes of the reservation as a frame.
   void commit(size_t bytes);
 
@@ -73,6 +78,9 @@ public:
 
   /// Reader: releases the frame next() returned.
   void consume();
+
+  /// Reader: says whether a frame is waiting, without a wait.
+  bool has_frame() const;
 
   /// Says whether `f` lies inside this side's mapping of the ring's frames.
   bool contains(const frame& f) const {
@@ -99,6 +107,8 @@ private:
   uint64_t capacity_ = 0; // of the mapping; never read back from the shared header
   bool reader_ = false;
   uint64_t wait_for_frame(uint64_t at, std::chrono::milliseconds patience);
+  bool fits(size_t bytes);
+  char* place(size_t bytes);
   void wake_reader();
 
   uint64_t read_pos_ = 0;  // reader: bytes consumed

@@ -2,12 +2,15 @@
 // a request read off a lane reaches its actor here, whose answer goes back
 // through the other ring with the ids CAF needs; a request for an actor
 // that is gone is answered with an error; links are refused to another
-// host or beyond the capacity allowed; and mutated frames break nothing.
+// host or beyond the capacity allowed; mutated frames break nothing; and a
+// reader that runs an actor whose answer finds no room goes on delivering.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -197,5 +200,60 @@ TEST_CASE("mutated frames on a lane are dropped, and the lane answers a request 
     }
     // Frames that still read as requests were answered meanwhile.
     expect_doubled(system, end, doubler, 77, 8, true);
+  }
+}
+
+// An actor the lanes can deliver to (in the registry), ended with this.
+struct registered_actor {
+  caf::actor actor;
+  template <class Behavior>
+  registered_actor(caf::actor_system& system, Behavior behavior)
+    : actor(system.spawn([behavior](caf::event_based_actor*) -> caf::behavior {
+        return {behavior};
+      })) {
+    system.registry().put(actor.id(), caf::actor_cast<caf::strong_actor_ptr>(actor));
+  }
+  ~registered_actor() { caf::anon_send_exit(actor, caf::exit_reason::user_shutdown); }
+};
+
+TEST_CASE("a reader whose actor's answer finds the ring back full delivers the frames that "
+          "follow while the answer waits, and the answer follows once there is room",
+          "[lanes]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  std::promise<bool> open_at_receipt; // whether the ring back was open then
+  auto received = open_at_receipt.get_future();
+  {
+    host_lanes lanes{system, capacity};
+    auto end = link_to(lanes);
+    registered_actor echo{system, [](const std::string& text) { return text; }};
+    const shared_ring* back = end.inbox.get();
+    registered_actor recorder{system, [back, &open_at_receipt](int32_t) {
+                                open_at_receipt.set_value(!back->closed());
+                              }};
+    // Nobody reads the ring back yet: it holds 8 answers of 100 kB, and a
+    // writer waits for room for the 9th (a frame's reservation is a quarter
+    // of the ring). The reader runs the echo as it delivers, so it is the
+    // reader that waits. The recorder's frame comes after the 9th request.
+    const std::string text(100000, 't');
+    const int answers = 9;
+    for (int k = 1; k <= answers; ++k) {
+      const auto bytes = frame(system, echo.actor.id(), caf::make_message_id(k).integer_value(),
+                               caf::make_message(text));
+      REQUIRE(end.outbox->write(bytes.data(), bytes.size(), 1000ms));
+    }
+    const auto note = frame(system, recorder.actor.id(), caf::make_message_id().integer_value(),
+                            caf::make_message(int32_t{1}));
+    REQUIRE(end.outbox->write(note.data(), note.size(), 1000ms));
+    REQUIRE(received.wait_for(5s) == std::future_status::ready);
+    CHECK(received.get()); // delivered before the waiting writer gave up
+    for (int k = 1; k <= answers; ++k) {
+      INFO("answer " << k);
+      auto [head, answer] = read_frame(system, end);
+      CHECK(head.mid == caf::make_message_id(k).response_id().integer_value());
+      REQUIRE(answer.match_elements<std::string>());
+      CHECK(answer.get_as<std::string>(0) == text);
+    }
+    CHECK_FALSE(end.inbox->closed());
   }
 }
