@@ -12,11 +12,12 @@
 namespace troupe::detail {
 
 /// Sends request `i` for every i < count through `send(i)` (which returns
-/// CAF's response handle of an event-based actor's request) and calls
-/// `done(answers)` with the answers in request order once every one came, or
-/// `failed(error)` with the first error, once; later answers are dropped.
-template <class Answer, class Send, class Done, class Failed>
-void gather(size_t count, Send send, Done done, Failed failed) {
+/// CAF's response handle of an event-based actor's request), calls
+/// `arrived(i, answer)` as each answer comes, and `done(answers)` with the
+/// answers in request order once every one came, or `failed(error)` with
+/// the first error, once; later answers are dropped.
+template <class Answer, class Send, class Arrived, class Done, class Failed>
+void gather(size_t count, Send send, Arrived arrived, Done done, Failed failed) {
   struct gathering {
     std::vector<Answer> answers;
     size_t missing = 0;
@@ -27,9 +28,10 @@ void gather(size_t count, Send send, Done done, Failed failed) {
   pending->missing = count;
   for (size_t i = 0; i < count; ++i)
     send(i).then(
-      [pending, i, done](Answer& answer) mutable {
+      [pending, i, arrived, done](Answer& answer) mutable {
         if (pending->failed)
           return;
+        arrived(i, answer);
         pending->answers[i] = std::move(answer);
         if (--pending->missing == 0)
           done(pending->answers);
@@ -40,6 +42,13 @@ void gather(size_t count, Send send, Done done, Failed failed) {
         pending->failed = true;
         failed(err);
       });
+}
+
+/// gather() with nothing to do as each answer comes.
+template <class Answer, class Send, class Done, class Failed>
+void gather(size_t count, Send send, Done done, Failed failed) {
+  gather<Answer>(
+    count, std::move(send), [](size_t, const Answer&) {}, std::move(done), std::move(failed));
 }
 
 } // namespace troupe::detail

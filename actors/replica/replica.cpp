@@ -180,7 +180,9 @@ void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>
   if (st.setup->config.trace)
     st.report.trace.push_back(make_trace_span(trace_kind::wait, st.first_round + st.next_round,
                                               st.pushed_at, answered));
-  if (st.setup->device_handover) { // used on the device by the next compute
+  if (st.joins_as_answers_come) {
+    st.params = joined_in(parts, st.joined);
+  } else if (st.setup->device_handover) { // used on the device by the next compute
     st.params = params_msg{};
     st.params.version = parts.front().version;
     st.params.round = parts.front().round;
@@ -194,6 +196,16 @@ void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>
   run_round(self);
 }
 
+// Copies a shard's answer to push `serial` into the joined parameters as it
+// comes, when the shards do not all share one buffer with this replica.
+void join_as_it_comes(replica_pointer self, uint64_t serial, const params_msg& part) {
+  auto& st = self->state;
+  if (!st.joins_as_answers_come || !st.waiting || serial != st.pushes
+      || !part.values.fault.empty())
+    return;
+  join_part(part, st.setup->store.parameter_count, st.joined);
+}
+
 // Sends each shard its slice of the gradient (a view of the same buffer)
 // and waits for every answer. No timeout per request: each would wake CAF's
 // clock thread twice per push; the watchdog bounds the wait instead.
@@ -201,6 +213,8 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
   auto& st = self->state;
   const uint64_t serial = ++st.pushes;
   st.waiting = true;
+  if (st.joins_as_answers_come) // writable before the first answer comes
+    make_join_buffer(st.joined, st.setup->store.parameter_count);
   arm_watchdog(self);
   const auto& store = st.setup->store;
   gather<params_msg>(
@@ -217,6 +231,7 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
       return self->request(store.push_route(k), caf::infinite, push_atom::value,
                            std::move(slice));
     },
+    [self, serial](size_t, const params_msg& part) { join_as_it_comes(self, serial, part); },
     [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
     [self, serial](caf::error& err) {
       auto& st = self->state;
@@ -361,6 +376,11 @@ replica_actor::behavior_type replica_behavior(replica_pointer self,
   st.compute = std::make_unique<share_compute>(st.setup);
   watch_store(self);
   open_push_lanes(self);
+  const auto& shards = st.setup->store.shards;
+  st.joins_as_answers_come =
+    !st.setup->device_handover
+    && std::any_of(shards.begin(), shards.end(),
+                   [self](const store_actor& shard) { return shard->node() != self->node(); });
   return {
     [self](epoch_atom, epoch_order& order) { return start_epoch(self, order); },
     [self](ready_atom) -> uint32_t { return self->state.setup->config.index; },

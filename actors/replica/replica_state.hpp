@@ -35,6 +35,9 @@ struct replica_state {
   // Where the shards' slices of the parameters are joined when they are not
   // views of one buffer already (shards in other processes, async shards).
   std::shared_ptr<std::vector<float>> joined;
+  // Some shard lives in another process: each answer is copied into
+  // `joined` as it comes, while the others are still on their way.
+  bool joins_as_answers_come = false;
   // With device hand-over: the shards' last answers (views of their device
   // buffers), held until the next push: the replica's reads of them have
   // finished by then (it waits for its step's loss), and a shard steps in

@@ -25,8 +25,23 @@ bool views_of_one_buffer(const std::vector<params_msg>& parts, size_t parameter_
 
 } // namespace
 
-params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
-                       std::shared_ptr<std::vector<float>>& scratch, bool copy_always) {
+void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
+                      bool fresh) {
+  if (!scratch || scratch.use_count() > 1 || fresh)
+    scratch = std::make_shared<std::vector<float>>(parameter_count);
+  scratch->resize(parameter_count);
+}
+
+void join_part(const params_msg& part, size_t parameter_count,
+               std::shared_ptr<std::vector<float>>& scratch, bool fresh) {
+  make_join_buffer(scratch, parameter_count, fresh);
+  const size_t count = std::min(part.values.size(),
+                                parameter_count - std::min<size_t>(part.offset, parameter_count));
+  std::memcpy(scratch->data() + part.offset, part.values.data(), count * sizeof(float));
+}
+
+params_msg joined_in(std::vector<params_msg>& parts,
+                     std::shared_ptr<const std::vector<float>> values) {
   params_msg joined;
   if (parts.empty())
     return joined;
@@ -35,20 +50,21 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
   joined.staleness = parts.front().staleness;
   joined.losses = std::move(parts.front().losses);
   joined.membership = parts.front().membership;
-  if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
-    joined.values = shared_floats{parts.front().values.buffer, 0, parameter_count};
+  joined.values = shared_floats{std::move(values)};
+  return joined;
+}
+
+params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
+                       std::shared_ptr<std::vector<float>>& scratch, bool copy_always) {
+  if (!copy_always && !parts.empty() && views_of_one_buffer(parts, parameter_count)) {
+    auto whole = parts.front().values.buffer;
+    auto joined = joined_in(parts, nullptr);
+    joined.values = shared_floats{std::move(whole), 0, parameter_count};
     return joined;
   }
-  if (!scratch || scratch.use_count() > 1 || copy_always)
-    scratch = std::make_shared<std::vector<float>>(parameter_count);
-  scratch->resize(parameter_count);
-  for (const auto& part : parts) {
-    const size_t count = std::min(part.values.size(),
-                                  parameter_count - std::min<size_t>(part.offset, parameter_count));
-    std::memcpy(scratch->data() + part.offset, part.values.data(), count * sizeof(float));
-  }
-  joined.values = shared_floats{scratch};
-  return joined;
+  for (size_t k = 0; k < parts.size(); ++k)
+    join_part(parts[k], parameter_count, scratch, k == 0 && copy_always);
+  return joined_in(parts, scratch);
 }
 
 store_stats combine_shard_stats(const std::vector<store_stats>& shards) {

@@ -39,6 +39,22 @@ struct store_group {
 params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
                        std::shared_ptr<std::vector<float>>& scratch, bool copy_always = false);
 
+/// Makes `scratch` a buffer of `parameter_count` floats that only its
+/// holder holds: a new one when someone else holds it, or with `fresh`.
+void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
+                      bool fresh = false);
+
+/// Copies `part`'s values into `scratch` at their place, as a shard's
+/// answer comes, for a replica whose shards are not all in its process;
+/// into a new buffer when someone else holds `scratch`, or with `fresh`.
+void join_part(const params_msg& part, size_t parameter_count,
+               std::shared_ptr<std::vector<float>>& scratch, bool fresh = false);
+
+/// Returns the answers as one params_msg over `values` (which join_part
+/// filled with every part): version, round and losses are shard 0's.
+params_msg joined_in(std::vector<params_msg>& parts,
+                     std::shared_ptr<const std::vector<float>> values);
+
 /// Adds the shards' stats up to the store's: pushes and samples as shard 0
 /// counts them (every push reaches every shard), rejections and staleness
 /// over all shards' gradient slices, the longest apply time (shards apply in
