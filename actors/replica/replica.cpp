@@ -203,7 +203,11 @@ void join_as_it_comes(replica_pointer self, uint64_t serial, const params_msg& p
   if (!st.joins_as_answers_come || !st.waiting || serial != st.pushes
       || !part.values.fault.empty())
     return;
+  const auto start = clock_type::now();
   join_part(part, st.setup->store.parameter_count, st.joined);
+  if (st.setup->config.trace)
+    st.report.trace.push_back(make_trace_span(trace_kind::join, st.first_round + st.next_round,
+                                              start, clock_type::now()));
 }
 
 // Sends each shard its slice of the gradient (a view of the same buffer)

@@ -76,6 +76,7 @@ const char* replica_span_name(uint8_t kind) {
   switch (static_cast<trace_kind>(kind)) {
   case trace_kind::compute: return "compute";
   case trace_kind::gather: return "gather";
+  case trace_kind::join: return "join";
   default: return "wait";
   }
 }

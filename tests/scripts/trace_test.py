@@ -7,10 +7,13 @@ A real run (2 replicas, 2 store shards, 2 epochs, a checkpoint per epoch)
 must write JSON with a named track per replica and per shard, one "round"
 span per round on each replica's track with its compute and wait inside it
 and, but for an epoch's first round, the gathering of its samples inside the
-wait of the round before (the replica copies them while it waits), one "step" span per round on each shard's track, spans in time order, and
+wait of the round before (the replica copies them while it waits), one
+"step" span per round on each shard's track, spans in time order, and
 instant events for the epoch ends and checkpoints; the metadata states the
-clock's error bound. A second run across two node processes puts its events
-on the coordinator's clock with a bound of half a round trip.
+clock's error bound. A second run across two node processes (a shard on
+each) puts its events on the coordinator's clock with a bound of half a
+round trip, and each replica's round holds a "join" per shard inside its
+wait: it copies each answer as it comes.
 """
 import json
 import os
@@ -40,7 +43,7 @@ def run(args):
         fail(f"exit {done.returncode}: {' '.join(args)}\n{done.stdout}\n{done.stderr}")
 
 
-def check_trace(path, replicas, shards):
+def check_trace(path, replicas, shards, joins):
     try:
         trace = json.load(open(path))
     except (OSError, ValueError) as e:
@@ -73,7 +76,8 @@ def check_trace(path, replicas, shards):
             parts = inner.get(r["args"]["round"], [])
             names = sorted(p["name"] for p in parts)
             gathered = n % ROUNDS_PER_EPOCH != 0
-            if names != (["compute", "gather", "wait"] if gathered else ["compute", "wait"]):
+            expected = ["compute"] + (["gather"] if gathered else []) + ["join"] * joins
+            if names != sorted(expected + ["wait"]):
                 fail(f"replica {i} round {r['args']['round']}: parts {parts}")
             for p in parts:
                 if p["name"] == "gather":
@@ -85,6 +89,10 @@ def check_trace(path, replicas, shards):
             waits[r["args"]["round"]] = wait
             if wait["ts"] < compute["ts"] + compute["dur"] - EPS:
                 fail(f"replica {i}: wait before compute ends: {compute} {wait}")
+            for p in parts:
+                if p["name"] == "join" and (p["ts"] < wait["ts"] - EPS
+                                            or p["ts"] + p["dur"] > wait["ts"] + wait["dur"] + EPS):
+                    fail(f"replica {i}: {p} is not inside the wait {wait}")
         for e in spans:
             if e.get("name") != "gather":
                 continue
@@ -129,16 +137,15 @@ def main():
         path = os.path.join(work, "run.trace.json")
         run([mnist, *common, "--replicas=2", "--store-shards=2", f"--trace={path}",
              f"--checkpoint={os.path.join(work, 'run.ckpt')}"])
-        trace = check_trace(path, 2, 2)
+        trace = check_trace(path, 2, 2, 0)
         if [e["name"] for e in trace["traceEvents"] if e["ph"] == "i"].count("checkpoint") != 2:
             fail("expected a checkpoint instant per epoch")
 
         nodes = [start_node(mnist, work, f"node{n}") for n in range(2)]
         try:
             path = os.path.join(work, "nodes.trace.json")
-            run([mnist, *common, "--nodes=" + ",".join(a for _, a in nodes),
-                 "--store-shards=1", f"--trace={path}"])
-            trace = check_trace(path, 2, 1)
+            run([mnist, *common, "--nodes=" + ",".join(a for _, a in nodes), f"--trace={path}"])
+            trace = check_trace(path, 2, 2, 2)
             bound = trace["otherData"]["clock_error_us"]
             if not 0 < bound < 1e6:
                 fail(f"the clock error bound across nodes should be a round trip, is {bound} us")
@@ -146,7 +153,7 @@ def main():
             for proc, _ in nodes:
                 proc.terminate()
                 proc.wait(timeout=20)
-    print("ok: tracks, rounds, nesting, order, instants, clock bound")
+    print("ok: tracks, rounds, nesting, order, joins, instants, clock bound")
 
 
 if __name__ == "__main__":
