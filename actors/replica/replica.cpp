@@ -9,6 +9,7 @@
 
 #include "actors/replica/gather.hpp"
 #include "actors/replica/push_lanes.hpp"
+#include "actors/replica/push_watchdog.hpp"
 #include "actors/replica/replica.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/core_pinning.hpp"
@@ -82,39 +83,6 @@ void gather_next_round(replica_state& st) {
   if (st.setup->config.trace)
     st.report.trace.push_back(make_trace_span(
       trace_kind::gather, st.first_round + st.next_round + 1, start, clock_type::now()));
-}
-
-std::chrono::milliseconds step_timeout(const replica_state& st) {
-  return std::chrono::milliseconds(st.setup->config.step_timeout_ms);
-}
-
-// Keeps one tick on its way while the replica waits for answers, every
-// quarter step timeout: a push unanswered for a step timeout fails within
-// 1.25 step timeouts.
-void arm_watchdog(replica_pointer self) {
-  auto& st = self->state;
-  if (st.watchdog_armed)
-    return;
-  st.watchdog_armed = true;
-  const auto period = std::max(step_timeout(st) / 4, std::chrono::milliseconds{1});
-  self->delayed_send(replica_actor{self}, period, tick_atom::value);
-}
-
-void check_watchdog(replica_pointer self) {
-  auto& st = self->state;
-  st.watchdog_armed = false;
-  if (!st.waiting)
-    return; // rearmed by the next push
-  if (clock_type::now() - st.pushed_at < step_timeout(st)) {
-    arm_watchdog(self);
-    return;
-  }
-  st.waiting = false;
-  st.promise.deliver(make_troupe_error(
-    troupe_errc::timeout, "replica " + std::to_string(st.setup->config.index) + ": push of round "
-                            + std::to_string(st.first_round + st.next_round)
-                            + " failed: no answer from the store within "
-                            + std::to_string(st.setup->config.step_timeout_ms) + " ms"));
 }
 
 void add_stats(replica_report& report, const batch_stats& stats) {

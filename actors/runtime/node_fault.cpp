@@ -25,7 +25,8 @@ caf::expected<node_fault> parse_node_fault(const std::string& text) {
   const auto bad = [&text](const std::string& why) {
     return make_troupe_error(troupe_errc::bad_config,
                              "--fault: '" + text + "' " + why
-                               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a store round)");
+                               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a "
+                                 "store round)");
   };
   const auto at = text.find('@');
   if (at == std::string::npos)

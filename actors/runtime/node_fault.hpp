@@ -2,8 +2,9 @@
 // or refuse-store@R): as the first of its replicas is about to push store
 // round R, or the first of its store shards is about to take a push of round
 // R, its process sends itself SIGKILL or SIGSTOP, or goes on but refuses to
-// start any replica (refuse) or store shard (refuse-store) from then on. A failure then lands in an exact
-// round, to try the elastic promise against a schedule of failures.
+// start any replica (refuse) or store shard (refuse-store) from then on. A
+// failure then lands in an exact round, to try the elastic promise against
+// a schedule of failures.
 #pragma once
 
 #include <cstdint>

@@ -44,6 +44,7 @@ TEST_CASE("a node's --fault parses kill@R, stop@R and refuse@R, and refuses anyt
     REQUIRE_FALSE(parsed);
     CHECK(describe(parsed.error())
           == "--fault: '" + std::string(text) + "' " + why
-               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a store round)");
+               + " (expected kill@R, stop@R, refuse@R or refuse-store@R, R a store "
+                 "round)");
   }
 }
