@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,8 +15,9 @@ namespace troupe::detail {
 /// Sends request `i` for every i < count through `send(i)` (which returns
 /// CAF's response handle of an event-based actor's request), calls
 /// `arrived(i, answer)` as each answer comes, and `done(answers)` with the
-/// answers in request order once every one came, or `failed(error)` with
-/// the first error, once; later answers are dropped.
+/// answers in request order once every one came, or `failed(error)` (or
+/// `failed(i, error)`, naming the request) with the first error, once;
+/// later answers are dropped.
 template <class Answer, class Send, class Arrived, class Done, class Failed>
 void gather(size_t count, Send send, Arrived arrived, Done done, Failed failed) {
   struct gathering {
@@ -36,11 +38,14 @@ void gather(size_t count, Send send, Arrived arrived, Done done, Failed failed) 
         if (--pending->missing == 0)
           done(pending->answers);
       },
-      [pending, failed](caf::error& err) mutable {
+      [pending, i, failed](caf::error& err) mutable {
         if (pending->failed)
           return;
         pending->failed = true;
-        failed(err);
+        if constexpr (std::is_invocable_v<Failed&, size_t, caf::error&>)
+          failed(i, err);
+        else
+          failed(err);
       });
 }
 

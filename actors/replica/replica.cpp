@@ -44,18 +44,23 @@ void apply_losses(replica_state& st) {
   }
 }
 
-// The error a replica answers its epoch order with when a push failed: the
-// store's own refusal keeps its code (bad_gradient, stale_round, ...); CAF's
-// request errors become the Troupe code they mean (the store did not answer
-// in time, or is gone); anything else is passed on as it is. `what` names the
-// push for a person.
-caf::error push_failure(const caf::error& err, const std::string& what) {
+// The error a replica answers its epoch order with when its push to store
+// shard `shard` (of `shards`) failed: the store's own refusal keeps its code
+// (bad_gradient, stale_round, ...); CAF's request errors become the Troupe
+// code they mean (the shard did not answer in time, or is gone), naming the
+// shard; anything else is passed on as it is. `what` names the push for a
+// person.
+caf::error push_failure(const caf::error& err, const std::string& what, size_t shard,
+                        size_t shards) {
+  const std::string which =
+    "store shard " + std::to_string(shard) + " of " + std::to_string(shards);
   if (err.category() == caf::atom("troupe"))
     return make_troupe_error(static_cast<troupe_errc>(err.code()), what + describe(err));
   if (err == caf::sec::request_timeout)
-    return make_troupe_error(troupe_errc::timeout, what + describe(err));
+    return make_troupe_error(troupe_errc::timeout,
+                             what + which + " did not answer: " + describe(err));
   if (err == caf::sec::request_receiver_down)
-    return make_troupe_error(troupe_errc::store_lost, what + describe(err));
+    return make_troupe_error(troupe_errc::store_lost, what + which + " is gone");
   return err;
 }
 
@@ -205,15 +210,17 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
     },
     [self, serial](size_t, const params_msg& part) { join_as_it_comes(self, serial, part); },
     [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
-    [self, serial](caf::error& err) {
+    [self, serial](size_t k, caf::error& err) {
       auto& st = self->state;
       if (!st.waiting || serial != st.pushes)
         return;
       st.waiting = false;
-      st.promise.deliver(push_failure(err, "replica " + std::to_string(st.setup->config.index)
-                                             + ": push of round "
-                                             + std::to_string(st.first_round + st.next_round)
-                                             + " failed: "));
+      st.promise.deliver(push_failure(err,
+                                      "replica " + std::to_string(st.setup->config.index)
+                                        + ": push of round "
+                                        + std::to_string(st.first_round + st.next_round)
+                                        + " failed: ",
+                                      k, st.setup->store.shards.size()));
     });
 }
 

@@ -19,6 +19,7 @@
 #include "actors/run/join.hpp"
 #include "actors/run/respawn.hpp"
 #include "actors/run/retired_actors.hpp"
+#include "actors/run/shard_respawn.hpp"
 #include "actors/run/store_heal.hpp"
 #include "model/model_description.hpp"
 
@@ -43,11 +44,7 @@ void on_down(coordinator_pointer self, const caf::down_msg& msg) {
   if (msg.reason == troupe_errc::store_lost) {
     if (heals_store(st.setup.plan.config))
       return; // the shard's own down message follows, and heals the store
-    std::string places;
-    for (size_t k = 0; k < st.shards.size(); ++k)
-      places += (k == 0 ? "shard 0 on " : ", shard " + std::to_string(k) + " on ")
-                + st.shards[k].where.text;
-    store_died(self, places, "its replicas lost it (" + describe(msg.reason) + ")");
+    fail_store_lost_by_replica(self, describe(msg.reason));
     return;
   }
   for (size_t i = 0; i < st.replicas.size(); ++i)
@@ -294,6 +291,15 @@ make_coordinator_setup(caf::actor_system& system, const checked_run_config& conf
 }
 
 } // namespace
+
+void fail_store_lost_by_replica(coordinator_pointer self, const std::string& reason) {
+  auto& st = self->state;
+  std::string places;
+  for (size_t k = 0; k < st.shards.size(); ++k)
+    places += (k == 0 ? "shard 0 on " : ", shard " + std::to_string(k) + " on ")
+              + st.shards[k].where.text;
+  store_died(self, places, "its replicas lost it (" + reason + ")");
+}
 
 void introduce_shards(coordinator_pointer self) {
   auto& st = self->state;

@@ -5,6 +5,7 @@
 #include "actors/run/epoch_records.hpp"
 #include "actors/run/epoch_phases.hpp"
 #include "actors/run/respawn.hpp"
+#include "actors/run/shard_respawn.hpp"
 #include "actors/run/store_heal.hpp"
 #include "messages/errors.hpp"
 #include "model/data/batch_plan.hpp"
@@ -53,7 +54,13 @@ void order_epoch(coordinator_pointer self, size_t index, const epoch_order& orde
           if (err.category() == caf::atom("troupe")
               && err.code() == static_cast<uint8_t>(troupe_errc::replica_lost))
             return;
-          if (self->state.replicas[i].alive)
+          if (!self->state.replicas[i].alive)
+            return;
+          // A push that found its shard gone, before the shard's own down
+          // message came: the store is the cause, as when the replica stops.
+          if (err == troupe_errc::store_lost && !heals_store(self->state.setup.plan.config))
+            fail_store_lost_by_replica(self, describe(err));
+          else
             fail_run(self, err);
         });
 }

@@ -192,3 +192,31 @@ TEST_CASE("a push the store never answers fails after the step timeout, not neve
   CHECK(waited >= std::chrono::milliseconds(400));
   CHECK(waited < std::chrono::seconds(10)); // a bound, not a speed: 1.25 timeouts expected
 }
+
+TEST_CASE("a push whose shard is gone fails naming the shard, as the store's loss",
+          "[replica][errors]") {
+  // A shard that answers every push as CAF answers a request to an actor
+  // that is gone, while the replica's monitor of it has not fired.
+  replica_test_config cfg;
+  caf::actor_system sys{cfg};
+  auto gone = caf::actor_cast<store_actor>(sys.spawn([](caf::event_based_actor*) {
+    return caf::behavior{[](push_atom, push_msg&) -> caf::result<params_msg> {
+      return caf::make_error(caf::sec::request_receiver_down);
+    }};
+  }));
+  auto replica = spawn_first_of_two(sys, gone, 5000);
+  caf::expected<replica_report> answer = caf::sec::request_timeout;
+  caf::scoped_actor self{sys};
+  self->request(replica, std::chrono::seconds(20), epoch_atom::value, first_epoch())
+    .receive([&](replica_report& report) { answer = report; },
+             [&](caf::error& err) { answer = std::move(err); });
+  for (const caf::actor& actor : {caf::actor_cast<caf::actor>(replica),
+                                  caf::actor_cast<caf::actor>(gone)})
+    self->send_exit(actor, caf::exit_reason::user_shutdown);
+  REQUIRE_FALSE(answer);
+  const auto text = describe(answer.error());
+  INFO(text);
+  CHECK(answer.error().code() == static_cast<uint8_t>(troupe_errc::store_lost));
+  CHECK(text.find("replica 0: push of round 0 failed: store shard 0 of 1 is gone")
+        != std::string::npos);
+}
