@@ -8,7 +8,8 @@
 // checkpoints) stays on the middleman, which also keeps telling a peer's
 // death. Processes of one boot, one user and one network and mount
 // namespace qualify; node programs take lanes unless TLS is on or
-// --no-host-lanes says not to.
+// --no-host-lanes says not to, and a coordinator of a plaintext run on
+// nodes takes them for the shards and replicas it hosts.
 //
 // A link between two processes opens in one exchange: the asking side makes
 // the ring it will read (offer), asks a shard of the other side with its

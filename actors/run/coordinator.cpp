@@ -8,6 +8,8 @@
 
 #include <caf/all.hpp>
 
+#include "actors/cluster/frame_guard.hpp"
+#include "actors/cluster/host_lanes.hpp"
 #include "actors/run/epoch_phases.hpp"
 #include "actors/run/graceful_stop.hpp"
 #include "actors/runtime/trace_clock.hpp"
@@ -329,9 +331,26 @@ caf::expected<fit_summary> run_training(caf::actor_system& system, const run_con
   return run_training(system, *checked, std::move(data), std::move(observer));
 }
 
+namespace {
+
+// This process's lanes to node programs of its host for a plaintext run on
+// nodes (host_lanes.hpp): its shards take the pushes of node replicas, and
+// its replicas push to node shards, through shared memory. Held by the
+// caller's thread for the run, never by an actor, whose end may come on a
+// lane's own reader thread.
+std::unique_ptr<host_lanes> open_coordinator_lanes(caf::actor_system& system,
+                                                   const run_config& c) {
+  if (c.tls || (c.nodes.empty() && c.store_nodes.empty()) || host_lanes::of(system) != nullptr)
+    return nullptr;
+  return std::make_unique<host_lanes>(system, host_lanes::capacity_for(default_max_frame_size));
+}
+
+} // namespace
+
 caf::expected<fit_summary> run_training(caf::actor_system& system,
                                         const checked_run_config& config, source_pair data,
                                         fit_observer observer) {
+  const auto lanes = open_coordinator_lanes(system, config);
   // The caller's callbacks stay here: they run on this thread.
   const epoch_steering steering = observer.on_epoch_end;
   const std::function<bool()> stop_asked = observer.stop_asked;

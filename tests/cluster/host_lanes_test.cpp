@@ -1,7 +1,8 @@
 // Node processes of one host send pushes and answers through shared-memory
 // lanes: they open them, and a sync run keeps the bits of one process and
 // of nodes that take no lanes, for fp32 and int8 (whose pushes carry a
-// residual after a checkpoint's cut).
+// residual after a checkpoint's cut); a coordinator that keeps the store
+// takes lanes from the replica nodes too.
 #include "tests/cluster/cluster_test.hpp"
 
 using namespace troupe::cluster_test;
@@ -39,4 +40,26 @@ TEST_CASE("two nodes of one host open lanes, and a sync run through them has the
     CLUSTER_CHECK(node->proc->err().find(lane_open) != std::string::npos, node->proc.get());
   for (auto* node : {&c, &d})
     CLUSTER_CHECK(node->proc->err().find(lane_open) == std::string::npos, node->proc.get());
+}
+
+TEST_CASE("a coordinator whose store is its own takes lanes from replica nodes of its host, "
+          "and the run keeps the bits of one process",
+          "[cluster][sync][lanes][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto here = checksum_of_run(dir, "here", codec_run({"--replicas=2"}));
+  auto run = run_mnist(dir, "store-here",
+                       codec_run({"--nodes=" + a.address + "," + b.address,
+                                  "--store-nodes=here", "--replicas-per-node=1"}),
+                       run_timeout);
+  INFO(run.description);
+  REQUIRE(run.status.exited);
+  REQUIRE(run.status.code == 0);
+  const auto final_record = records_of(run.metrics, "final");
+  REQUIRE(final_record.size() == 1);
+  CHECK(final_record[0]["params_fnv1a64"].get<std::string>() == here);
+  CHECK(run.err.find(lane_open) != std::string::npos);
+  for (auto* node : {&a, &b})
+    CLUSTER_CHECK(node->proc->err().find(lane_open) != std::string::npos, node->proc.get());
 }
