@@ -28,17 +28,28 @@ constexpr milliseconds line_timeout{30000};   // an epoch line to appear
 constexpr milliseconds exit_timeout{10000};   // a process to end after its cause
 constexpr milliseconds notice_timeout{5000};  // a log line after its cause
 
-/// Runs mnist with `args` (run_mnist), requires a clean exit and returns
-/// its final metrics record.
-inline nlohmann::json final_record_of_run(const temp_dir& dir, const std::string& name,
-                                          const std::vector<std::string>& args) {
+/// Runs the coordinator (run_mnist) and requires that it ended well.
+inline run_result run_to_success(const temp_dir& dir, const std::string& name,
+                                 const std::vector<std::string>& args) {
   auto run = run_mnist(dir, name, args, run_timeout);
   INFO(run.description);
   REQUIRE(run.status.exited);
   REQUIRE(run.status.code == 0);
+  return run;
+}
+
+/// Returns the one final metrics record of `run`.
+inline nlohmann::json final_record_of(const run_result& run) {
   const auto final_record = records_of(run.metrics, "final");
   REQUIRE(final_record.size() == 1);
   return final_record[0];
+}
+
+/// Runs mnist with `args` (run_mnist), requires a clean exit and returns
+/// its final metrics record.
+inline nlohmann::json final_record_of_run(const temp_dir& dir, const std::string& name,
+                                          const std::vector<std::string>& args) {
+  return final_record_of(run_to_success(dir, name, args));
 }
 
 /// Returns the test accuracy a final metrics record holds.

@@ -49,16 +49,10 @@ TEST_CASE("a coordinator whose store is its own takes lanes from replica nodes o
   auto a = start_node(dir, "node-a");
   auto b = start_node(dir, "node-b");
   const auto here = checksum_of_run(dir, "here", codec_run({"--replicas=2"}));
-  auto run = run_mnist(dir, "store-here",
-                       codec_run({"--nodes=" + a.address + "," + b.address,
-                                  "--store-nodes=here", "--replicas-per-node=1"}),
-                       run_timeout);
-  INFO(run.description);
-  REQUIRE(run.status.exited);
-  REQUIRE(run.status.code == 0);
-  const auto final_record = records_of(run.metrics, "final");
-  REQUIRE(final_record.size() == 1);
-  CHECK(final_record[0]["params_fnv1a64"].get<std::string>() == here);
+  const auto run = run_to_success(dir, "store-here",
+                                  codec_run({"--nodes=" + a.address + "," + b.address,
+                                             "--store-nodes=here", "--replicas-per-node=1"}));
+  CHECK(final_record_of(run)["params_fnv1a64"].get<std::string>() == here);
   CHECK(run.err.find(lane_open) != std::string::npos);
   for (auto* node : {&a, &b})
     CLUSTER_CHECK(node->proc->err().find(lane_open) != std::string::npos, node->proc.get());
