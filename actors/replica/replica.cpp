@@ -177,7 +177,7 @@ void join_as_it_comes(replica_pointer self, uint64_t serial, const params_msg& p
       || !part.values.fault.empty())
     return;
   const auto start = clock_type::now();
-  join_part(part, st.setup->store.parameter_count, st.joined);
+  join_part(part, *st.joined);
   if (st.setup->config.trace)
     st.report.trace.push_back(make_trace_span(trace_kind::join, st.first_round + st.next_round,
                                               start, clock_type::now()));

@@ -32,12 +32,12 @@ void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t param
   scratch->resize(parameter_count);
 }
 
-void join_part(const params_msg& part, size_t parameter_count,
-               std::shared_ptr<std::vector<float>>& scratch, bool fresh) {
-  make_join_buffer(scratch, parameter_count, fresh);
+void join_part(const params_msg& part, std::vector<float>& joined) {
+  const size_t parameter_count = joined.size();
   const size_t count = std::min(part.values.size(),
                                 parameter_count - std::min<size_t>(part.offset, parameter_count));
-  std::memcpy(scratch->data() + part.offset, part.values.data(), count * sizeof(float));
+  if (count > 0)
+    std::memcpy(joined.data() + part.offset, part.values.data(), count * sizeof(float));
 }
 
 params_msg joined_in(std::vector<params_msg>& parts,
@@ -56,14 +56,17 @@ params_msg joined_in(std::vector<params_msg>& parts,
 
 params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
                        std::shared_ptr<std::vector<float>>& scratch, bool copy_always) {
-  if (!copy_always && !parts.empty() && views_of_one_buffer(parts, parameter_count)) {
+  if (parts.empty())
+    return params_msg{};
+  if (!copy_always && views_of_one_buffer(parts, parameter_count)) {
     auto whole = parts.front().values.buffer;
     auto joined = joined_in(parts, nullptr);
     joined.values = shared_floats{std::move(whole), 0, parameter_count};
     return joined;
   }
-  for (size_t k = 0; k < parts.size(); ++k)
-    join_part(parts[k], parameter_count, scratch, k == 0 && copy_always);
+  make_join_buffer(scratch, parameter_count, copy_always);
+  for (const auto& part : parts)
+    join_part(part, *scratch);
   return joined_in(parts, scratch);
 }
 

@@ -44,11 +44,10 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
 void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
                       bool fresh = false);
 
-/// Copies `part`'s values into `scratch` at their place, as a shard's
-/// answer comes, for a replica whose shards are not all in its process;
-/// into a new buffer when someone else holds `scratch`, or with `fresh`.
-void join_part(const params_msg& part, size_t parameter_count,
-               std::shared_ptr<std::vector<float>>& scratch, bool fresh = false);
+/// Copies `part`'s values into `joined` (make_join_buffer's, of every
+/// parameter) at their place: as each shard's answer comes, for a replica
+/// whose shards are not all in its process.
+void join_part(const params_msg& part, std::vector<float>& joined);
 
 /// Returns the answers as one params_msg over `values` (which join_part
 /// filled with every part): version, round and losses are shard 0's.
