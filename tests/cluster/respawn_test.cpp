@@ -209,6 +209,41 @@ TEST_CASE("the node that just took a respawn may die too: its replicas respawn a
   expect_local_bits(dir, 3, dir.file("coordinator.jsonl"));
 }
 
+namespace {
+
+// Three replicas, one a node, an epoch of 668 rounds: node a with `fault_a`,
+// c killed at round 800 and b at 900, the store's shards on the first
+// `store_nodes` of a, b and c, --respawn=anywhere. Requires the run to end
+// well; returns the nodes and the coordinator's metrics.
+struct refusing_run {
+  node_process a, b, c;
+  std::vector<nlohmann::json> metrics;
+};
+
+refusing_run run_with_a_refusing(const temp_dir& dir, const std::string& fault_a,
+                                 size_t store_nodes) {
+  refusing_run run{start_node(dir, "node-a", {"--fault=" + fault_a}),
+                   start_node(dir, "node-b", {"--fault=kill@900"}),
+                   start_node(dir, "node-c", {"--fault=kill@800"}),
+                   {}};
+  std::string stores;
+  for (const auto* node : {&run.a, &run.b, &run.c})
+    if (store_nodes-- > 0)
+      stores += (stores.empty() ? "" : ",") + node->address;
+  auto args = on_nodes(3, {&run.a, &run.b, &run.c}, 1,
+                       {"--store-nodes=" + stores, "--respawn=anywhere",
+                        "--metrics=" + dir.file("coordinator.jsonl")});
+  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
+  const auto status = coordinator.wait(run_timeout);
+  INFO(to_string(status));
+  CLUSTER_REQUIRE(status.exited, &coordinator);
+  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  run.metrics = read_metrics(dir.file("coordinator.jsonl"));
+  return run;
+}
+
+} // namespace
+
 TEST_CASE("a store node that refuses a respawned replica keeps serving its shard, and a "
           "healed shard may go there: the run keeps the bits of one process",
           "[cluster][failure][kill][respawn]") {
@@ -217,22 +252,11 @@ TEST_CASE("a store node that refuses a respawned replica keeps serving its shard
   // then goes to b), and b dies at 900: its shard heals onto a, the one
   // store node left, and its replicas into the coordinator.
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a", {"--fault=refuse@700"});
-  auto b = start_node(dir, "node-b", {"--fault=kill@900"});
-  auto c = start_node(dir, "node-c", {"--fault=kill@800"});
-  auto args = on_nodes(3, {&a, &b, &c}, 1,
-                       {"--store-nodes=" + a.address + "," + b.address, "--respawn=anywhere",
-                        "--metrics=" + dir.file("coordinator.jsonl")});
-  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
-  const auto status = coordinator.wait(run_timeout);
-  INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, &coordinator);
-  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  auto [a, b, c, metrics] = run_with_a_refusing(dir, "refuse@700", 2);
   CLUSTER_CHECK(a.proc->err().find("replica 2 of 3 on cpu cannot start: this node refuses "
                                    "replicas")
                   != std::string::npos,
                 a.proc.get());
-  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
   const auto respawns = records_of(metrics, "respawn");
   REQUIRE_FALSE(respawns.empty());
   CHECK(respawns[0]["replica"] == 2);
@@ -252,22 +276,11 @@ TEST_CASE("a node whose store shard fails to start keeps training replicas, and 
   // with a's and c's shards on b (each tried a first), and c's replica on a.
   // b dies at 900: the store heals into the coordinator, every replica on a.
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a", {"--fault=refuse-store@700"});
-  auto b = start_node(dir, "node-b", {"--fault=kill@900"});
-  auto c = start_node(dir, "node-c", {"--fault=kill@800"});
-  auto args = on_nodes(3, {&a, &b, &c}, 1,
-                       {"--store-nodes=" + a.address + "," + b.address + "," + c.address,
-                        "--respawn=anywhere", "--metrics=" + dir.file("coordinator.jsonl")});
-  process coordinator{mnist_command(std::move(args)), dir.path(), "coordinator"};
-  const auto status = coordinator.wait(run_timeout);
-  INFO(to_string(status));
-  CLUSTER_REQUIRE(status.exited, &coordinator);
-  CLUSTER_REQUIRE(status.code == 0, &coordinator);
+  auto [a, b, c, metrics] = run_with_a_refusing(dir, "refuse-store@700", 3);
   const auto log_a = a.proc->err();
   CLUSTER_CHECK(log_a.find("cannot start: this node refuses store shards") != std::string::npos,
                 a.proc.get());
   CLUSTER_CHECK(log_a.find("replica 1 of 3 on cpu started") != std::string::npos, a.proc.get());
-  const auto metrics = read_metrics(dir.file("coordinator.jsonl"));
   const auto heals = records_of(metrics, "store_heal");
   REQUIRE(heals.size() == 2);
   CHECK(heals[0]["respawned_on"] == "node " + b.address);
