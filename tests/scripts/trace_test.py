@@ -43,67 +43,82 @@ def run(args):
         fail(f"exit {done.returncode}: {' '.join(args)}\n{done.stdout}\n{done.stderr}")
 
 
-def check_trace(path, replicas, shards, joins):
-    try:
-        trace = json.load(open(path))
-    except (OSError, ValueError) as e:
-        fail(f"{path} is not JSON: {e}")
-    events = trace["traceEvents"]
+def inside(part, outer):
+    """Says whether span `part` lies within span `outer`."""
+    return part["ts"] >= outer["ts"] - EPS \
+        and part["ts"] + part["dur"] <= outer["ts"] + outer["dur"] + EPS
+
+
+def check_tracks(events, replicas, shards):
     names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
     expected = {1 + i: f"replica {i}" for i in range(replicas)}
     expected.update({1001 + k: f"store shard {k}" for k in range(shards)})
     for tid, name in expected.items():
         if names.get(tid) != name:
             fail(f"track {tid} should be named {name!r}, is {names.get(tid)!r}")
-    rounds = EPOCHS * ROUNDS_PER_EPOCH
+
+
+def check_round_parts(i, n, r, parts, joins):
+    """Checks round span `r` (the n-th) of replica i and returns its wait."""
+    names = sorted(p["name"] for p in parts)
+    gathered = n % ROUNDS_PER_EPOCH != 0
+    expected = ["compute"] + (["gather"] if gathered else []) + ["join"] * joins
+    if names != sorted(expected + ["wait"]):
+        fail(f"replica {i} round {r['args']['round']}: parts {parts}")
+    for p in parts:
+        if p["name"] != "gather" and not inside(p, r):
+            fail(f"replica {i}: {p} is not inside {r}")
+    compute = next(p for p in parts if p["name"] == "compute")
+    wait = next(p for p in parts if p["name"] == "wait")
+    if wait["ts"] < compute["ts"] + compute["dur"] - EPS:
+        fail(f"replica {i}: wait before compute ends: {compute} {wait}")
+    for p in parts:
+        if p["name"] == "join" and not inside(p, wait):
+            fail(f"replica {i}: {p} is not inside the wait {wait}")
+    return wait
+
+
+def check_replica(events, i, joins):
+    spans = [e for e in events if e["ph"] == "X" and e["tid"] == 1 + i]
+    round_spans = [e for e in spans if e["cat"] == "round"]
+    if len(round_spans) != EPOCHS * ROUNDS_PER_EPOCH:
+        fail(f"replica {i}: {len(round_spans)} round spans, "
+             f"expected {EPOCHS * ROUNDS_PER_EPOCH}")
+    starts = [e["ts"] for e in round_spans]
+    if starts != sorted(starts):
+        fail(f"replica {i}: round spans out of time order")
+    for a, b in zip(round_spans, round_spans[1:]):
+        if b["ts"] < a["ts"] + a["dur"] - EPS:
+            fail(f"replica {i}: rounds overlap: {a} {b}")
+    inner = {}
+    for e in spans:
+        if e["cat"] == "replica":
+            inner.setdefault(e["args"]["round"], []).append(e)
+    waits = {}
+    for n, r in enumerate(round_spans):
+        waits[r["args"]["round"]] = check_round_parts(i, n, r, inner.get(r["args"]["round"], []),
+                                                      joins)
+    for e in spans:
+        if e.get("name") != "gather":
+            continue
+        before = waits.get(e["args"]["round"] - 1)
+        if before is None or not inside(e, before):
+            fail(f"replica {i}: {e} is not inside the wait before it, {before}")
+
+
+def check_trace(path, replicas, shards, joins):
+    try:
+        trace = json.load(open(path))
+    except (OSError, ValueError) as e:
+        fail(f"{path} is not JSON: {e}")
+    events = trace["traceEvents"]
+    check_tracks(events, replicas, shards)
     for i in range(replicas):
-        spans = [e for e in events if e["ph"] == "X" and e["tid"] == 1 + i]
-        round_spans = [e for e in spans if e["cat"] == "round"]
-        if len(round_spans) != rounds:
-            fail(f"replica {i}: {len(round_spans)} round spans, expected {rounds}")
-        starts = [e["ts"] for e in round_spans]
-        if starts != sorted(starts):
-            fail(f"replica {i}: round spans out of time order")
-        for a, b in zip(round_spans, round_spans[1:]):
-            if b["ts"] < a["ts"] + a["dur"] - EPS:
-                fail(f"replica {i}: rounds overlap: {a} {b}")
-        inner = {}
-        for e in spans:
-            if e["cat"] == "replica":
-                inner.setdefault(e["args"]["round"], []).append(e)
-        waits = {}
-        for n, r in enumerate(round_spans):
-            parts = inner.get(r["args"]["round"], [])
-            names = sorted(p["name"] for p in parts)
-            gathered = n % ROUNDS_PER_EPOCH != 0
-            expected = ["compute"] + (["gather"] if gathered else []) + ["join"] * joins
-            if names != sorted(expected + ["wait"]):
-                fail(f"replica {i} round {r['args']['round']}: parts {parts}")
-            for p in parts:
-                if p["name"] == "gather":
-                    continue
-                if p["ts"] < r["ts"] - EPS or p["ts"] + p["dur"] > r["ts"] + r["dur"] + EPS:
-                    fail(f"replica {i}: {p} is not inside {r}")
-            compute = next(p for p in parts if p["name"] == "compute")
-            wait = next(p for p in parts if p["name"] == "wait")
-            waits[r["args"]["round"]] = wait
-            if wait["ts"] < compute["ts"] + compute["dur"] - EPS:
-                fail(f"replica {i}: wait before compute ends: {compute} {wait}")
-            for p in parts:
-                if p["name"] == "join" and (p["ts"] < wait["ts"] - EPS
-                                            or p["ts"] + p["dur"] > wait["ts"] + wait["dur"] + EPS):
-                    fail(f"replica {i}: {p} is not inside the wait {wait}")
-        for e in spans:
-            if e.get("name") != "gather":
-                continue
-            before = waits.get(e["args"]["round"] - 1)
-            if before is None or e["ts"] < before["ts"] - EPS \
-                    or e["ts"] + e["dur"] > before["ts"] + before["dur"] + EPS:
-                fail(f"replica {i}: {e} is not inside the wait before it, {before}")
+        check_replica(events, i, joins)
     for k in range(shards):
         steps = [e for e in events if e["ph"] == "X" and e["tid"] == 1001 + k]
-        if len(steps) != rounds:
-            fail(f"shard {k}: {len(steps)} step spans, expected {rounds}")
+        if len(steps) != EPOCHS * ROUNDS_PER_EPOCH:
+            fail(f"shard {k}: {len(steps)} step spans, expected {EPOCHS * ROUNDS_PER_EPOCH}")
         if [e["args"]["round"] for e in steps] != sorted(e["args"]["round"] for e in steps):
             fail(f"shard {k}: steps out of round order")
     instants = [e["name"] for e in events if e["ph"] == "i"]
