@@ -16,23 +16,12 @@
 #include "actors/report/tensorboard_file.hpp"
 #include "messages/errors.hpp"
 #include "tests/actors/tfrecord_reader.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace troupe;
 using namespace troupe::testing;
 
 namespace {
-
-// A directory under the system temp dir, removed with all it holds.
-struct scratch_dir {
-  std::filesystem::path path = std::filesystem::temp_directory_path()
-                               / ("troupe_tensorboard_test_" + std::to_string(::getpid()) + "_"
-                                  + std::to_string(counter++));
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  static inline int counter = 0;
-};
 
 using scalars = std::vector<std::pair<std::string, float>>;
 
@@ -92,7 +81,7 @@ TEST_CASE("the TFRecord mask rotates a CRC right by 15 bits and adds 0xa282ead8"
 
 TEST_CASE("an event file holds its version record, then one record of scalars per write",
           "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = written_file((dir.path / "run" / "sync").string());
   const auto name = "events.out.tfevents.1700000000." + host_name();
   CHECK(file.path() == (dir.path / "run" / "sync" / name).string());
@@ -121,7 +110,7 @@ TEST_CASE("an event file holds its version record, then one record of scalars pe
 }
 
 TEST_CASE("each write is in the file when write_scalars returns", "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   auto file = tensorboard_file::open(dir.path.string(), opened_at);
   REQUIRE(file);
   CHECK(read_tfrecords(file_bytes(file->path())).records.size() == 1);
@@ -135,7 +124,7 @@ TEST_CASE("each write is in the file when write_scalars returns", "[report][tens
 
 TEST_CASE("the reader finds every flipped byte and every cut inside a record",
           "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   const auto bytes = file_bytes(written_file(dir.path.string()).path());
   std::vector<std::size_t> boundaries;
   for (std::size_t at = 0; at < bytes.size();) {
@@ -166,7 +155,7 @@ TEST_CASE("the reader finds every flipped byte and every cut inside a record",
 
 TEST_CASE("a directory that cannot be made is a bad_config error naming it",
           "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   std::filesystem::create_directories(dir.path);
   const auto plain_file = (dir.path / "not_a_directory").string();
   std::ofstream(plain_file) << "a file, not a directory\n";
@@ -184,7 +173,7 @@ TEST_CASE("a directory that cannot be made is a bad_config error naming it",
 TEST_CASE("a second file of the same second and host gets a name of its own, the first one "
           "kept",
           "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   const auto first = written_file(dir.path.string());
   const auto second = tensorboard_file::open(dir.path.string(), opened_at + 0.5);
   REQUIRE(second);
@@ -195,7 +184,7 @@ TEST_CASE("a second file of the same second and host gets a name of its own, the
 
 TEST_CASE("a tag that is not UTF-8 is a bad_data error and writes nothing",
           "[report][tensorboard]") {
-  scratch_dir dir;
+  temp_dir dir;
   auto file = tensorboard_file::open(dir.path.string(), opened_at);
   REQUIRE(file);
   for (const std::string tag : {"\xff", "lo\xc3", "\xc0\xaf", "\xed\xa0\x80"}) {

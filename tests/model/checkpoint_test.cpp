@@ -3,15 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +16,7 @@
 #include <unistd.h>
 
 #include "model/checkpoint.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -27,37 +25,7 @@ namespace {
 
 using bytes = std::vector<unsigned char>;
 
-// Creates a fresh directory under the system temp dir; removes it when done.
-struct temp_dir {
-  fs::path path;
-
-  temp_dir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    auto salt = std::random_device{}();
-    path = fs::temp_directory_path()
-           / ("troupe_checkpoint_test_" + std::to_string(stamp) + "_" + std::to_string(salt)
-              + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  std::string file(const std::string& name) const { return (path / name).string(); }
-
-  std::vector<std::string> names() const {
-    std::vector<std::string> result;
-    for (const auto& entry : fs::directory_iterator(path))
-      result.push_back(entry.path().filename().string());
-    std::sort(result.begin(), result.end());
-    return result;
-  }
-};
+using testing::temp_dir;
 
 // The settings a checkpoint of sample() records, and their length on disk.
 const std::vector<setting_text> sample_settings{

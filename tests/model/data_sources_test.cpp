@@ -4,21 +4,19 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "model/data/data_source.hpp"
 #include "model/data/idx_reader.hpp"
 #include "model/data/npy_reader.hpp"
+#include "tests/temp_dir.hpp"
 #include "tests/test_slice.hpp"
 
 namespace fs = std::filesystem;
@@ -28,27 +26,7 @@ namespace {
 
 using bytes = std::vector<uint8_t>;
 
-// Creates a fresh directory under the system temp dir; removes it when done.
-struct temp_dir {
-  fs::path path;
-
-  temp_dir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path()
-           / ("troupe_data_sources_test_" + std::to_string(stamp) + "_"
-              + std::to_string(std::random_device{}()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using testing::temp_dir;
 
 void write_text(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);

@@ -3,18 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "model/data/dataset.hpp"
 #include "model/data/idx_reader.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -29,28 +27,7 @@ const std::string test_labels_gz = data_dir + "/t10k-labels-idx1-ubyte.gz";
 
 using bytes = std::vector<uint8_t>;
 
-// Creates a fresh directory under the system temp dir; removes it when done.
-struct temp_dir {
-  fs::path path;
-
-  temp_dir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    auto salt = std::random_device{}();
-    path = fs::temp_directory_path()
-           / ("troupe_idx_test_" + std::to_string(stamp) + "_" + std::to_string(salt) + "_"
-              + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using testing::temp_dir;
 
 bytes read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

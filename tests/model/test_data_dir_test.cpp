@@ -3,13 +3,12 @@
 // $TROUPE_TEST_DATA_DIR, and a wrong directory says which variable to set.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-#include <random>
 #include <string>
 
+#include "tests/temp_dir.hpp"
 #include "tests/test_slice.hpp"
 
 namespace fs = std::filesystem;
@@ -41,24 +40,7 @@ private:
   std::optional<std::string> saved_;
 };
 
-// Creates a fresh directory under the system temp dir; removes it when done.
-struct temp_dir {
-  fs::path path;
-
-  temp_dir() {
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path()
-           / ("troupe_data_dir_test_" + std::to_string(stamp) + "_"
-              + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
+using testing::temp_dir;
 
 } // namespace
 
