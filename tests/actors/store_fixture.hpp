@@ -20,17 +20,11 @@
 #include "actors/store/variable_store.hpp"
 #include "messages/errors.hpp"
 #include "messages/register.hpp"
+#include "tests/actors/test_system.hpp"
 
 namespace troupe::testing {
 
 inline constexpr size_t parameter_count = 6;
-
-struct test_config : caf::actor_system_config {
-  test_config() {
-    set("scheduler.policy", caf::atom("testing"));
-    register_messages(*this);
-  }
-};
 
 // The answer to one push: parameters or an error; neither if none came.
 struct reply {
@@ -202,11 +196,6 @@ inline std::vector<float> shifted(float by) {
   for (auto& v : values)
     v -= by;
   return values;
-}
-
-inline bool same_bytes(const shared_floats& a, const shared_floats& b) {
-  return a.size() == b.size()
-         && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 inline void check_troupe_error(const reply& r, troupe_errc code) {
