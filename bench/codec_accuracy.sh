@@ -20,7 +20,8 @@ case "$model" in
   *) echo "usage: $0 [mlp|convnet] [seeds]" >&2; exit 2 ;;
 esac
 [ -x "$example" ] || { echo "missing $example: build first (scripts/test.sh)" >&2; exit 1; }
-[[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "seeds must be a positive count, not '$seeds'" >&2; exit 2; }
+[[ "$seeds" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "seeds must be a positive count, not '$seeds'" >&2; exit 2; }
 codecs=(fp32 bf16 fp16 int8)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
