@@ -1,6 +1,6 @@
 // A fresh directory under the system's temp dir for a test's files, removed
-// with everything in it when the test ends (even a file a test made
-// read-only, or a directory it took the owner's rights from).
+// with everything in it when the test ends, even when the test took the
+// owner's rights from it.
 #pragma once
 
 #include <algorithm>
