@@ -2,12 +2,6 @@
 // every mismatched pair, is an error naming the file and the problem.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
