@@ -1,4 +1,5 @@
-// wire_bench's start: forks the answering process and runs the requesting one.
+// wire_bench's start: its options, then the answering process forked and the
+// requesting one run here.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -14,6 +15,33 @@
 #include <fmt/core.h>
 
 #include "bench/wire/wire_bench.hpp"
+
+namespace wire_bench {
+
+bench_config::bench_config() {
+  add_message_type<plain_floats>("wire_bench::plain_floats");
+  opt_group{custom_options_, "global"}
+    .add(rounds, "rounds", "measured 407 KB round trips per repeat (shared_floats)")
+    .add(plain_rounds, "plain-rounds",
+         "measured 407 KB round trips per repeat (std::vector<float>, default encoding)")
+    .add(small_rounds, "small-rounds", "measured small-message round trips per repeat")
+    .add(warmup, "warmup", "unmeasured round trips before each measured run")
+    .add(repeats, "repeats", "how often each case runs (interleaved)")
+    .add(request_timeout_ms, "request-timeout-ms", "bound on each request")
+    .add(deadline_s, "deadline-s", "bound on the whole run (SIGALRM)")
+    .add(tls_dir, "tls", "mutual TLS with DIR/{ca,server,client}.{pem,key} "
+                         "(scripts/make_certs.sh DIR server client)");
+}
+
+void bench_config::use_tls_role(const std::string& role) {
+  if (tls_dir.empty())
+    return;
+  tls_cert = tls_dir + "/" + role + ".pem";
+  tls_key = tls_dir + "/" + role + ".key";
+  tls_ca = tls_dir + "/ca.pem";
+}
+
+} // namespace wire_bench
 
 using namespace wire_bench;
 
