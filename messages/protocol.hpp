@@ -11,6 +11,7 @@
 
 #include <troupe/model.hpp>
 
+#include "messages/answer_delta.hpp"
 #include "messages/checkpoint_messages.hpp"
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
@@ -64,6 +65,12 @@ struct push_msg {
   // last_gradient_proven_finite), so the shard skips its own check. Never
   // serialized: a push from another process always arrives unproven.
   bool proven_finite = false;
+  // The replica holds version `delta_base` of the receiving shard's slice
+  // and takes the answer coded against it (params_msg::delta): set for a
+  // shard it reaches through the network, not in its process or a lane.
+  bool wants_delta = false;
+  uint64_t delta_base = 0;
+  uint64_t delta_membership = 0; // the membership epoch of the shard that answered with it
 };
 
 /// Says what a run does when it loses a replica (--on-replica-loss).
@@ -99,6 +106,9 @@ struct params_msg {
   // The shards keep a snapshot or checkpoint of `round` (--wire=int8 under
   // sync): the replica's next push carries its residual (push_msg::residual).
   bool cut = false;
+  // Instead of `values`: the parameters coded against the version the
+  // pusher holds (push_msg::wants_delta), when that is smaller.
+  answer_delta delta;
 };
 
 /// Tells a replica to train one epoch, starting from `params`.
@@ -124,6 +134,9 @@ struct replica_report {
   std::vector<trace_span> trace; // with --trace: this epoch's spans
   uint64_t membership = 0;       // the membership epoch of the reporting actor
   shared_floats residual{};      // --wire=int8: its error-feedback residual at the epoch's end
+  uint64_t delta_answers = 0;    // answers that came coded as deltas (params_msg::delta)
+  uint64_t delta_bytes = 0;      //   the bytes their codes took
+  uint64_t delta_whole_bytes = 0; //  the bytes their values would have taken whole
 };
 
 /// Sums what the store did so far.
@@ -177,6 +190,9 @@ struct replica_config {
   // What its gradients are rounded to before they are pushed, and the
   // parameters of an epoch order on arrival (--wire, messages/float_codec.hpp).
   float_codec wire = float_codec::fp32;
+  // Asks shards it reaches through the network for answers coded against
+  // the version it holds (push_msg::wants_delta); off with --whole-answers.
+  bool delta_answers = true;
 };
 
 /// Carries one store shard's sum of squares of its slice of a round's
@@ -291,7 +307,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
            x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient_norm,
-           x.residual, x.gradient, x.device_gradient);
+           x.residual, x.gradient, x.device_gradient, x.wants_delta, x.delta_base,
+           x.delta_membership);
 }
 
 template <class Inspector>
@@ -308,7 +325,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_loss& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
   return f(caf::meta::type_name("params_msg"), x.version, x.round, x.staleness, x.offset,
-           x.values, x.device_values, x.losses, x.membership, x.cut);
+           x.values, x.device_values, x.losses, x.membership, x.cut, x.delta);
 }
 
 template <class Inspector>
@@ -321,7 +338,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
   return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
            x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace, x.membership,
-           x.residual);
+           x.residual, x.delta_answers, x.delta_bytes, x.delta_whole_bytes);
 }
 
 template <class Inspector>
@@ -339,7 +356,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
            x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows,
-           x.class_weights, x.gradient_norm, x.wire);
+           x.class_weights, x.gradient_norm, x.wire, x.delta_answers);
 }
 
 template <class Inspector>

@@ -35,6 +35,18 @@ shared_floats shared_floats::rounded(float_codec to) const {
   return copy;
 }
 
+caf::error check_frame_block(const caf::deserializer& source, size_t bytes) {
+  const auto* frame = dynamic_cast<const caf::binary_deserializer*>(&source);
+  if (frame != nullptr && bytes > frame->remaining())
+    return caf::make_error(caf::sec::end_of_stream,
+                           "a block of " + std::to_string(bytes) + " bytes in "
+                             + std::to_string(frame->remaining()));
+  if (bytes > max_floats * sizeof(float))
+    return caf::make_error(caf::sec::invalid_argument,
+                           "a block of " + std::to_string(bytes) + " bytes");
+  return caf::none;
+}
+
 namespace {
 
 // The 16-bit block of a codec'd view: its length in bytes, then the values.
@@ -50,20 +62,6 @@ caf::error write_16(caf::serializer& sink, const shared_floats& x) {
   return sink.end_sequence();
 }
 
-// Refuses a block of `bytes` announced by the frame before it is allocated:
-// more than the frame's bytes left, or more than any gradient.
-caf::error check_block(const caf::deserializer& source, size_t bytes) {
-  const auto* frame = dynamic_cast<const caf::binary_deserializer*>(&source);
-  if (frame != nullptr && bytes > frame->remaining())
-    return caf::make_error(caf::sec::end_of_stream,
-                           "a block of " + std::to_string(bytes) + " bytes in "
-                             + std::to_string(frame->remaining()));
-  if (bytes > max_floats * sizeof(float))
-    return caf::make_error(caf::sec::invalid_argument,
-                           "a block of " + std::to_string(bytes) + " bytes");
-  return caf::none;
-}
-
 // Reads a 16-bit block of `size` values into `x`; a block of another length
 // is read past and recorded in x.fault, for the receiver to refuse by name.
 caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
@@ -71,7 +69,7 @@ caf::error read_16(caf::deserializer& source, size_t size, float_codec codec,
   size_t bytes = 0;
   if (auto err = source.begin_sequence(bytes))
     return err;
-  if (auto err = check_block(source, bytes))
+  if (auto err = check_frame_block(source, bytes))
     return err;
   std::vector<uint16_t> values((bytes + 1) / sizeof(uint16_t));
   if (bytes > 0)
@@ -132,7 +130,7 @@ caf::error read_block(caf::deserializer& source, std::vector<T>& out) {
   if (length > max_floats || length > SIZE_MAX / sizeof(T))
     return caf::make_error(caf::sec::invalid_argument,
                            "a block of " + std::to_string(length) + " elements");
-  if (auto err = check_block(source, length * sizeof(T)))
+  if (auto err = check_frame_block(source, length * sizeof(T)))
     return err;
   out.resize(length);
   if (length > 0)

@@ -112,6 +112,10 @@ caf::error inspect(caf::serializer& sink, shared_floats& x);
 /// payload leaves `fault` set.
 caf::error inspect(caf::deserializer& source, shared_floats& x);
 
+/// Refuses a block of `bytes` a frame announces before it is allocated:
+/// more than the frame's bytes left, or more than any gradient.
+caf::error check_frame_block(const caf::deserializer& source, size_t bytes);
+
 /// Describes the buffer for other inspectors (to_string): its size only.
 template <class Inspector>
 typename std::enable_if<!std::is_base_of<caf::serializer, Inspector>::value

@@ -66,6 +66,9 @@ struct run_config {
   // What gradients and parameters are rounded to on their way between
   // replicas and shards (--wire): part of the run's math, here and on nodes.
   float_codec wire = float_codec::fp32;
+  // Answers to replicas in other processes travel whole, never coded
+  // against the version the replica holds (messages/answer_delta.hpp).
+  bool whole_answers = false;
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
   bool respawn_anywhere = false; // respawn in this process once no node can host

@@ -210,6 +210,10 @@ void run_options::bind_store() {
            "between processes they travel in its width. int8: gradients as int8 with one fp32 "
            "scale per block of 256 values and error feedback on each replica, parameters as "
            "bf16", {"CODEC"});
+  cli.bind(s, c.whole_answers, "whole-answers",
+           "shards answer replicas they reach through the network with the parameters whole, "
+           "not coded against the version the replica holds (lossless; smaller by the bits "
+           "a step leaves as they were)");
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");

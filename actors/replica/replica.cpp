@@ -7,6 +7,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/answer_deltas.hpp"
 #include "actors/replica/gather.hpp"
 #include "actors/replica/push_lanes.hpp"
 #include "actors/replica/push_watchdog.hpp"
@@ -124,8 +125,14 @@ caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positio
   return caf::none;
 }
 
-// An answer whose parameters were read off the wire malformed, named.
+// An answer whose parameters were read off the wire malformed, or could not
+// be joined, named.
 caf::error malformed_answer(const replica_state& st, const std::vector<params_msg>& parts) {
+  if (!st.join_fault.empty())
+    return make_troupe_error(troupe_errc::bad_gradient,
+                             "replica " + std::to_string(st.setup->config.index) + ": "
+                               + st.join_fault + " (round "
+                               + std::to_string(st.first_round + st.next_round) + ")");
   for (size_t k = 0; k < parts.size(); ++k)
     if (!parts[k].values.fault.empty())
       return make_troupe_error(troupe_errc::bad_gradient,
@@ -171,13 +178,13 @@ void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>
 
 // Copies a shard's answer to push `serial` into the joined parameters as it
 // comes, when the shards do not all share one buffer with this replica.
-void join_as_it_comes(replica_pointer self, uint64_t serial, const params_msg& part) {
+void join_as_it_comes(replica_pointer self, uint64_t serial, size_t k, const params_msg& part) {
   auto& st = self->state;
   if (!st.joins_as_answers_come || !st.waiting || serial != st.pushes
       || !part.values.fault.empty())
     return;
   const auto start = clock_type::now();
-  join_part(part, *st.joined);
+  join_shard_answer(st, k, part);
   if (st.setup->config.trace)
     st.report.trace.push_back(make_trace_span(trace_kind::join, st.first_round + st.next_round,
                                               start, clock_type::now()));
@@ -191,7 +198,7 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
   const uint64_t serial = ++st.pushes;
   st.waiting = true;
   if (st.joins_as_answers_come) // writable before the first answer comes
-    make_join_buffer(st.joined, st.setup->store.parameter_count);
+    prepare_join(st);
   arm_watchdog(self);
   const auto& store = st.setup->store;
   gather<params_msg>(
@@ -205,10 +212,11 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
         slice.device_gradient = push.device_gradient.slice(offset, count);
       if (push.residual.size() > 0)
         slice.residual = push.residual.slice(offset, count);
+      ask_delta(self, k, slice);
       return self->request(store.push_route(k), caf::infinite, push_atom::value,
                            std::move(slice));
     },
-    [self, serial](size_t, const params_msg& part) { join_as_it_comes(self, serial, part); },
+    [self, serial](size_t k, const params_msg& part) { join_as_it_comes(self, serial, k, part); },
     [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
     [self, serial](size_t k, caf::error& err) {
       auto& st = self->state;

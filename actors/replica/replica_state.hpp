@@ -11,12 +11,15 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/replica/replica_setup.hpp"
 #include "actors/replica/share_compute.hpp"
+#include "actors/replica/store_group.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/protocol.hpp"
 #include "model/data/epoch_schedule.hpp"
@@ -38,6 +41,11 @@ struct replica_state {
   // Some shard lives in another process: each answer is copied into
   // `joined` as it comes, while the others are still on their way.
   bool joins_as_answers_come = false;
+  // What each shard's slice of `joined` holds, which the shard may code its
+  // next answer against (answer_deltas.hpp); and an answer this round that
+  // could not be joined.
+  std::vector<std::optional<slice_version>> joined_versions;
+  std::string join_fault;
   // With device hand-over: the shards' last answers (views of their device
   // buffers), held until the next push: the replica's reads of them have
   // finished by then (it waits for its step's loss), and a shard steps in

@@ -25,11 +25,13 @@ bool views_of_one_buffer(const std::vector<params_msg>& parts, size_t parameter_
 
 } // namespace
 
-void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
+bool make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
                       bool fresh) {
-  if (!scratch || scratch.use_count() > 1 || fresh)
+  const bool made = !scratch || scratch.use_count() > 1 || fresh
+                    || scratch->size() != parameter_count;
+  if (made)
     scratch = std::make_shared<std::vector<float>>(parameter_count);
-  scratch->resize(parameter_count);
+  return made;
 }
 
 void join_part(const params_msg& part, std::vector<float>& joined) {
@@ -38,6 +40,28 @@ void join_part(const params_msg& part, std::vector<float>& joined) {
                                 parameter_count - std::min<size_t>(part.offset, parameter_count));
   if (count > 0)
     std::memcpy(joined.data() + part.offset, part.values.data(), count * sizeof(float));
+}
+
+std::string join_answer(const params_msg& part, std::vector<float>& joined,
+                        std::optional<slice_version>& held) {
+  const slice_version now{part.version, part.membership};
+  if (!part.delta) {
+    join_part(part, joined);
+    held = part.values.size() > 0 ? std::optional<slice_version>{now} : std::nullopt;
+    return {};
+  }
+  const auto& delta = part.delta;
+  if (!held || held->version != delta.base_version || held->membership != part.membership)
+    return "coded against version " + std::to_string(delta.base_version)
+           + (held ? ", the replica holds " + std::to_string(held->version)
+                   : ", the replica holds none");
+  if (part.offset > joined.size() || delta.count > joined.size() - part.offset)
+    return "a delta of " + std::to_string(delta.count) + " values from "
+           + std::to_string(part.offset) + " for " + std::to_string(joined.size())
+           + " parameters";
+  auto fault = apply_delta(delta, joined.data() + part.offset, delta.count);
+  held = fault.empty() ? std::optional<slice_version>{now} : std::nullopt;
+  return fault;
 }
 
 params_msg joined_in(std::vector<params_msg>& parts,

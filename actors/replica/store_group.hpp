@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "messages/interfaces.hpp"
@@ -41,13 +43,28 @@ params_msg join_params(std::vector<params_msg>& parts, size_t parameter_count,
 
 /// Makes `scratch` a buffer of `parameter_count` floats that only its
 /// holder holds: a new one when someone else holds it, or with `fresh`.
-void make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
+/// Returns true when it made a new one (the values there are gone).
+bool make_join_buffer(std::shared_ptr<std::vector<float>>& scratch, size_t parameter_count,
                       bool fresh = false);
 
 /// Copies `part`'s values into `joined` (make_join_buffer's, of every
 /// parameter) at their place: as each shard's answer comes, for a replica
 /// whose shards are not all in its process.
 void join_part(const params_msg& part, std::vector<float>& joined);
+
+/// Names the parameters a slice of a join buffer holds: the version and the
+/// membership epoch of the shard that answered with them (a healed store's
+/// new shards count versions again).
+struct slice_version {
+  uint64_t version = 0;
+  uint64_t membership = 0;
+};
+
+/// Joins `part` into `joined` as join_part does, or applies its delta to
+/// the slice there, which must hold the delta's base (`held`). Returns what
+/// was wrong, or nothing; `held` then names what the slice holds.
+std::string join_answer(const params_msg& part, std::vector<float>& joined,
+                        std::optional<slice_version>& held);
 
 /// Returns the answers as one params_msg over `values` (which join_part
 /// filled with every part): version, round and losses are shard 0's.

@@ -79,6 +79,8 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
     {"fenced", r.fenced},          {"fenced_answers", r.fenced_answers},
     {"membership", r.membership},  {"learning_rate", r.learning_rate},
+    {"delta_answers", r.delta_answers}, {"delta_answer_bytes", r.delta_bytes},
+    {"delta_answer_whole_bytes", r.delta_whole_bytes},
   };
   for (const auto& [name, value] : r.test_metrics)
     j["test_" + name] = value;

@@ -18,6 +18,14 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// The version a push asks its answer to be coded against, if it asks for
+// one this shard answered with (not a shard before a heal).
+std::optional<uint64_t> delta_base_of(const store_state& st, const push_msg& push) {
+  if (!push.wants_delta || push.delta_membership != st.settings.membership)
+    return std::nullopt;
+  return push.delta_base;
+}
+
 // Counts a push the policy took into the shard's stats.
 void count_push(store_state& st, const push_msg& push, uint64_t staleness) {
   ++st.stats.pushes;
@@ -76,7 +84,7 @@ bool answer_repeat(store_state& st, const push_msg& push,
                                         + " again"));
     return true;
   }
-  promise.deliver(st.answer_value(0, 0, push.device_answer));
+  promise.deliver(st.answer_value(0, 0, push.device_answer, delta_base_of(st, push)));
   return true;
 }
 
@@ -186,7 +194,8 @@ void intake(store_pointer self, push_msg& push, caf::typed_response_promise<para
   st.push_norm = push.gradient_norm;
   // Open before the policy sees the push: it may answer it at once.
   st.open.emplace(ticket, store_state::open_push{promise, staleness, push.device_answer,
-                                                 push.batch_size, push.loss_sum});
+                                                 delta_base_of(st, push), push.batch_size,
+                                                 push.loss_sum});
   auto refused = st.policy->on_push(gradient_push{push.replica, push.round, push.batch_size,
                                                   std::move(push.gradient), ticket, staleness},
                                     st);

@@ -35,10 +35,12 @@ checkpoint_part store_state::part(bool epoch_complete) {
 }
 
 params_msg store_state::answer_value(uint64_t staleness, uint64_t steps_back,
-                                     bool device_answer) {
+                                     bool device_answer, std::optional<uint64_t> delta_base) {
   params_msg msg = value_of(staleness, steps_back, device_answer);
-  if (msg.values.size() > 0)
+  if (msg.values.size() > 0) {
     msg.values = buffers->on_wire(msg.values, msg.version, parameter_codec(settings.wire));
+    bases.code(msg, delta_base);
+  }
   return msg;
 }
 
@@ -145,7 +147,8 @@ void store_state::answer_now(uint64_t ticket, uint64_t steps_back) {
   auto push = open.find(ticket);
   if (push == open.end())
     return;
-  auto answer = answer_value(push->second.staleness, steps_back, push->second.device_answer);
+  auto answer = answer_value(push->second.staleness, steps_back, push->second.device_answer,
+                             push->second.delta_base);
   answer.cut = cuts_with_residuals() && cut_due_at_close();
   push->second.promise.deliver(std::move(answer));
   open.erase(push);

@@ -27,6 +27,7 @@
 #include "actors/store/shard_buffers.hpp"
 #include "messages/interfaces.hpp"
 #include "model/backend/device_buffers.hpp"
+#include "actors/store/answer_bases.hpp"
 #include "model/optim/optimizer.hpp"
 #include "model/shard_layout.hpp"
 
@@ -42,6 +43,7 @@ struct store_state : store_port {
   std::unique_ptr<device_buffer_pool> uploads; // host gradients, copied to the device
   std::unique_ptr<optimizer> optim;
   std::unique_ptr<update_policy> policy;
+  answer_bases bases; // the versions answers went out at, for coded answers
   policy_traits traits;
   uint64_t version = 0;
   // A push not answered yet: where the answer goes and the staleness it reports.
@@ -49,6 +51,7 @@ struct store_state : store_port {
     caf::typed_response_promise<params_msg> promise;
     uint64_t staleness = 0;
     bool device_answer = false; // answer in device memory (push_msg::device_answer)
+    std::optional<uint64_t> delta_base; // code the answer against it (push_msg::wants_delta)
     uint32_t samples = 0;       // counted in stats, taken back if it is not used
     double loss_sum = 0;
   };
@@ -140,8 +143,11 @@ struct store_state : store_port {
   // host copy.
   // The host values of an answer to a push are rounded to the run's codec
   // (--wire): replicas compute on them.
+  // A push that asked for it gets its answer coded against the version it
+  // holds, `delta_base` (answer_bases.hpp).
   params_msg answer_value(uint64_t staleness, uint64_t steps_back = 0,
-                          bool device_answer = false);
+                          bool device_answer = false,
+                          std::optional<uint64_t> delta_base = std::nullopt);
 
   // The current parameters as the shard keeps them (fp32 masters), for the
   // coordinator: epoch orders (each replica rounds them on arrival) and the

@@ -137,13 +137,14 @@ inline void expect_local_bits(const temp_dir& dir, uint32_t replicas, const std:
   expect_local_run(read_metrics(metrics), local.metrics);
 }
 
-// Runs 2 replicas (and `extra`) on two fresh nodes, kills the second
-// mid-run, and returns the coordinator's metrics once the run ended well
-// with that one respawn.
-inline std::vector<nlohmann::json> metrics_of_killed_node_run(const temp_dir& dir,
-                                                              std::vector<std::string> extra) {
-  auto a = start_node(dir, "node-a");
-  auto b = start_node(dir, "node-b");
+// Runs 2 replicas (and `extra`) on two fresh nodes (started with
+// `node_options`), kills the second mid-run, and returns the coordinator's
+// metrics once the run ended well with that one respawn.
+inline std::vector<nlohmann::json> metrics_of_killed_node_run(
+  const temp_dir& dir, std::vector<std::string> extra,
+  const std::vector<std::string>& node_options = {}) {
+  auto a = start_node(dir, "node-a", node_options);
+  auto b = start_node(dir, "node-b", node_options);
   auto coordinator = start_and_kill(dir, replicas_on(2, {&a, &b}, 1, std::move(extra)), b);
   const auto status = coordinator->wait(run_timeout);
   INFO(to_string(status));

@@ -1,0 +1,24 @@
+// A replica's side of coded answers (messages/answer_delta.hpp): which
+// shards it asks for them, and joining each answer into its join buffer.
+#pragma once
+
+#include <cstddef>
+
+#include "actors/replica/replica_state.hpp"
+
+namespace troupe::detail {
+
+/// Before a push: makes the join buffer writable, forgetting what a new
+/// one's slices held, and clears the last round's fault.
+void prepare_join(replica_state& st);
+
+/// Asks shard `k` to code its answer to `slice` against what the join
+/// buffer holds of its slice: for a shard reached through the network (not
+/// one of this process, or of a lane), unless the run sends answers whole.
+void ask_delta(replica_pointer self, size_t k, push_msg& slice);
+
+/// Joins shard `k`'s answer into the join buffer and counts a delta in the
+/// report; what was wrong stays in st.join_fault for the round's end.
+void join_shard_answer(replica_state& st, size_t k, const params_msg& part);
+
+} // namespace troupe::detail

@@ -1,0 +1,64 @@
+// Answers that cross the network come coded against the version the
+// replica holds (messages/answer_delta.hpp): the run keeps the bits of one
+// process and of whole answers for fp32, bf16 and int8, with 1 shard per
+// node and 3 over 2 nodes; the codes are smaller than the values; and a node
+// killed mid-run does not break them (its replica's new actor holds no base
+// and takes whole answers first).
+#include "tests/cluster/cluster_test.hpp"
+#include "tests/cluster/respawn_runs.hpp"
+
+using namespace troupe::cluster_test;
+
+namespace {
+
+// Sums an epoch field over the run's epoch records.
+uint64_t epoch_sum(const run_result& run, const char* field) {
+  uint64_t sum = 0;
+  for (const auto& epoch : records_of(run.metrics, "epoch"))
+    sum += epoch[field].get<uint64_t>();
+  return sum;
+}
+
+} // namespace
+
+TEST_CASE("coded answers keep the bits of one process and of whole answers, and are smaller",
+          "[cluster][sync][wire][delta][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  // Nodes that take no shared-memory lanes: every answer crosses a socket.
+  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
+  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
+  const std::string nodes = "--nodes=" + a.address + "," + b.address;
+  for (const std::string wire : {"fp32", "bf16", "int8"}) {
+    INFO(wire);
+    const std::vector<std::string> on_nodes{"--wire=" + wire, nodes, "--replicas-per-node=1"};
+    auto with = [&](std::vector<std::string> more) {
+      more.insert(more.end(), on_nodes.begin(), on_nodes.end());
+      return codec_run(more);
+    };
+    const auto here = checksum_of_run(dir, wire + "-here",
+                                      codec_run({"--wire=" + wire, "--replicas=2"}));
+    const auto coded = run_to_success(dir, wire + "-coded", with({}));
+    const auto whole = run_to_success(dir, wire + "-whole", with({"--whole-answers"}));
+    const auto three = run_to_success(dir, wire + "-three", with({"--store-shards=3"}));
+    for (const auto* run : {&coded, &whole, &three})
+      CHECK(final_record_of(*run)["params_fnv1a64"].get<std::string>() == here);
+    // Each replica asks from its third round on: a shard keeps versions once asked.
+    CHECK(epoch_sum(coded, "delta_answers") > 0);
+    CHECK(epoch_sum(three, "delta_answers") > epoch_sum(coded, "delta_answers"));
+    CHECK(epoch_sum(whole, "delta_answers") == 0);
+    CHECK(epoch_sum(coded, "delta_answer_bytes") < epoch_sum(coded, "delta_answer_whole_bytes"));
+  }
+}
+
+TEST_CASE("a run with coded answers whose node is killed mid-run respawns the replica and "
+          "ends with the bits of one process",
+          "[cluster][wire][delta][kill][respawn]") {
+  using namespace troupe::respawn_runs;
+  temp_dir dir{"troupe-cluster"};
+  const auto metrics = metrics_of_killed_node_run(dir, {"--wire=bf16"}, {"--no-host-lanes"});
+  uint64_t coded = 0;
+  for (const auto& epoch : records_of(metrics, "epoch"))
+    coded += epoch["delta_answers"].get<uint64_t>();
+  CHECK(coded > 0);
+  expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=bf16"});
+}

@@ -1,0 +1,159 @@
+// Answers coded against the version a replica holds: every codec's values
+// come back the same bits, from one optimizer-sized step and from bits that
+// change sign, exponent or all at once; a code that would not be smaller is
+// not made; a malformed one is named and leaves the values as they were;
+// the frame bounds what a delta claims before anything is allocated.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "messages/answer_delta.hpp"
+#include "messages/protocol.hpp"
+#include "messages/register.hpp"
+
+using namespace troupe;
+using namespace troupe::detail;
+
+namespace {
+
+struct delta_config : caf::actor_system_config {
+  delta_config() { register_messages(*this); }
+};
+
+// Parameters as a layer's initialization draws them, and the same after one
+// step of about the learning rate each, rounded to `codec`; 1001 values (not
+// a multiple of 4), with a few that change sign, jump in exponent, stay, or
+// hold Inf and NaN.
+struct two_versions {
+  std::vector<float> before;
+  std::vector<float> after;
+};
+
+two_versions stepped(float_codec codec) {
+  std::mt19937 gen(42);
+  std::normal_distribution<float> init(0.0f, 0.05f);
+  std::normal_distribution<float> step(0.0f, 1e-3f);
+  two_versions v;
+  for (size_t i = 0; i < 1001; ++i) {
+    v.before.push_back(init(gen));
+    v.after.push_back(v.before.back() + step(gen));
+  }
+  v.after[3] = -v.before[3];
+  v.after[10] = v.before[10] * 1024.0f;
+  v.after[11] = v.before[11];
+  v.after[12] = std::numeric_limits<float>::infinity();
+  v.before[13] = std::numeric_limits<float>::quiet_NaN();
+  round_in_place(codec, v.before.data(), v.before.size());
+  round_in_place(codec, v.after.data(), v.after.size());
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+answer_delta with_bytes(answer_delta delta, std::vector<uint8_t> bytes) {
+  delta.bytes = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  return delta;
+}
+
+} // namespace
+
+TEST_CASE("a coded answer gives the replica the very bits of the answer whole, smaller",
+          "[wire][delta]") {
+  for (auto codec : {float_codec::fp32, float_codec::bf16, float_codec::fp16}) {
+    INFO(codec_name(codec));
+    const auto v = stepped(codec);
+    const auto delta = code_delta(codec, v.before.data(), v.after.data(), v.after.size(), 7);
+    REQUIRE(delta);
+    CHECK(delta->base_version == 7);
+    CHECK(delta->count == v.after.size());
+    CHECK(delta->size_in_bytes() < v.after.size() * codec_width(codec));
+    auto values = v.before;
+    CHECK(apply_delta(*delta, values.data(), values.size()).empty());
+    CHECK(same_bits(values, v.after));
+  }
+}
+
+TEST_CASE("no code is made where it would not be smaller than the values whole",
+          "[wire][delta]") {
+  std::vector<float> before(64, 1.0f);
+  std::vector<float> after(64, -3.0e-30f); // every bit pattern far from the base's
+  CHECK_FALSE(code_delta(float_codec::fp32, before.data(), after.data(), 64, 1));
+  CHECK_FALSE(code_delta(float_codec::int8, before.data(), before.data(), 64, 1));
+  CHECK_FALSE(code_delta(float_codec::fp32, before.data(), before.data(), 0, 1));
+}
+
+TEST_CASE("a malformed delta is named and leaves the values as they were", "[wire][delta]") {
+  const auto v = stepped(float_codec::bf16);
+  const auto good = code_delta(float_codec::bf16, v.before.data(), v.after.data(),
+                               v.after.size(), 7);
+  REQUIRE(good);
+  const auto& bytes = *good->bytes;
+  auto expect_refused = [&](const answer_delta& delta, size_t count, const std::string& words) {
+    auto values = v.before;
+    const auto fault = apply_delta(delta, values.data(), count);
+    CHECK_THAT(fault, Catch::Contains(words));
+    CHECK(same_bits(values, v.before));
+  };
+  expect_refused(*good, v.before.size() - 1, "a delta of 1001 values for a slice of 1000");
+  expect_refused(with_bytes(*good, {bytes.begin(), bytes.begin() + 10}), v.before.size(),
+                 "bytes for the tags of 1001 values");
+  auto longer = bytes;
+  longer.push_back(0);
+  expect_refused(with_bytes(*good, longer), v.before.size(), "where the tags call for");
+  auto shorter = bytes;
+  shorter.pop_back();
+  expect_refused(with_bytes(*good, shorter), v.before.size(), "where the tags call for");
+  auto tag3 = bytes;
+  tag3[0] = 0xFF; // tag 3: no bf16 value has it
+  expect_refused(with_bytes(*good, tag3), v.before.size(), "a tag no bf16 value has");
+  auto past_end = bytes;
+  past_end[250] |= 0x0C; // value 1001 of 1001..1003, which does not exist
+  expect_refused(with_bytes(*good, past_end), v.before.size(), "a tag no bf16 value has");
+}
+
+TEST_CASE("an answer's delta travels in a message and is bounded by its frame",
+          "[wire][delta][serialization]") {
+  delta_config cfg;
+  caf::actor_system sys{cfg};
+  const auto v = stepped(float_codec::fp32);
+  params_msg answer;
+  answer.version = 8;
+  answer.delta = *code_delta(float_codec::fp32, v.before.data(), v.after.data(),
+                             v.after.size(), 7);
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  REQUIRE_FALSE(sink(answer));
+  params_msg read;
+  caf::binary_deserializer source{sys, buf};
+  REQUIRE_FALSE(source(read));
+  CHECK(read.delta.base_version == 7);
+  CHECK(read.delta.codec == float_codec::fp32);
+  CHECK(*read.delta.bytes == *answer.delta.bytes);
+  CHECK(read.values.size() == 0);
+
+  // The same frame cut short, and one whose delta claims more values than
+  // its bytes could tag: both refused while reading.
+  params_msg cut;
+  caf::binary_deserializer short_source{sys, buf.data(), buf.size() - 100};
+  CHECK(short_source(cut));
+  answer_delta claim;
+  claim.count = 1000;
+  claim.bytes = std::make_shared<const std::vector<uint8_t>>(10, uint8_t{0});
+  std::vector<char> claimed;
+  caf::binary_serializer claim_sink{sys, claimed};
+  REQUIRE_FALSE(claim_sink(claim));
+  answer_delta back;
+  caf::binary_deserializer claim_source{sys, claimed};
+  const auto err = claim_source(back);
+  REQUIRE(err);
+  CHECK_THAT(sys.render(err), Catch::Contains("a delta of 1000 values in 10 bytes"));
+  CHECK_FALSE(back);
+}
