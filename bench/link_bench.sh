@@ -11,7 +11,9 @@
 # alternate; each figure is the median of `repeats` runs. Last, each run's
 # link limit: what a node sends and receives per round (a push of half the
 # gradient, an answer of half the parameters, in the codec's width) on a
-# 1 Gbit/s link, the two one after the other.
+# 1 Gbit/s link, the two one after the other; an answer coded against the
+# replica's version (docs/distributed.md) at the share of its whole size the
+# run's codes took.
 #   bench/link_bench.sh [repeats]   (as root, after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -71,6 +73,13 @@ troupe_rate() { # troupe_rate OPTIONS...: one run's samples/s from its final met
     > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
   sed -n 's/.*"record":"final".*"samples_per_second":\([0-9]*\).*/\1/p' "$work/run.jsonl"
 }
+coded_share() { # the last run's coded answers' bytes over their whole bytes; 1 without codes
+  local coded whole
+  coded="$(grep '"record":"epoch"' "$work/run.jsonl" | sed -n 's/.*"delta_answer_bytes":\([0-9]*\).*/\1/p')"
+  whole="$(grep '"record":"epoch"' "$work/run.jsonl" \
+    | sed -n 's/.*"delta_answer_whole_bytes":\([0-9]*\).*/\1/p')"
+  awk -v c="${coded:-0}" -v w="${whole:-0}" 'BEGIN { printf "%.4f", (w > 0 ? c / w : 1) }'
+}
 ddp_rate() { # one DDP run's samples/s (rank 0's)
   in_space "${spaces[2]}" env GLOO_SOCKET_IFNAME=eth0 "$torch_python" "$root/bench/ddp_mlp.py" 1 "${ips[1]}" "$data" \
     "$batch" > "$work/ddp1.log" 2>&1 &
@@ -84,6 +93,7 @@ ddp_rate() { # one DDP run's samples/s (rank 0's)
 runs="${LINK_RUNS:-store in the coordinator=--store-nodes=here;default layout=;default layout, bf16=--wire=bf16;default layout, int8=--wire=int8}"
 IFS=';' read -r -a configs <<< "$runs"
 declare -A rates=()
+declare -A shares=()
 ddp=()
 for _ in $(seq "$repeats"); do
   line=""
@@ -92,6 +102,7 @@ for _ in $(seq "$repeats"); do
     read -r -a options <<< "${config#*=}"
     rate="$(troupe_rate "${options[@]}")"
     rates[$name]+="$rate "
+    shares[$name]="$(coded_share)"
     line+="$name $rate, "
   done
   [ -n "$torch_python" ] && ddp+=("$(ddp_rate)") && line+="DDP ${ddp[-1]}"
@@ -113,13 +124,16 @@ for config in "${configs[@]}"; do
     *) push=4; answer=4 ;;
   esac
   awk -v name="$name" -v got="$got" -v ddp="$ddp_median" -v p="$parameters" -v b="$batch" \
-      -v push="$push" -v answer="$answer" -v options="${config#*=}" 'BEGIN {
-    bytes = p / 2 * (push + answer); limit = 125e6 / bytes * b
+      -v push="$push" -v answer="$answer" -v share="${shares[$name]}" \
+      -v options="${config#*=}" 'BEGIN {
+    bytes = p / 2 * (push + answer * share); limit = 125e6 / bytes * b
     printf "  %s: %.0f samples/s", name, got
     if (ddp != "") printf " = %.2fx DDP", got / ddp
     if (index(options, "store-nodes=here") == 0)
-      printf "; link limit %.0f (%.0f bytes a round each way and back), %.0f %% of it",
-             limit, bytes, 100 * got / limit
+      printf "; link limit %.0f (%.0f bytes a round each way and back", limit, bytes
+    if (share < 1) printf ", answers coded to %.1f %%", 100 * share
+    if (index(options, "store-nodes=here") == 0)
+      printf "), %.0f %% of it", 100 * got / limit
     printf "\n" }'
 done
 [ -n "$ddp_median" ] && echo "  PyTorch DDP (gloo): $ddp_median samples/s"

@@ -307,8 +307,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.replica, x.round, x.base_version,
            x.batch_size, x.loss_sum, x.device_answer, x.membership, x.gradient_norm,
-           x.residual, x.gradient, x.device_gradient, x.wants_delta, x.delta_base,
-           x.delta_membership);
+           x.residual, x.wants_delta, x.delta_base, x.delta_membership, x.gradient,
+           x.device_gradient);
 }
 
 template <class Inspector>

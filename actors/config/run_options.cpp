@@ -212,8 +212,8 @@ void run_options::bind_store() {
            "bf16", {"CODEC"});
   cli.bind(s, c.whole_answers, "whole-answers",
            "shards answer replicas they reach through the network with the parameters whole, "
-           "not coded against the version the replica holds (lossless; smaller by the bits "
-           "a step leaves as they were)");
+           "not coded against the version the replica holds (the codes are lossless and "
+           "smaller, but take CPU: whole answers suit links faster than the coding)");
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");

@@ -2,7 +2,8 @@
 // come back the same bits, from one optimizer-sized step and from bits that
 // change sign, exponent or all at once; a code that would not be smaller is
 // not made; a malformed one is named and leaves the values as they were;
-// the frame bounds what a delta claims before anything is allocated.
+// the frame bounds what a delta claims before anything is allocated; and the
+// shuffles four values at a time write and read the portable loops' bytes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <caf/all.hpp>
 
 #include "messages/answer_delta.hpp"
+#include "messages/delta_kernels.hpp"
 #include "messages/protocol.hpp"
 #include "messages/register.hpp"
 
@@ -156,4 +158,44 @@ TEST_CASE("an answer's delta travels in a message and is bounded by its frame",
   REQUIRE(err);
   CHECK_THAT(sys.render(err), Catch::Contains("a delta of 1000 values in 10 bytes"));
   CHECK_FALSE(back);
+}
+
+TEST_CASE("the kernels four values at a time code and apply as the portable loops do",
+          "[wire][delta]") {
+  // XORs of every width, zeros among them, over a count that is not a
+  // multiple of 4: 32-bit ones, and 16-bit ones in the words' low halves.
+  std::mt19937 gen(7);
+  for (const bool fp32 : {true, false}) {
+    INFO(fp32);
+    std::vector<uint32_t> xors(1003);
+    for (auto& x : xors) {
+      const uint32_t bits = gen() % (fp32 ? 33 : 17);
+      x = bits == 0 ? 0 : static_cast<uint32_t>(gen()) >> (32 - bits) | (1u << (bits - 1));
+    }
+    const size_t size = delta_tag_bytes(xors.size()) + 4 * xors.size() + delta_spare_bytes;
+    std::vector<uint8_t> fast(size, 0);
+    std::vector<uint8_t> portable(size, 0);
+    const size_t tags = delta_tag_bytes(xors.size());
+    uint8_t* fast_end = code_xors(xors.data(), xors.size(), fp32, fast.data(), fast.data() + tags);
+    uint8_t* portable_end = code_xors_portable(xors.data(), xors.size(), fp32, portable.data(),
+                                               portable.data() + tags);
+    const auto used = static_cast<size_t>(portable_end - portable.data());
+    REQUIRE(static_cast<size_t>(fast_end - fast.data()) == used);
+    CHECK(std::memcmp(fast.data(), portable.data(), used) == 0);
+    REQUIRE(delta_payload_length(portable.data(), xors.size(), fp32) == used - tags);
+    for (const uint32_t shift : {0u, 16u}) {
+      if (fp32 && shift != 0)
+        continue;
+      std::vector<uint32_t> words(xors.size(), 0x12345678u);
+      auto portable_words = words;
+      const uint8_t* end = portable.data() + used;
+      CHECK(apply_xors(portable.data(), xors.size(), fp32, portable.data() + tags, end, shift,
+                       words.data()) == end);
+      CHECK(apply_xors_portable(portable.data(), xors.size(), fp32, portable.data() + tags, end,
+                                shift, portable_words.data()) == end);
+      CHECK(words == portable_words);
+      for (size_t i = 0; i < xors.size(); ++i)
+        REQUIRE((words[i] ^ 0x12345678u) == xors[i] << shift);
+    }
+  }
 }
