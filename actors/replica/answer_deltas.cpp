@@ -22,7 +22,10 @@ void ask_delta(replica_pointer self, size_t k, push_msg& slice) {
       || k >= st.joined_versions.size() || !st.joined_versions[k])
     return;
   const auto& shard = store.shards[k];
-  if (shard->node() == self->node() || store.push_route(k).address() != shard.address())
+  // A lane's handle is a proxy of its own with the shard's address.
+  const bool through_lane = caf::actor_cast<caf::actor_control_block*>(store.push_route(k))
+                            != caf::actor_cast<caf::actor_control_block*>(shard);
+  if (shard->node() == self->node() || through_lane)
     return;
   slice.wants_delta = true;
   slice.delta_base = st.joined_versions[k]->version;

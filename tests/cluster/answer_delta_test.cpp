@@ -1,9 +1,10 @@
 // Answers that cross the network come coded against the version the
 // replica holds (messages/answer_delta.hpp): the run keeps the bits of one
 // process and of whole answers for fp32, bf16 and int8, with 1 shard per
-// node and 3 over 2 nodes; the codes are smaller than the values; and a node
-// killed mid-run does not break them (its replica's new actor holds no base
-// and takes whole answers first).
+// node and 3 over 2 nodes; the codes are smaller than the values; answers
+// through shared-memory lanes are never coded; and a node killed mid-run
+// does not break them (its replica's new actor holds no base and takes
+// whole answers first).
 #include "tests/cluster/cluster_test.hpp"
 #include "tests/cluster/respawn_runs.hpp"
 
@@ -48,6 +49,25 @@ TEST_CASE("coded answers keep the bits of one process and of whole answers, and 
     CHECK(epoch_sum(whole, "delta_answers") == 0);
     CHECK(epoch_sum(coded, "delta_answer_bytes") < epoch_sum(coded, "delta_answer_whole_bytes"));
   }
+}
+
+TEST_CASE("answers through shared-memory lanes travel whole, with the same bits",
+          "[cluster][sync][wire][delta][lanes][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a");
+  auto b = start_node(dir, "node-b");
+  const auto here = checksum_of_run(dir, "here", codec_run({"--wire=bf16", "--replicas=2"}));
+  const auto lanes = run_to_success(
+    dir, "lanes",
+    codec_run({"--wire=bf16", "--nodes=" + a.address + "," + b.address,
+               "--replicas-per-node=1"}));
+  CHECK(final_record_of(lanes)["params_fnv1a64"].get<std::string>() == here);
+  CHECK(epoch_sum(lanes, "delta_answers") == 0);
+  for (auto* node : {&a, &b})
+    CLUSTER_CHECK(node->proc->err().find("a shared-memory lane to another process of this host "
+                                         "is open")
+                    != std::string::npos,
+                  node->proc.get());
 }
 
 TEST_CASE("a run with coded answers whose node is killed mid-run respawns the replica and "
