@@ -43,7 +43,8 @@ TEST_CASE("coded answers keep the bits of one process and of whole answers, and 
     const auto three = run_to_success(dir, wire + "-three", with({"--store-shards=3"}));
     for (const auto* run : {&coded, &whole, &three})
       CHECK(final_record_of(*run)["params_fnv1a64"].get<std::string>() == here);
-    // Each replica asks from its third round on: a shard keeps versions once asked.
+    // A replica asks from its second round on, and a shard codes against the
+    // versions it kept from the first ask on.
     CHECK(epoch_sum(coded, "delta_answers") > 0);
     CHECK(epoch_sum(three, "delta_answers") > epoch_sum(coded, "delta_answers"));
     CHECK(epoch_sum(whole, "delta_answers") == 0);
