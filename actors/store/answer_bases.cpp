@@ -22,7 +22,7 @@ void answer_bases::keep(const params_msg& answer) {
 }
 
 void answer_bases::code(params_msg& answer, std::optional<uint64_t> base) {
-  if (answer.values.size() == 0 || answer.values.codec == float_codec::int8)
+  if (answer.values.size() == 0)
     return;
   // Nothing is kept before a replica first asks: runs of one process never do.
   asked_ = asked_ || base.has_value();
@@ -34,7 +34,7 @@ void answer_bases::code(params_msg& answer, std::optional<uint64_t> base) {
   if (!last_code_ || last_code_->base != *base || last_code_->version != answer.version) {
     const kept_version* before = find(*base);
     const kept_version* now = find(answer.version);
-    if (before == nullptr || now == nullptr || before->values->size() != now->values->size())
+    if (before == nullptr || now == nullptr) // keep() holds versions of one size only
       return;
     last_code_ = kept_code{*base, answer.version,
                            code_delta(answer.values.codec, before->values->data(),

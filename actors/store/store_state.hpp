@@ -21,13 +21,13 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/policy/policy_registry.hpp"
+#include "actors/store/answer_bases.hpp"
 #include "actors/store/clip_gate.hpp"
 #include "actors/store/device_verdicts.hpp"
 #include "actors/store/replica_table.hpp"
 #include "actors/store/shard_buffers.hpp"
 #include "messages/interfaces.hpp"
 #include "model/backend/device_buffers.hpp"
-#include "actors/store/answer_bases.hpp"
 #include "model/optim/optimizer.hpp"
 #include "model/shard_layout.hpp"
 

@@ -6,8 +6,6 @@
 // replica's join refuses a code against a slice it does not hold.
 #include "tests/actors/store_fixture.hpp"
 
-#include <cstring>
-
 #include "actors/replica/store_group.hpp"
 #include "messages/float_codec.hpp"
 
@@ -15,10 +13,6 @@ using namespace troupe;
 using namespace troupe::testing;
 
 namespace {
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // One sync round of two replicas with small gradients (in `codec`); replica
 // 0 asks for its answer coded against `base` (if any), with `membership`.
@@ -68,11 +62,11 @@ TEST_CASE("a shard codes an answer against the version its pusher holds, once it
     CHECK_FALSE(third_other.delta); // it did not ask
     auto values = second.values.to_vector();
     CHECK(apply_delta(third.delta, values.data(), values.size()).empty());
-    CHECK(same_bits(values, third_other.values.to_vector()));
+    CHECK(same_bytes(shared_floats{values}, third_other.values));
     // A version it never kept, and a replica of another membership epoch.
     auto [fourth, fourth_other] = round_of_two(f, 3, first.version, 0, codec);
     CHECK_FALSE(fourth.delta);
-    CHECK(same_bits(fourth.values.to_vector(), fourth_other.values.to_vector()));
+    CHECK(same_bytes(fourth.values, fourth_other.values));
     auto [fifth, fifth_other] = round_of_two(f, 4, fourth.version, 7, codec);
     CHECK_FALSE(fifth.delta);
   }
@@ -99,8 +93,8 @@ TEST_CASE("a replica's join applies a code to the slice it holds and refuses one
   auto fault = join_answer(third, joined, stale);
   CHECK_THAT(fault, Catch::Contains("coded against version " + std::to_string(second.version)
                                     + ", the replica holds " + std::to_string(first.version)));
-  CHECK(same_bits(joined, second.values.to_vector()));
+  CHECK(same_bytes(shared_floats{joined}, second.values));
   CHECK(join_answer(third, joined, held).empty());
   CHECK(held->version == third.version);
-  CHECK(same_bits(joined, third_other.values.to_vector()));
+  CHECK(same_bytes(shared_floats{joined}, third_other.values));
 }
