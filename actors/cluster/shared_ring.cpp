@@ -226,20 +226,28 @@ void shared_ring::wake_reader() {
     futex(&header_->sleeping, FUTEX_WAKE, 1, nullptr);
 }
 
-// Waits up to `patience` for `written` to move past `at`; returns it.
+// Waits up to `patience` for `written` to move past `at`; returns it. A
+// wake-up may come early (a writer's wake-up for a frame already read, a
+// signal), so it sleeps again until the deadline.
 uint64_t shared_ring::wait_for_frame(uint64_t at, std::chrono::milliseconds patience) {
-  uint64_t written = header_->written.load(std::memory_order_acquire);
-  if (written != at || closed())
-    return written;
-  header_->sleeping.store(1, std::memory_order_seq_cst);
-  written = header_->written.load(std::memory_order_seq_cst);
-  if (written == at && !closed()) {
-    timespec timeout{static_cast<time_t>(patience.count() / 1000),
-                     static_cast<long>(patience.count() % 1000) * 1000000};
-    futex(&header_->sleeping, FUTEX_WAIT, 1, &timeout);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    uint64_t written = header_->written.load(std::memory_order_acquire);
+    if (written != at || closed())
+      return written;
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero())
+      return written;
+    header_->sleeping.store(1, std::memory_order_seq_cst);
+    written = header_->written.load(std::memory_order_seq_cst);
+    if (written == at && !closed()) {
+      const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      timespec timeout{static_cast<time_t>(nanos / 1000000000),
+                       static_cast<long>(nanos % 1000000000)};
+      futex(&header_->sleeping, FUTEX_WAIT, 1, &timeout);
+    }
+    header_->sleeping.store(0, std::memory_order_relaxed);
   }
-  header_->sleeping.store(0, std::memory_order_relaxed);
-  return header_->written.load(std::memory_order_acquire);
 }
 
 // Every count and length read from the shared header is the writer's word:
