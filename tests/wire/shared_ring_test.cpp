@@ -1,11 +1,14 @@
 // The shared-memory ring under the host lanes: frames from another process
 // arrive whole and in order across the ring's end, its name is gone once
 // both sides have it, and whatever a writer scribbles over the shared
-// memory makes the reader close the ring, never read outside it.
+// memory makes the reader close the ring, never read outside it; a reader
+// woken early (by a signal) waits on for the frame.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -13,7 +16,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "actors/cluster/shared_ring.hpp"
@@ -187,4 +192,32 @@ TEST_CASE("a ring /dev/shm has no room for is refused as it is made, not a SIGBU
   }
   INFO("child exit code " << WEXITSTATUS(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("a reader woken early by a signal waits on for the frame that comes within its "
+          "patience",
+          "[wire][lanes]") {
+  auto reader = shared_ring::create(64 * 1024);
+  REQUIRE(reader);
+  auto writer = shared_ring::open((*reader)->name(), 64 * 1024);
+  REQUIRE(writer);
+  struct sigaction wake_only {};
+  wake_only.sa_handler = [](int) {};
+  struct sigaction before {};
+  REQUIRE(sigaction(SIGUSR1, &wake_only, &before) == 0);
+  std::promise<pthread_t> started;
+  auto got = std::async(std::launch::async, [&]() {
+    started.set_value(pthread_self());
+    const auto frame = (*reader)->next(10000ms);
+    return std::string(frame.data == nullptr ? "" : std::string(frame.data, frame.size));
+  });
+  const pthread_t waiting = started.get_future().get();
+  for (int k = 0; k < 5; ++k) { // interrupts the futex sleep, whichever moment it began
+    std::this_thread::sleep_for(20ms);
+    REQUIRE(pthread_kill(waiting, SIGUSR1) == 0);
+  }
+  const std::string text = "after the signals";
+  REQUIRE((*writer)->write(text.data(), text.size(), 1000ms));
+  CHECK(got.get() == text);
+  sigaction(SIGUSR1, &before, nullptr);
 }
