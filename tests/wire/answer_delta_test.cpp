@@ -3,9 +3,11 @@
 // change sign, exponent or all at once; a code that would not be smaller is
 // not made; a malformed one is named and leaves the values as they were;
 // the frame bounds what a delta claims before anything is allocated; and the
-// shuffles four values at a time write and read the portable loops' bytes.
+// shuffles four values at a time write and read the portable loops' bytes;
+// and mutated coded answers are refused, or apply as values of the codec.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -197,5 +199,60 @@ TEST_CASE("the kernels four values at a time code and apply as the portable loop
       for (size_t i = 0; i < xors.size(); ++i)
         REQUIRE((words[i] ^ 0x12345678u) == xors[i] << shift);
     }
+  }
+}
+
+TEST_CASE("mutated coded answers are refused as they are read or applied, or apply whole",
+          "[wire][delta][fuzz]") {
+  delta_config cfg;
+  caf::actor_system sys{cfg};
+  std::mt19937_64 random{20261205};
+  for (const auto codec : {float_codec::fp32, float_codec::bf16}) {
+    INFO(static_cast<int>(codec));
+    const auto v = stepped(codec);
+    params_msg answer;
+    answer.version = 8;
+    answer.delta = *code_delta(codec, v.before.data(), v.after.data(), v.after.size(), 7);
+    std::vector<char> valid;
+    caf::binary_serializer sink{sys, valid};
+    REQUIRE_FALSE(sink(answer));
+    size_t unread = 0, refused = 0, applied = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+      auto bytes = valid;
+      for (int k = 1 + static_cast<int>(random() % 6); k > 0; --k)
+        bytes[random() % bytes.size()] = static_cast<char>(random());
+      if (random() % 8 == 0)
+        bytes.resize(random() % bytes.size());
+      params_msg read;
+      caf::binary_deserializer source{sys, bytes};
+      if (source(read) || !read.delta) {
+        ++unread;
+        continue;
+      }
+      auto values = v.before;
+      if (!apply_delta(read.delta, values.data(), values.size()).empty()) {
+        ++refused;
+        REQUIRE(same_bits(values, v.before)); // a refusal changes nothing
+        continue;
+      }
+      ++applied;
+      // What was applied is a value of the codec, and codes back to itself.
+      auto again = v.before;
+      if (const auto code = code_delta(codec, v.before.data(), values.data(), values.size(), 7))
+        REQUIRE(apply_delta(*code, again.data(), again.size()).empty());
+      else
+        again = values;
+      REQUIRE(same_bits(again, values));
+      if (codec == float_codec::bf16)
+        REQUIRE(std::all_of(values.begin(), values.end(), [](float x) {
+          uint32_t bits = 0;
+          std::memcpy(&bits, &x, sizeof bits);
+          return (bits & 0xFFFFu) == 0;
+        }));
+    }
+    INFO(unread << " unread, " << refused << " refused, " << applied << " applied");
+    CHECK(unread > 0);
+    CHECK(refused > 0);
+    CHECK(applied > 0);
   }
 }
