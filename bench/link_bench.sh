@@ -11,9 +11,9 @@
 # alternate; each figure is the median of `repeats` runs. Last, each run's
 # link limit: what a node sends and receives per round (a push of half the
 # gradient, an answer of half the parameters, in the codec's width) on a
-# 1 Gbit/s link, the two one after the other; an answer coded against the
-# replica's version (docs/distributed.md) at the share of its whole size the
-# run's codes took.
+# 1 Gbit/s link, the two one after the other; answers coded against the
+# replica's version and pushes with their zeros as a mask (docs/distributed.md)
+# at the shares of their whole sizes the run's codings took.
 #   bench/link_bench.sh [repeats]   (as root, after scripts/test.sh built build/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,11 +73,12 @@ troupe_rate() { # troupe_rate OPTIONS...: one run's samples/s from its final met
     > "$work/run.log" 2>&1 || { tail -3 "$work/run.log" >&2; return 1; }
   sed -n 's/.*"record":"final".*"samples_per_second":\([0-9]*\).*/\1/p' "$work/run.jsonl"
 }
-coded_share() { # the last run's coded answers' bytes over their whole bytes; 1 without codes
+coded_share() { # coded_share KIND (delta_answer, masked_push): the last run's coded
+  # bytes of that kind over their whole bytes; 1 without codes
   local coded whole
-  coded="$(grep '"record":"epoch"' "$work/run.jsonl" | sed -n 's/.*"delta_answer_bytes":\([0-9]*\).*/\1/p')"
+  coded="$(grep '"record":"epoch"' "$work/run.jsonl" | sed -n "s/.*\"$1_bytes\":\([0-9]*\).*/\1/p")"
   whole="$(grep '"record":"epoch"' "$work/run.jsonl" \
-    | sed -n 's/.*"delta_answer_whole_bytes":\([0-9]*\).*/\1/p')"
+    | sed -n "s/.*\"$1_whole_bytes\":\([0-9]*\).*/\1/p")"
   awk -v c="${coded:-0}" -v w="${whole:-0}" 'BEGIN { printf "%.4f", (w > 0 ? c / w : 1) }'
 }
 ddp_rate() { # one DDP run's samples/s (rank 0's)
@@ -93,7 +94,7 @@ ddp_rate() { # one DDP run's samples/s (rank 0's)
 runs="${LINK_RUNS:-store in the coordinator=--store-nodes=here;default layout=;default layout, bf16=--wire=bf16;default layout, int8=--wire=int8}"
 IFS=';' read -r -a configs <<< "$runs"
 declare -A rates=()
-declare -A shares=()
+declare -A shares=() push_shares=()
 ddp=()
 for _ in $(seq "$repeats"); do
   line=""
@@ -102,7 +103,8 @@ for _ in $(seq "$repeats"); do
     read -r -a options <<< "${config#*=}"
     rate="$(troupe_rate "${options[@]}")"
     rates[$name]+="$rate "
-    shares[$name]="$(coded_share)"
+    shares[$name]="$(coded_share delta_answer)"
+    push_shares[$name]="$(coded_share masked_push)"
     line+="$name $rate, "
   done
   [ -n "$torch_python" ] && ddp+=("$(ddp_rate)") && line+="DDP ${ddp[-1]}"
@@ -125,13 +127,15 @@ for config in "${configs[@]}"; do
   esac
   awk -v name="$name" -v got="$got" -v ddp="$ddp_median" -v p="$parameters" -v b="$batch" \
       -v push="$push" -v answer="$answer" -v share="${shares[$name]}" \
+      -v push_share="${push_shares[$name]}" \
       -v options="${config#*=}" 'BEGIN {
-    bytes = p / 2 * (push + answer * share); limit = 125e6 / bytes * b
+    bytes = p / 2 * (push * push_share + answer * share); limit = 125e6 / bytes * b
     printf "  %s: %.0f samples/s", name, got
     if (ddp != "") printf " = %.2fx DDP", got / ddp
     if (index(options, "store-nodes=here") == 0)
       printf "; link limit %.0f (%.0f bytes a round each way and back", limit, bytes
     if (share < 1) printf ", answers coded to %.1f %%", 100 * share
+    if (push_share < 1) printf ", pushes masked to %.1f %%", 100 * push_share
     if (index(options, "store-nodes=here") == 0)
       printf "), %.0f %% of it", 100 * got / limit
     printf "\n" }'

@@ -13,6 +13,7 @@
 
 #include "messages/answer_delta.hpp"
 #include "messages/checkpoint_messages.hpp"
+#include "messages/coded_traffic.hpp"
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
 #include "common/optimizer_config.hpp"
@@ -134,9 +135,7 @@ struct replica_report {
   std::vector<trace_span> trace; // with --trace: this epoch's spans
   uint64_t membership = 0;       // the membership epoch of the reporting actor
   shared_floats residual{};      // --wire=int8: its error-feedback residual at the epoch's end
-  uint64_t delta_answers = 0;    // answers that came coded as deltas (params_msg::delta)
-  uint64_t delta_bytes = 0;      //   the bytes their codes took
-  uint64_t delta_whole_bytes = 0; //  the bytes their values would have taken whole
+  coded_traffic coded{};         // what the wire's lossless codings did (coded_traffic.hpp)
 };
 
 /// Sums what the store did so far.
@@ -190,9 +189,7 @@ struct replica_config {
   // What its gradients are rounded to before they are pushed, and the
   // parameters of an epoch order on arrival (--wire, messages/float_codec.hpp).
   float_codec wire = float_codec::fp32;
-  // Asks shards it reaches through the network for answers coded against
-  // the version it holds (push_msg::wants_delta); off with --whole-answers.
-  bool delta_answers = true;
+  wire_coding coding{}; // with shards it reaches through the network (coded_traffic.hpp)
 };
 
 /// Carries one store shard's sum of squares of its slice of a round's
@@ -338,7 +335,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_report& x) {
   return f(caf::meta::type_name("replica_report"), x.replica, x.samples, x.loss_sum,
            x.correct, x.pushes, x.compute_seconds, x.wait_seconds, x.trace, x.membership,
-           x.residual, x.delta_answers, x.delta_bytes, x.delta_whole_bytes);
+           x.residual, x.coded);
 }
 
 template <class Inspector>
@@ -356,7 +353,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_config& x) {
   return f(caf::meta::type_name("replica_config"), x.index, x.replicas, x.model,
            x.device, x.store_device, x.data_dir, x.seed, x.global_batch, x.step_timeout_ms, x.pin_core,
            x.slowdown, x.trace, x.fault_signal, x.fault_round, x.membership, x.train_rows,
-           x.class_weights, x.gradient_norm, x.wire, x.delta_answers);
+           x.class_weights, x.gradient_norm, x.wire, x.coding);
 }
 
 template <class Inspector>

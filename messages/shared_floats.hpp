@@ -51,6 +51,10 @@ struct shared_floats {
   // what was wrong; the view is then empty. Whoever reads the message
   // refuses it, naming the sender.
   std::string fault;
+  // Across processes: this many of the viewed values are +0, and they
+  // travel as a bit mask (zero_mask.hpp) where that is smaller; whoever
+  // sets it counted them. 0: the values travel whole. Never read back.
+  size_t masked_zeros = 0;
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -104,12 +108,18 @@ private:
 /// Writes the codec, the length and the values: the floats as one raw
 /// block; their 16-bit values with the block's length in bytes; or (int8)
 /// the parameter index of the first, the int8 values with their length, and
-/// the scales of the blocks they overlap with their number.
+/// the scales of the blocks they overlap with their number. With
+/// masked_zeros where it pays, an fp32 or 16-bit view writes its codec with
+/// zero_mask_form set, then the mask's bytes and the nonzero values (fp32
+/// bits or 16-bit values), each block with its length.
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
+/// Set in a written codec: the values travel as a zero mask and the values it selects.
+constexpr uint8_t zero_mask_form = 0x80;
+
 /// Reads what inspect(serializer&) wrote into a fresh buffer, widening
-/// 16-bit values and the int8 ones (q * scale); a malformed 16-bit or int8
-/// payload leaves `fault` set.
+/// 16-bit values and the int8 ones (q * scale); a malformed 16-bit, int8 or
+/// masked payload leaves `fault` set.
 caf::error inspect(caf::deserializer& source, shared_floats& x);
 
 /// Refuses a block of `bytes` a frame announces before it is allocated:

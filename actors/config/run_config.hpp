@@ -69,6 +69,9 @@ struct run_config {
   // Answers to replicas in other processes travel whole, never coded
   // against the version the replica holds (messages/answer_delta.hpp).
   bool whole_answers = false;
+  // Pushes to shards in other processes carry their zeros, never a mask of
+  // them (messages/zero_mask.hpp).
+  bool whole_pushes = false;
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
   bool respawn_anywhere = false; // respawn in this process once no node can host

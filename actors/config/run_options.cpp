@@ -214,6 +214,10 @@ void run_options::bind_store() {
            "shards answer replicas they reach through the network with the parameters whole, "
            "not coded against the version the replica holds (the codes are lossless and "
            "smaller, but take CPU: whole answers suit links faster than the coding)");
+  cli.bind(s, c.whole_pushes, "whole-pushes",
+           "replicas push shards they reach through the network every value of their "
+           "gradient, not a mask of its zeros and the values it selects (lossless and smaller "
+           "where a gradient holds zeros, but takes CPU)");
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");

@@ -7,7 +7,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/replica/answer_deltas.hpp"
+#include "actors/replica/wire_codings.hpp"
 #include "actors/replica/gather.hpp"
 #include "actors/replica/push_lanes.hpp"
 #include "actors/replica/push_watchdog.hpp"
@@ -212,6 +212,7 @@ void push_to_shards(replica_pointer self, const push_msg& push) {
         slice.device_gradient = push.device_gradient.slice(offset, count);
       if (push.residual.size() > 0)
         slice.residual = push.residual.slice(offset, count);
+      mask_push_zeros(self, k, slice);
       ask_delta(self, k, slice);
       return self->request(store.push_route(k), caf::infinite, push_atom::value,
                            std::move(slice));

@@ -42,7 +42,7 @@ struct replica_state {
   // `joined` as it comes, while the others are still on their way.
   bool joins_as_answers_come = false;
   // What each shard's slice of `joined` holds, which the shard may code its
-  // next answer against (answer_deltas.hpp); and an answer this round that
+  // next answer against (wire_codings.hpp); and an answer this round that
   // could not be joined.
   std::vector<std::optional<slice_version>> joined_versions;
   std::string join_fault;

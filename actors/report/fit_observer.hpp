@@ -11,6 +11,8 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include "messages/coded_traffic.hpp"
+
 namespace troupe::detail {
 
 /// Sums one epoch for progress lines and metrics.
@@ -40,11 +42,8 @@ struct epoch_record {
   uint64_t fenced_answers = 0; // answers of replaced actors the coordinator dropped this epoch
   uint64_t membership = 1; // the membership epoch at the epoch's end
   double learning_rate = 0; // the rate of the epoch's last step (schedule and callbacks)
-  // Answers that came to replicas coded as deltas (messages/answer_delta.hpp),
-  // the bytes their codes took, and the bytes they would have taken whole.
-  uint64_t delta_answers = 0;
-  uint64_t delta_bytes = 0;
-  uint64_t delta_whole_bytes = 0;
+  // What the wire's lossless codings did, over every replica (messages/coded_traffic.hpp).
+  coded_traffic coded{};
   // --extra-metrics on the test (validation) set, by name ("top_5_accuracy"), in order.
   std::vector<std::pair<std::string, double>> test_metrics;
 };

@@ -79,8 +79,10 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"live_nodes", r.live_nodes},  {"respawns", r.respawns},
     {"fenced", r.fenced},          {"fenced_answers", r.fenced_answers},
     {"membership", r.membership},  {"learning_rate", r.learning_rate},
-    {"delta_answers", r.delta_answers}, {"delta_answer_bytes", r.delta_bytes},
-    {"delta_answer_whole_bytes", r.delta_whole_bytes},
+    {"delta_answers", r.coded.answers}, {"delta_answer_bytes", r.coded.answer_bytes},
+    {"delta_answer_whole_bytes", r.coded.answer_whole_bytes},
+    {"masked_pushes", r.coded.pushes}, {"masked_push_bytes", r.coded.push_bytes},
+    {"masked_push_whole_bytes", r.coded.push_whole_bytes},
   };
   for (const auto& [name, value] : r.test_metrics)
     j["test_" + name] = value;

@@ -48,9 +48,7 @@ epoch_record sum_epoch(const coordinator_state& st, const store_stats& stats,
     correct += report.correct;
     record.compute_seconds += report.compute_seconds;
     record.wait_seconds += report.wait_seconds;
-    record.delta_answers += report.delta_answers;
-    record.delta_bytes += report.delta_bytes;
-    record.delta_whole_bytes += report.delta_whole_bytes;
+    record.coded += report.coded;
   }
   // Samples that went into updates, counted by the store: with a lost
   // replica this still covers its pushes and the survivors' takeover.

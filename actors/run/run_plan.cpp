@@ -149,7 +149,8 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   // Without rounds each push is a step: its replica knows the whole gradient.
   r.gradient_norm = c.optimizer.global_clipnorm > 0.0f && !plan.traits.steps_per_round;
   r.wire = c.wire;
-  r.delta_answers = !c.whole_answers;
+  r.coding.coded_answers = !c.whole_answers;
+  r.coding.masked_pushes = !c.whole_pushes;
   return r;
 }
 

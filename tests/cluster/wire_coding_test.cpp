@@ -1,10 +1,11 @@
-// Answers that cross the network come coded against the version the
-// replica holds (messages/answer_delta.hpp): the run keeps the bits of one
-// process and of whole answers for fp32, bf16 and int8, with 1 shard per
-// node and 3 over 2 nodes; the codes are smaller than the values; answers
-// through shared-memory lanes are never coded; and a node killed mid-run
-// does not break them (its replica's new actor holds no base and takes
-// whole answers first).
+// The wire's lossless codings between processes (messages/coded_traffic.hpp):
+// answers that cross the network come coded against the version the
+// replica holds, and pushes with their zeros as a mask. The run keeps the
+// bits of one process and of whole answers and pushes for fp32, bf16 and
+// int8 (whose pushes are never masked), with 1 shard per node and 3 over 2
+// nodes; the codings are smaller than the values; nothing through
+// shared-memory lanes is coded; and a node killed mid-run does not break
+// them (its replica's new actor holds no base and takes whole answers first).
 #include "tests/cluster/cluster_test.hpp"
 #include "tests/cluster/respawn_runs.hpp"
 
@@ -22,7 +23,8 @@ uint64_t epoch_sum(const std::vector<nlohmann::json>& metrics, const char* field
 
 } // namespace
 
-TEST_CASE("coded answers keep the bits of one process and of whole answers, and are smaller",
+TEST_CASE("coded answers and masked pushes keep the bits of one process and of whole answers "
+          "and pushes, and are smaller",
           "[cluster][sync][wire][delta][bits]") {
   temp_dir dir{"troupe-cluster"};
   // Nodes that take no shared-memory lanes: every answer crosses a socket.
@@ -39,7 +41,8 @@ TEST_CASE("coded answers keep the bits of one process and of whole answers, and 
     const auto here = checksum_of_run(dir, wire + "-here",
                                       codec_run({"--wire=" + wire, "--replicas=2"}));
     const auto coded = run_to_success(dir, wire + "-coded", with({}));
-    const auto whole = run_to_success(dir, wire + "-whole", with({"--whole-answers"}));
+    const auto whole =
+      run_to_success(dir, wire + "-whole", with({"--whole-answers", "--whole-pushes"}));
     const auto three = run_to_success(dir, wire + "-three", with({"--store-shards=3"}));
     for (const auto* run : {&coded, &whole, &three})
       CHECK(final_record_of(*run)["params_fnv1a64"].get<std::string>() == here);
@@ -50,10 +53,21 @@ TEST_CASE("coded answers keep the bits of one process and of whole answers, and 
     CHECK(epoch_sum(whole.metrics, "delta_answers") == 0);
     CHECK(epoch_sum(coded.metrics, "delta_answer_bytes")
           < epoch_sum(coded.metrics, "delta_answer_whole_bytes"));
+    // Every push but a short last round's holds zeros (inputs zero in every
+    // sample of the batch); int8's blocks are left as they are.
+    CHECK(epoch_sum(whole.metrics, "masked_pushes") == 0);
+    if (wire == "int8") {
+      CHECK(epoch_sum(coded.metrics, "masked_pushes") == 0);
+      continue;
+    }
+    CHECK(epoch_sum(coded.metrics, "masked_pushes") > 0);
+    CHECK(epoch_sum(three.metrics, "masked_pushes") > epoch_sum(coded.metrics, "masked_pushes"));
+    CHECK(epoch_sum(coded.metrics, "masked_push_bytes")
+          < epoch_sum(coded.metrics, "masked_push_whole_bytes"));
   }
 }
 
-TEST_CASE("answers through shared-memory lanes travel whole, with the same bits",
+TEST_CASE("answers and pushes through shared-memory lanes travel whole, with the same bits",
           "[cluster][sync][wire][delta][lanes][bits]") {
   temp_dir dir{"troupe-cluster"};
   auto a = start_node(dir, "node-a");
@@ -65,6 +79,7 @@ TEST_CASE("answers through shared-memory lanes travel whole, with the same bits"
                "--replicas-per-node=1"}));
   CHECK(final_record_of(lanes)["params_fnv1a64"].get<std::string>() == here);
   CHECK(epoch_sum(lanes.metrics, "delta_answers") == 0);
+  CHECK(epoch_sum(lanes.metrics, "masked_pushes") == 0);
   for (auto* node : {&a, &b})
     CLUSTER_CHECK(node->proc->err().find("a shared-memory lane to another process of this host "
                                          "is open")
@@ -72,12 +87,14 @@ TEST_CASE("answers through shared-memory lanes travel whole, with the same bits"
                   node->proc.get());
 }
 
-TEST_CASE("a run with coded answers whose node is killed mid-run respawns the replica and "
+TEST_CASE("a run with coded answers and masked pushes whose node is killed mid-run respawns "
+          "the replica and "
           "ends with the bits of one process",
           "[cluster][wire][delta][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
   const auto metrics = metrics_of_killed_node_run(dir, {"--wire=bf16"}, {"--no-host-lanes"});
   CHECK(epoch_sum(metrics, "delta_answers") > 0);
+  CHECK(epoch_sum(metrics, "masked_pushes") > 0);
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=bf16"});
 }

@@ -1,5 +1,6 @@
-// A replica's side of coded answers (messages/answer_delta.hpp): which
-// shards it asks for them, and joining each answer into its join buffer.
+// A replica's side of the wire's lossless codings (messages/coded_traffic.hpp):
+// pushes with their zeros as a mask, which shards it asks for coded answers,
+// and joining each answer into its join buffer.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,15 @@ namespace troupe::detail {
 /// Before a push: makes the join buffer writable, forgetting what a new
 /// one's slices held, and clears the last round's fault.
 void prepare_join(replica_state& st);
+
+/// Says whether the replica reaches shard `k` through the network: in
+/// another process, not through a lane of this host.
+bool reached_through_network(replica_pointer self, size_t k);
+
+/// Marks `slice`'s gradient to travel with its zeros as a mask, for a shard
+/// reached through the network where that is smaller, and counts it in the
+/// report; unless the run pushes whole or in int8.
+void mask_push_zeros(replica_pointer self, size_t k, push_msg& slice);
 
 /// Asks shard `k` to code its answer to `slice` against what the join
 /// buffer holds of its slice: for a shard reached through the network (not
