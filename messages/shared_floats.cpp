@@ -3,7 +3,7 @@
 // mask where asked); device_floats refuses the wire.
 #include "messages/device_floats.hpp"
 #include "messages/shared_floats.hpp"
-#include "messages/zero_mask.hpp"
+#include "messages/masked_floats.hpp"
 
 #include <cstdint>
 
@@ -167,82 +167,47 @@ caf::error read_int8(caf::deserializer& source, size_t size, shared_floats& x) {
   return caf::none;
 }
 
-// The masked form of an fp32 or 16-bit view: the mask's bytes, then the
-// words it selects (fp32 bits or 16-bit values), each block with its length.
-template <class Word>
-caf::error write_masked_words(caf::serializer& sink, const void* words, size_t count) {
-  std::vector<uint8_t> mask((count + 7) / 8);
-  std::unique_ptr<Word[]> kept(new Word[count]); // not zeroed: only what it keeps is read
-  size_t kept_count = mask_zeros(words, count, mask.data(), kept.get());
-  size_t mask_bytes = mask.size();
-  if (auto err = sink.begin_sequence(mask_bytes))
-    return err;
-  if (mask_bytes > 0)
-    if (auto err = sink.apply_raw(mask_bytes, mask.data()))
-      return err;
-  if (auto err = sink.end_sequence())
-    return err;
-  if (auto err = sink.begin_sequence(kept_count))
-    return err;
-  if (kept_count > 0)
-    if (auto err = sink.apply_raw(kept_count * sizeof(Word), kept.get()))
-      return err;
-  return sink.end_sequence();
-}
-
-caf::error write_masked(caf::serializer& sink, const shared_floats& x) {
-  if (x.codec == float_codec::fp32)
-    return write_masked_words<uint32_t>(sink, x.data(), x.size());
-  std::vector<uint16_t> values(x.size());
-  encode_16(x.codec, x.data(), x.size(), values.data());
-  return write_masked_words<uint16_t>(sink, values.data(), x.size());
-}
-
-// Reads a masked form of `size` values of `codec` into `x`, widened; one
-// whose mask does not match its values, or that would stand for too many
-// floats for its bytes, is read past and recorded in x.fault.
-caf::error read_masked(caf::deserializer& source, size_t size, float_codec codec,
-                       shared_floats& x) {
-  std::vector<uint8_t> mask;
-  if (auto err = read_block(source, mask))
-    return err;
-  const bool fp32 = codec == float_codec::fp32;
-  std::vector<uint32_t> kept32;
-  std::vector<uint16_t> kept16;
-  if (auto err = fp32 ? read_block(source, kept32) : read_block(source, kept16))
+// Reads the masked form of `size` values of `codec` into `x`, widened; one
+// whose blocks do not add up (unmask_floats) is read past and recorded in
+// x.fault.
+caf::error read_masked_view(caf::deserializer& source, size_t size, float_codec codec,
+                            shared_floats& x) {
+  masked_floats m;
+  if (auto err = read_masked(source, codec, size, m))
     return err;
   x = shared_floats{};
   x.codec = codec;
-  const size_t kept_count = fp32 ? kept32.size() : kept16.size();
-  const size_t wire_bytes = mask.size() + kept_count * codec_width(codec);
-  if (mask.size() != (size + 7) / 8 || !mask_expansion_allowed(size, wire_bytes)) {
-    x.fault = "a zero mask of " + std::to_string(mask.size()) + " bytes and "
-              + std::to_string(kept_count) + " values for " + std::to_string(size) + " "
-              + codec_name(codec) + " values";
+  std::shared_ptr<float> values;
+  if (x.fault = unmask_floats(m, values); !x.fault.empty())
     return caf::none;
-  }
-  auto widened = std::make_shared<std::vector<float>>(size);
-  if (fp32) {
-    x.fault = unmask_zeros(mask.data(), mask.size(), size, kept32.data(), kept_count,
-                           widened->data());
-  } else {
-    std::vector<uint16_t> values(size);
-    x.fault = unmask_zeros(mask.data(), mask.size(), size, kept16.data(), kept_count,
-                           values.data());
-    decode_16(codec, values.data(), size, widened->data());
-  }
-  if (!x.fault.empty())
-    return caf::none;
-  x = shared_floats{std::move(widened)};
+  x = shared_floats{std::shared_ptr<const float>(std::move(values)), 0, size};
   x.codec = codec;
+  return caf::none;
+}
+
+// Reads `size` raw floats into a fresh buffer in `x`.
+caf::error read_fp32(caf::deserializer& source, size_t size, shared_floats& x) {
+  // A frame announces its count before its floats: allocate only what the
+  // bytes at hand can fill (every message off the wire is read from bytes).
+  if (const auto* bytes = dynamic_cast<const caf::binary_deserializer*>(&source);
+      bytes != nullptr && size > bytes->remaining() / sizeof(float))
+    return caf::make_error(caf::sec::end_of_stream,
+                           "a float buffer of " + std::to_string(size) + " elements in "
+                             + std::to_string(bytes->remaining()) + " bytes");
+  // Not zeroed first: the bytes fill it whole.
+  std::shared_ptr<float> values(new float[size], std::default_delete<float[]>());
+  if (size > 0)
+    if (auto err = source.apply_raw(size * sizeof(float), values.get()))
+      return err;
+  x = shared_floats{std::shared_ptr<const float>(std::move(values)), 0, size};
   return caf::none;
 }
 
 } // namespace
 
 caf::error inspect(caf::serializer& sink, shared_floats& x) {
-  const bool masked = x.codec != float_codec::int8 && x.masked_zeros > 0
-                      && mask_pays(x.size(), x.masked_zeros, codec_width(x.codec));
+  const bool masked = x.masked && x.codec != float_codec::int8 && x.masked->codec == x.codec
+                      && x.masked->count == x.size();
   auto codec = static_cast<uint8_t>(static_cast<uint8_t>(x.codec) | (masked ? zero_mask_form : 0));
   if (auto err = sink(codec))
     return err;
@@ -250,7 +215,7 @@ caf::error inspect(caf::serializer& sink, shared_floats& x) {
   if (auto err = sink.begin_sequence(size))
     return err;
   if (masked) {
-    if (auto err = write_masked(sink, x))
+    if (auto err = write_masked(sink, *x.masked))
       return err;
   } else if (x.codec == float_codec::int8) {
     if (auto err = write_int8(sink, x))
@@ -282,35 +247,18 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
   if (size > max_floats)
     return caf::make_error(caf::sec::invalid_argument,
                            "float buffer of " + std::to_string(size) + " elements");
-  if (masked) {
-    if (auto err = read_masked(source, size, static_cast<float_codec>(codec), x))
-      return err;
-    return source.end_sequence();
-  }
-  if (codec == static_cast<uint8_t>(float_codec::int8)) {
-    if (auto err = read_int8(source, size, x))
-      return err;
-    return source.end_sequence();
-  }
-  if (codec != static_cast<uint8_t>(float_codec::fp32)) {
-    if (auto err = read_16(source, size, static_cast<float_codec>(codec), x))
-      return err;
-    return source.end_sequence();
-  }
-  // A frame announces its count before its floats: allocate only what the
-  // bytes at hand can fill (every message off the wire is read from bytes).
-  if (const auto* bytes = dynamic_cast<const caf::binary_deserializer*>(&source);
-      bytes != nullptr && size > bytes->remaining() / sizeof(float))
-    return caf::make_error(caf::sec::end_of_stream,
-                           "a float buffer of " + std::to_string(size) + " elements in "
-                             + std::to_string(bytes->remaining()) + " bytes");
-  // Not zeroed first: the bytes fill it whole.
-  std::shared_ptr<float> values(new float[size], std::default_delete<float[]>());
-  if (size > 0) {
-    if (auto err = source.apply_raw(size * sizeof(float), values.get()))
-      return err;
-  }
-  x = shared_floats{std::shared_ptr<const float>(std::move(values)), 0, size};
+  const auto as = static_cast<float_codec>(codec);
+  caf::error err;
+  if (masked)
+    err = read_masked_view(source, size, as, x);
+  else if (as == float_codec::int8)
+    err = read_int8(source, size, x);
+  else if (as != float_codec::fp32)
+    err = read_16(source, size, as, x);
+  else
+    err = read_fp32(source, size, x);
+  if (err)
+    return err;
   return source.end_sequence();
 }
 

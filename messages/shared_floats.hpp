@@ -26,7 +26,8 @@
 
 namespace troupe::detail {
 
-class device_event; // model/backend/backend.hpp
+class device_event;         // model/backend/backend.hpp
+struct masked_floats;        // masked_floats.hpp
 
 /// Holds a view of an immutable float buffer shared by every copy of the
 /// value: a whole buffer, or a slice of it (offset + count) such as one store
@@ -51,10 +52,10 @@ struct shared_floats {
   // what was wrong; the view is then empty. Whoever reads the message
   // refuses it, naming the sender.
   std::string fault;
-  // Across processes: this many of the viewed values are +0, and they
-  // travel as a bit mask (zero_mask.hpp) where that is smaller; whoever
-  // sets it counted them. 0: the values travel whole. Never read back.
-  size_t masked_zeros = 0;
+  // Across processes: the viewed values travel as this, coded with their
+  // zeros as a mask (masked_floats.hpp) by whoever set it. Null: whole.
+  // Never read back: a reader gets the floats.
+  std::shared_ptr<const masked_floats> masked;
 
   shared_floats() = default;
   /// Views all of `v`.
@@ -108,10 +109,9 @@ private:
 /// Writes the codec, the length and the values: the floats as one raw
 /// block; their 16-bit values with the block's length in bytes; or (int8)
 /// the parameter index of the first, the int8 values with their length, and
-/// the scales of the blocks they overlap with their number. With
-/// masked_zeros where it pays, an fp32 or 16-bit view writes its codec with
-/// zero_mask_form set, then the mask's bytes and the nonzero values (fp32
-/// bits or 16-bit values), each block with its length.
+/// the scales of the blocks they overlap with their number. With `masked`,
+/// an fp32 or 16-bit view writes its codec with zero_mask_form set, its
+/// length, then the masked form's blocks (write_masked).
 caf::error inspect(caf::serializer& sink, shared_floats& x);
 
 /// Set in a written codec: the values travel as a zero mask and the values it selects.

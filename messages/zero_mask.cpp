@@ -141,7 +141,8 @@ size_t unmask_groups(const uint8_t* mask, size_t count, const Word* kept, size_t
   for (; i + 8 <= count && n + 8 <= kept_count; i += 8) {
     for (size_t part = 0; part < 8; part += lanes) {
       const unsigned lanes_set = (mask[i / 8] >> part) & ((1u << lanes) - 1u);
-      const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + n * sizeof(Word)));
+      const __m128i packed =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + n * sizeof(Word)));
       const __m128i group = _mm_shuffle_epi8(
         packed, _mm_load_si128(reinterpret_cast<const __m128i*>(spread[lanes_set])));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i + part) * sizeof(Word)), group);
@@ -171,38 +172,9 @@ std::string mask_fault(const uint8_t* mask, size_t mask_bytes, size_t count, siz
 
 } // namespace
 
-size_t count_zero_floats(const float* values, size_t count) {
-  size_t zeros = 0;
-  size_t i = 0;
-#if defined(__SSSE3__)
-  for (; i + 4 <= count; i += 4) {
-    const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values + i));
-    zeros += static_cast<size_t>(_mm_popcnt_u32(static_cast<unsigned>(
-      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(four, _mm_setzero_si128()))))));
-  }
-#endif
-  for (; i < count; ++i) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, values + i, sizeof bits);
-    zeros += bits == 0;
-  }
-  return zeros;
-}
-
-size_t masked_bytes(size_t count, size_t zeros, size_t width) {
-  return (count + 7) / 8 + (count - zeros) * width;
-}
-
 bool mask_expansion_allowed(size_t count, size_t wire_bytes) {
   constexpr size_t first_mib = size_t{1} << 20;
   return count <= (max_mask_expansion * wire_bytes + first_mib) / sizeof(float);
-}
-
-bool mask_pays(size_t count, size_t zeros, size_t width) {
-  if (zeros > count)
-    return false;
-  const size_t bytes = masked_bytes(count, zeros, width);
-  return bytes < count * width && mask_expansion_allowed(count, bytes);
 }
 
 template <class Word>

@@ -3,7 +3,8 @@
 // sample of its batch, and wherever a unit stayed inactive for all of them:
 // across the network such a slice travels as one bit per value (set for a
 // value whose bits are not all zero) and the values the bits select, in
-// order. Lossless: -0 and every other nonzero pattern travel as they are.
+// order (masked_floats.hpp). Lossless: -0 and every other nonzero pattern
+// travel as they are.
 // On x86 with SSSE3 a compare and a shuffle mask and spread four 32-bit or
 // eight 16-bit words at a time; a portable loop does the rest, the same bytes.
 #pragma once
@@ -14,13 +15,6 @@
 
 namespace troupe::detail {
 
-/// Returns how many of `count` floats are +0 (all bits zero).
-size_t count_zero_floats(const float* values, size_t count);
-
-/// Returns the bytes `count` values of `width` bytes, `zeros` of them zero,
-/// take as a mask and the values it selects.
-size_t masked_bytes(size_t count, size_t zeros, size_t width);
-
 /// Says whether `count` values may travel as a masked block of `wire_bytes`
 /// bytes: a reader refuses one that stands for floats of more than
 /// max_mask_expansion times its bytes (past a first MiB), so a frame can
@@ -28,12 +22,8 @@ size_t masked_bytes(size_t count, size_t zeros, size_t width);
 bool mask_expansion_allowed(size_t count, size_t wire_bytes);
 constexpr size_t max_mask_expansion = 8;
 
-/// Says whether `count` values of `width` bytes, `zeros` of them zero, are
-/// better sent masked: smaller than whole, and allowed.
-bool mask_pays(size_t count, size_t zeros, size_t width);
-
 /// Writes the mask of the `count` Words at `words` (any type of that size:
-/// floats as their bits; (count + 7) / 8 bytes, bit i of byte i / 8 for
+/// floats as their bits; (count + 7) / 8 bytes, bit i % 8 of byte i / 8 for
 /// word i, the bits past `count` clear) and the nonzero words in order to
 /// `kept` (room for `count`); returns how many it kept.
 template <class Word>
@@ -44,9 +34,10 @@ template <class Word>
 size_t mask_zeros_portable(const void* words, size_t count, uint8_t* mask, Word* kept);
 
 /// Writes `count` Words to `words` (any type of that size) from a mask and
-/// the `kept_count` words it selects: zero where a bit is clear. Returns what was wrong, writing nothing: a
-/// mask of another length, bits set past `count`, or a number of set bits
-/// other than `kept_count`. Empty when written.
+/// the `kept_count` words it selects: zero where a bit is clear. Returns
+/// what was wrong, writing nothing: a mask of another length, bits set past
+/// `count`, or a number of set bits other than `kept_count`. Empty when
+/// written. Reads nothing past the kept words.
 template <class Word>
 std::string unmask_zeros(const uint8_t* mask, size_t mask_bytes, size_t count, const Word* kept,
                          size_t kept_count, void* words);

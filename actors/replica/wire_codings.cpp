@@ -4,9 +4,11 @@
 
 #include <string>
 
+#include <memory>
+
 #include <caf/all.hpp>
 
-#include "messages/zero_mask.hpp"
+#include "messages/masked_floats.hpp"
 
 namespace troupe::detail {
 
@@ -33,13 +35,13 @@ void mask_push_zeros(replica_pointer self, size_t k, push_msg& slice) {
   if (!st.setup->config.coding.masked_pushes || gradient.size() == 0
       || gradient.codec == float_codec::int8 || !reached_through_network(self, k))
     return;
-  gradient.masked_zeros = count_zero_floats(gradient.data(), gradient.size());
-  const size_t width = codec_width(gradient.codec);
-  if (!mask_pays(gradient.size(), gradient.masked_zeros, width))
+  auto masked = mask_floats(gradient.codec, gradient.data(), gradient.size());
+  if (!masked)
     return;
   ++st.report.coded.pushes;
-  st.report.coded.push_bytes += masked_bytes(gradient.size(), gradient.masked_zeros, width);
-  st.report.coded.push_whole_bytes += gradient.size() * width;
+  st.report.coded.push_bytes += masked->wire_bytes();
+  st.report.coded.push_whole_bytes += gradient.size() * codec_width(gradient.codec);
+  gradient.masked = std::make_shared<const masked_floats>(std::move(*masked));
 }
 
 void ask_delta(replica_pointer self, size_t k, push_msg& slice) {
