@@ -199,9 +199,9 @@ std::string unmask_zeros_portable(const uint8_t* mask, size_t mask_bytes, size_t
   if (auto fault = mask_fault(mask, mask_bytes, count, kept_count); !fault.empty())
     return fault;
   auto* out = static_cast<unsigned char*>(words);
-  if (kept_count == 0)
+  if (kept_count == 0 && count > 0)
     std::memset(out, 0, count * sizeof(Word));
-  else
+  else if (kept_count > 0)
     unmask_tail(mask, 0, count, kept, kept_count, 0, out);
   return {};
 }
@@ -214,7 +214,8 @@ std::string unmask_zeros(const uint8_t* mask, size_t mask_bytes, size_t count, c
     return fault;
   auto* out = static_cast<unsigned char*>(words);
   if (kept_count == 0) {
-    std::memset(out, 0, count * sizeof(Word));
+    if (count > 0)
+      std::memset(out, 0, count * sizeof(Word));
     return {};
   }
   size_t n = 0;
