@@ -6,8 +6,6 @@
 #include <cstring>
 #include <memory>
 
-#include <caf/sec.hpp>
-
 #include "messages/exponent_split.hpp"
 #include "messages/shared_floats.hpp"
 #include "messages/zero_mask.hpp"
@@ -37,23 +35,6 @@ caf::error write_block(caf::serializer& sink, const std::vector<Word>& block) {
     if (auto err = sink.apply_raw(length * sizeof(Word), const_cast<Word*>(block.data())))
       return err;
   return sink.end_sequence();
-}
-
-template <class Word>
-caf::error read_block(caf::deserializer& source, std::vector<Word>& block) {
-  size_t length = 0;
-  if (auto err = source.begin_sequence(length))
-    return err;
-  if (length > SIZE_MAX / sizeof(Word))
-    return caf::make_error(caf::sec::invalid_argument,
-                           "a block of " + std::to_string(length) + " elements");
-  if (auto err = check_frame_block(source, length * sizeof(Word)))
-    return err;
-  block.resize(length);
-  if (length > 0)
-    if (auto err = source.apply_raw(length * sizeof(Word), block.data()))
-      return err;
-  return source.end_sequence();
 }
 
 } // namespace
@@ -144,21 +125,21 @@ caf::error read_masked(caf::deserializer& source, float_codec codec, uint64_t co
   m = masked_floats{};
   m.codec = codec;
   m.count = count;
-  if (auto err = read_block(source, m.mask))
+  if (auto err = read_frame_block(source, m.mask))
     return err;
   if (codec != float_codec::fp32) {
-    if (auto err = read_block(source, m.words))
+    if (auto err = read_frame_block(source, m.words))
       return err;
     m.kept = m.words.size();
     return caf::none;
   }
   if (auto err = source(m.kept, m.base))
     return err;
-  if (auto err = read_block(source, m.exponents))
+  if (auto err = read_frame_block(source, m.exponents))
     return err;
-  if (auto err = read_block(source, m.lows))
+  if (auto err = read_frame_block(source, m.lows))
     return err;
-  return read_block(source, m.escapes);
+  return read_frame_block(source, m.escapes);
 }
 
 } // namespace troupe::detail

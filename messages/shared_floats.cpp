@@ -123,33 +123,15 @@ caf::error write_int8(caf::serializer& sink, const shared_floats& x) {
   return sink.end_sequence();
 }
 
-// Reads one raw block of T with its length, checked against the frame first.
-template <class T>
-caf::error read_block(caf::deserializer& source, std::vector<T>& out) {
-  size_t length = 0;
-  if (auto err = source.begin_sequence(length))
-    return err;
-  if (length > max_floats || length > SIZE_MAX / sizeof(T))
-    return caf::make_error(caf::sec::invalid_argument,
-                           "a block of " + std::to_string(length) + " elements");
-  if (auto err = check_frame_block(source, length * sizeof(T)))
-    return err;
-  out.resize(length);
-  if (length > 0)
-    if (auto err = source.apply_raw(length * sizeof(T), out.data()))
-      return err;
-  return source.end_sequence();
-}
-
 // Reads the int8 form of `size` values into `x`, widened; a malformed one
 // (int8_fault) is read past and recorded in x.fault.
 caf::error read_int8(caf::deserializer& source, size_t size, shared_floats& x) {
   auto q = std::make_shared<int8_values>();
   if (auto err = source(q->first))
     return err;
-  if (auto err = read_block(source, q->values))
+  if (auto err = read_frame_block(source, q->values))
     return err;
-  if (auto err = read_block(source, q->scales))
+  if (auto err = read_frame_block(source, q->scales))
     return err;
   x = shared_floats{};
   x.codec = float_codec::int8;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/sec.hpp>
 #include <caf/serializer.hpp>
 
 #include "messages/float_codec.hpp"
@@ -125,6 +127,25 @@ caf::error inspect(caf::deserializer& source, shared_floats& x);
 /// Refuses a block of `bytes` a frame announces before it is allocated:
 /// more than the frame's bytes left, or more than any gradient.
 caf::error check_frame_block(const caf::deserializer& source, size_t bytes);
+
+/// Reads one raw block of T with its length into `out`, the length checked
+/// against the frame (check_frame_block) before anything is allocated.
+template <class T>
+caf::error read_frame_block(caf::deserializer& source, std::vector<T>& out) {
+  size_t length = 0;
+  if (auto err = source.begin_sequence(length))
+    return err;
+  if (length > SIZE_MAX / sizeof(T))
+    return caf::make_error(caf::sec::invalid_argument,
+                           "a block of " + std::to_string(length) + " elements");
+  if (auto err = check_frame_block(source, length * sizeof(T)))
+    return err;
+  out.resize(length);
+  if (length > 0)
+    if (auto err = source.apply_raw(length * sizeof(T), out.data()))
+      return err;
+  return source.end_sequence();
+}
 
 /// Describes the buffer for other inspectors (to_string): its size only.
 template <class Inspector>
