@@ -20,6 +20,7 @@
 #include "messages/delta_kernels.hpp"
 #include "messages/protocol.hpp"
 #include "messages/register.hpp"
+#include "tests/wire/scrambled.hpp"
 
 using namespace troupe;
 using namespace troupe::detail;
@@ -218,11 +219,7 @@ TEST_CASE("mutated coded answers are refused as they are read or applied, or app
     REQUIRE_FALSE(sink(answer));
     size_t unread = 0, refused = 0, applied = 0;
     for (int trial = 0; trial < 3000; ++trial) {
-      auto bytes = valid;
-      for (int k = 1 + static_cast<int>(random() % 6); k > 0; --k)
-        bytes[random() % bytes.size()] = static_cast<char>(random());
-      if (random() % 8 == 0)
-        bytes.resize(random() % bytes.size());
+      const auto bytes = wire_test::scrambled(valid, random);
       params_msg read;
       caf::binary_deserializer source{sys, bytes};
       if (source(read) || !read.delta) {

@@ -20,6 +20,7 @@
 
 #include "messages/protocol.hpp"
 #include "messages/register.hpp"
+#include "tests/wire/scrambled.hpp"
 #include "messages/exponent_split.hpp"
 #include "messages/masked_floats.hpp"
 #include "messages/zero_mask.hpp"
@@ -245,11 +246,7 @@ TEST_CASE("mutated masked frames are refused as they are read, or read as a faul
     const auto valid = written(sys, marked(gradient_with_zeros(codec), codec));
     size_t unread = 0, faults = 0, read = 0;
     for (int trial = 0; trial < 3000; ++trial) {
-      auto bytes = valid;
-      for (int k = 1 + static_cast<int>(random() % 6); k > 0; --k)
-        bytes[random() % bytes.size()] = static_cast<char>(random());
-      if (random() % 8 == 0)
-        bytes.resize(random() % bytes.size());
+      const auto bytes = wire_test::scrambled(valid, random);
       shared_floats back;
       caf::binary_deserializer source{sys, bytes};
       if (source(back)) {
