@@ -83,11 +83,12 @@ std::string unmask_floats(const masked_floats& m, std::shared_ptr<float>& out) {
   const bool fp32 = m.codec == float_codec::fp32;
   if (m.kept > m.count || (fp32 ? m.lows.size() / 3 : m.words.size()) < m.kept)
     return std::to_string(m.kept) + " values kept of " + std::to_string(m.count);
+  if (fp32)
+    if (auto fault = exponent_fault(m); !fault.empty())
+      return fault;
   // Not zeroed first: the mask's words fill it whole.
   out.reset(new float[m.count], std::default_delete<float[]>());
   if (fp32) {
-    if (auto fault = exponent_fault(m); !fault.empty())
-      return fault;
     std::unique_ptr<uint32_t[]> kept(new uint32_t[m.kept]);
     if (auto fault = join_exponents(m.exponents.data(), m.lows.data(), m.kept, m.base,
                                     m.escapes, kept.get());

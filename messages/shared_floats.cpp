@@ -12,13 +12,6 @@
 
 namespace troupe::detail {
 
-namespace {
-
-// A gradient of a model beyond ~1 G parameters is a corrupt frame, not a model.
-constexpr size_t max_floats = size_t{1} << 30;
-
-} // namespace
-
 shared_floats shared_floats::rounded(float_codec to) const {
   if (to == float_codec::fp32)
     return *this;
@@ -43,7 +36,7 @@ caf::error check_frame_block(const caf::deserializer& source, size_t bytes) {
     return caf::make_error(caf::sec::end_of_stream,
                            "a block of " + std::to_string(bytes) + " bytes in "
                              + std::to_string(frame->remaining()));
-  if (bytes > max_floats * sizeof(float))
+  if (bytes > max_wire_floats * sizeof(float))
     return caf::make_error(caf::sec::invalid_argument,
                            "a block of " + std::to_string(bytes) + " bytes");
   return caf::none;
@@ -135,7 +128,7 @@ caf::error read_int8(caf::deserializer& source, size_t size, shared_floats& x) {
     return err;
   x = shared_floats{};
   x.codec = float_codec::int8;
-  if (q->first > max_floats) {
+  if (q->first > max_wire_floats) {
     x.fault = "int8 values from parameter " + std::to_string(q->first);
     return caf::none;
   }
@@ -226,7 +219,7 @@ caf::error inspect(caf::deserializer& source, shared_floats& x) {
   size_t size = 0;
   if (auto err = source.begin_sequence(size))
     return err;
-  if (size > max_floats)
+  if (size > max_wire_floats)
     return caf::make_error(caf::sec::invalid_argument,
                            "float buffer of " + std::to_string(size) + " elements");
   const auto as = static_cast<float_codec>(codec);

@@ -124,6 +124,10 @@ constexpr uint8_t zero_mask_form = 0x80;
 /// masked payload leaves `fault` set.
 caf::error inspect(caf::deserializer& source, shared_floats& x);
 
+/// The most floats, or elements of a block, a frame may announce: a gradient
+/// of a model beyond ~1 G parameters is a corrupt frame, not a model.
+constexpr size_t max_wire_floats = size_t{1} << 30;
+
 /// Refuses a block of `bytes` a frame announces before it is allocated:
 /// more than the frame's bytes left, or more than any gradient.
 caf::error check_frame_block(const caf::deserializer& source, size_t bytes);
@@ -135,7 +139,7 @@ caf::error read_frame_block(caf::deserializer& source, std::vector<T>& out) {
   size_t length = 0;
   if (auto err = source.begin_sequence(length))
     return err;
-  if (length > SIZE_MAX / sizeof(T))
+  if (length > max_wire_floats || length > SIZE_MAX / sizeof(T))
     return caf::make_error(caf::sec::invalid_argument,
                            "a block of " + std::to_string(length) + " elements");
   if (auto err = check_frame_block(source, length * sizeof(T)))

@@ -2,9 +2,8 @@
 // as a mask, and asking shards for coded answers and joining them.
 #include "actors/replica/wire_codings.hpp"
 
-#include <string>
-
 #include <memory>
+#include <string>
 
 #include <caf/all.hpp>
 
