@@ -14,6 +14,7 @@ namespace troupe::detail {
 struct wire_coding {
   bool coded_answers = true; // ask for answers coded against its version; off: --whole-answers
   bool masked_pushes = true; // push gradients with their zeros as a mask; off: --whole-pushes
+  bool pushes_ahead = true;  // send a slice once the model wrote it; off: --pushes-at-end
 };
 
 /// Counts what the codings did: each kind's messages, the bytes they took
@@ -25,6 +26,7 @@ struct coded_traffic {
   uint64_t pushes = 0;
   uint64_t push_bytes = 0;
   uint64_t push_whole_bytes = 0;
+  uint64_t pushes_ahead = 0; // slices sent while the model computed on
 
   coded_traffic& operator+=(const coded_traffic& other) {
     answers += other.answers;
@@ -33,19 +35,22 @@ struct coded_traffic {
     pushes += other.pushes;
     push_bytes += other.push_bytes;
     push_whole_bytes += other.push_whole_bytes;
+    pushes_ahead += other.pushes_ahead;
     return *this;
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_coding& x) {
-  return f(caf::meta::type_name("wire_coding"), x.coded_answers, x.masked_pushes);
+  return f(caf::meta::type_name("wire_coding"), x.coded_answers, x.masked_pushes,
+           x.pushes_ahead);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, coded_traffic& x) {
   return f(caf::meta::type_name("coded_traffic"), x.answers, x.answer_bytes,
-           x.answer_whole_bytes, x.pushes, x.push_bytes, x.push_whole_bytes);
+           x.answer_whole_bytes, x.pushes, x.push_bytes, x.push_whole_bytes,
+           x.pushes_ahead);
 }
 
 } // namespace troupe::detail

@@ -37,6 +37,7 @@ enum class trace_kind : uint8_t {
   step = 2,    // a shard's call that closed a round: reduction, optimizer step, answers
   gather = 3,  // a replica copies a round's samples while it waits for the round before
   join = 4,    // a replica copies a shard's answer into its parameters as it comes
+  send = 5,    // a replica sends a shard its slice while its model computes on
 };
 
 /// Carries one replica's gradient for one step to the store.

@@ -53,7 +53,8 @@ batch_result builtin_model::gradient(const float* parameters, const batch& sampl
   auto& net = network_for(samples.count);
   net.use_parameters(parameters);
   return result_of(net.compute_gradient(samples.features, samples.labels, samples.count,
-                                        gradient, samples.targets, samples.weights));
+                                        gradient, samples.targets, samples.weights,
+                                        samples.listener));
 }
 
 bool builtin_model::last_gradient_proven_finite() const {

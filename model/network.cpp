@@ -7,6 +7,7 @@
 #include "model/check.hpp"
 #include "model/finite_check.hpp"
 #include "model/flush_denormals.hpp"
+#include "model/gradient_order.hpp"
 
 namespace troupe::detail {
 
@@ -80,12 +81,11 @@ void network::backward(size_t batch, float* gradient) {
   const int rows = static_cast<int>(batch);
   for (size_t l = layout_.layers().size(); l-- > 0;) {
     const auto& view = layout_.layers()[l];
-    const float* x = l == 0 ? input_ptr_ : activations_[l - 1].data();
     const float* delta = deltas_[l].data();
-    // dw = x^T delta: (in, out); db = column sums of delta: (out)
-    backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f,
-                   gradient + view.weights_offset);
+    // db = column sums of delta: (out); dw = x^T delta: (in, out)
     backend_->bias_gradient(delta, rows, view.out, gradient + view.bias_offset);
+    tell_done(view.bias_offset, static_cast<size_t>(view.out));
+    weight_gradient(l, rows, gradient);
     if (l == 0)
       break;
     // dx = delta w^T: (batch, in), then through the previous layer's activation.
@@ -96,6 +96,39 @@ void network::backward(size_t batch, float* gradient) {
                                   batch * static_cast<size_t>(view.in),
                                   spec_.layers[l - 1].act);
   }
+}
+
+// Layer l's dw = x^T delta: the first layer's in blocks of rows, the ones a
+// listener wants first before the others (it is the last the pass writes).
+void network::weight_gradient(size_t l, int rows, float* gradient) {
+  const auto& view = layout_.layers()[l];
+  const float* x = l == 0 ? input_ptr_ : activations_[l - 1].data();
+  const float* delta = deltas_[l].data();
+  float* dw = gradient + view.weights_offset;
+  if (l != 0 || listener_ == nullptr) {
+    backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f, dw);
+    tell_done(view.weights_offset, static_cast<size_t>(view.in) * view.out);
+    return;
+  }
+  const auto blocks =
+    wanted_rows_first(listener_->wanted_first(), view.weights_offset, view.in, view.out);
+  if (blocks.size() == 1) {
+    backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f, dw);
+  } else {
+    for (const row_block block : blocks) {
+      weight_gradient_rows(*backend_, x, delta, rows, view.in, view.out, block, dw,
+                           row_scratch_);
+      tell_done(view.weights_offset + static_cast<size_t>(block.begin) * view.out,
+                static_cast<size_t>(block.end - block.begin) * view.out);
+    }
+    return;
+  }
+  tell_done(view.weights_offset, static_cast<size_t>(view.in) * view.out);
+}
+
+void network::tell_done(size_t offset, size_t count) {
+  if (listener_ != nullptr)
+    listener_->done(parameter_span{offset, count});
 }
 
 void network::compute_gradient_on_device(const float* inputs, const int32_t* labels,
@@ -133,6 +166,9 @@ void network::queue_staged_checked_gradient(size_t batch) {
 void network::queue_gradient(size_t batch, float* gradient) {
   forward(batch);
   loss_step(batch, 1.0f / static_cast<float>(batch), deltas_.back().data());
+  if (listener_ != nullptr) // on the host: the stats hold this batch's sums
+    listener_->loss_known(
+      batch_result{stats_.data()[0], static_cast<int64_t>(stats_.data()[1])});
   backward(batch, gradient);
 }
 
@@ -244,12 +280,15 @@ bool network::gradient_proven_finite(size_t batch) const {
 
 batch_stats network::compute_gradient(const float* inputs, const int32_t* labels,
                                       size_t batch, float* gradient_out,
-                                      const float* targets, const float* weights) {
+                                      const float* targets, const float* weights,
+                                      gradient_listener* listener) {
   targets_ptr_ = targets;
   TROUPE_ASSERT(weights == nullptr || backend_->host_memory());
   weights_ptr_ = weights;
   if (backend_->host_memory()) {
+    listener_ = listener;
     gradient_into(inputs, labels, batch, gradient_out);
+    listener_ = nullptr;
     proven_finite_ = batch == 0 || gradient_proven_finite(batch);
   } else {
     proven_finite_ = false;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <troupe/model.hpp>
+
 #include "model/backend/backend.hpp"
 #include "model/model_spec.hpp"
 #include "model/parameter_layout.hpp"
@@ -55,10 +57,14 @@ public:
   /// With `weights` (batch), on a host backend, the loss is Keras's weighted
   /// "sum_over_batch_size": sum_i weights_i x loss_i / batch, and loss_sum
   /// sums weights_i x loss_i (with every weight 1, the bits of no weights).
+  /// On a host backend it tells `listener`, if set, the batch's sums and
+  /// each part of the gradient once written (the layers from the last, the
+  /// first layer's weights in blocks of rows, the ones it wants first first).
   batch_stats compute_gradient(const float* inputs, const int32_t* labels,
                                size_t batch, float* gradient_out,
                                const float* targets = nullptr,
-                               const float* weights = nullptr);
+                               const float* weights = nullptr,
+                               gradient_listener* listener = nullptr);
 
   /// Tells whether the gradient compute_gradient wrote last is proven to
   /// hold only finite floats (see gradient_proven_finite in network.cpp):
@@ -113,6 +119,8 @@ public:
 private:
   void forward(size_t batch);
   void backward(size_t batch, float* gradient);
+  void weight_gradient(size_t layer, int rows, float* gradient);
+  void tell_done(size_t offset, size_t count);
   bool gradient_proven_finite(size_t batch) const;
   void upload_batch(const float* inputs, const int32_t* labels, size_t batch);
   void gradient_into(const float* inputs, const int32_t* labels, size_t batch,
@@ -135,6 +143,8 @@ private:
   const int32_t* labels_ptr_ = nullptr;
   const float* targets_ptr_ = nullptr; // squared error: the batch's targets, on the host
   const float* weights_ptr_ = nullptr; // the batch's sample weights, on the host; null: all 1
+  gradient_listener* listener_ = nullptr; // compute_gradient's, during the call
+  std::vector<float> row_scratch_;        // a block of the first layer's inputs
   std::vector<device_array<float>> activations_; // per layer: (max_batch, units)
   std::vector<device_array<float>> deltas_;      // per layer: (max_batch, units)
   device_array<float> stats_;         // [loss_sum, correct, non_finite]

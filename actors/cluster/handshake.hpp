@@ -15,7 +15,7 @@ namespace troupe::detail {
 
 /// Names the version of Troupe's wire protocol; peers must speak the same.
 /// It changes whenever a message's encoding or meaning does.
-constexpr uint32_t troupe_protocol_version = 23;
+constexpr uint32_t troupe_protocol_version = 24;
 
 /// Builds this side's handshake from the actor system's middleman settings.
 handshake make_handshake(const caf::actor_system& system, const std::string& model,

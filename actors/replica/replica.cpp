@@ -7,10 +7,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/replica/wire_codings.hpp"
-#include "actors/replica/gather.hpp"
 #include "actors/replica/push_lanes.hpp"
 #include "actors/replica/push_watchdog.hpp"
+#include "actors/replica/shard_pushes.hpp"
 #include "actors/replica/replica.hpp"
 #include "actors/replica/store_group.hpp"
 #include "actors/runtime/core_pinning.hpp"
@@ -45,26 +44,6 @@ void apply_losses(replica_state& st) {
   }
 }
 
-// The error a replica answers its epoch order with when its push to store
-// shard `shard` (of `shards`) failed: the store's own refusal keeps its code
-// (bad_gradient, stale_round, ...); CAF's request errors become the Troupe
-// code they mean (the shard did not answer in time, or is gone), naming the
-// shard; anything else is passed on as it is. `what` names the push for a
-// person.
-caf::error push_failure(const caf::error& err, const std::string& what, size_t shard,
-                        size_t shards) {
-  const std::string which =
-    "store shard " + std::to_string(shard) + " of " + std::to_string(shards);
-  if (err.category() == caf::atom("troupe"))
-    return make_troupe_error(static_cast<troupe_errc>(err.code()), what + describe(err));
-  if (err == caf::sec::request_timeout)
-    return make_troupe_error(troupe_errc::timeout,
-                             what + which + " did not answer: " + describe(err));
-  if (err == caf::sec::request_receiver_down)
-    return make_troupe_error(troupe_errc::store_lost, what + which + " is gone");
-  return err;
-}
-
 // Writes the samples at `positions` of this epoch's permutation to `out`.
 void samples_at(const replica_state& st, const std::vector<uint32_t>& positions,
                 std::vector<uint32_t>& out) {
@@ -97,12 +76,11 @@ void add_stats(replica_report& report, const batch_stats& stats) {
   report.correct += static_cast<uint64_t>(stats.correct);
 }
 
-void run_round(replica_pointer self);
-
 // Computes this replica's share of the round into `push`: on its device
 // (hand-over: the gradient stays there) or into a host buffer.
-caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positions,
+caf::error compute_share(replica_pointer self, const std::vector<uint32_t>& positions,
                          push_msg& push) {
+  auto& st = self->state;
   samples_at(st, positions, st.batch_indices);
   auto& compute = *st.compute;
   batch_stats stats;
@@ -117,121 +95,16 @@ caf::error compute_share(replica_state& st, const std::vector<uint32_t>& positio
   } else {
     if (auto err = compute.gather(st.batch_indices))
       return err;
+    const auto plan = plan_ahead(self, push);
     stats = compute.on_host(st.batch_indices, st.params.values.data(),
-                            st.first_round + st.next_round, push);
+                            st.first_round + st.next_round, push, plan ? &*plan : nullptr);
   }
   add_stats(st.report, stats);
   push.loss_sum = stats.loss_sum;
   return caf::none;
 }
 
-// An answer whose parameters were read off the wire malformed, or could not
-// be joined, named.
-caf::error malformed_answer(const replica_state& st, const std::vector<params_msg>& parts) {
-  if (!st.join_fault.empty())
-    return make_troupe_error(troupe_errc::bad_gradient,
-                             "replica " + std::to_string(st.setup->config.index) + ": "
-                               + st.join_fault + " (round "
-                               + std::to_string(st.first_round + st.next_round) + ")");
-  for (size_t k = 0; k < parts.size(); ++k)
-    if (!parts[k].values.fault.empty())
-      return make_troupe_error(troupe_errc::bad_gradient,
-                               "replica " + std::to_string(st.setup->config.index)
-                                 + ": the answer of store shard " + std::to_string(k)
-                                 + " to round " + std::to_string(st.first_round + st.next_round)
-                                 + " arrived malformed: " + parts[k].values.fault);
-  return caf::none;
-}
-
-// Takes the shards' answers to push `serial` and runs the next round.
-void take_answers(replica_pointer self, uint64_t serial, std::vector<params_msg>& parts) {
-  auto& st = self->state;
-  if (!st.waiting || serial != st.pushes)
-    return; // the watchdog gave up on this push already
-  st.waiting = false;
-  if (auto err = malformed_answer(st, parts)) {
-    st.promise.deliver(std::move(err));
-    return;
-  }
-  const auto answered = clock_type::now();
-  st.residual_due = std::any_of(parts.begin(), parts.end(),
-                                [](const params_msg& part) { return part.cut; });
-  st.report.wait_seconds += seconds_between(st.pushed_at, answered);
-  if (st.setup->config.trace)
-    st.report.trace.push_back(make_trace_span(trace_kind::wait, st.first_round + st.next_round,
-                                              st.pushed_at, answered));
-  if (st.joins_as_answers_come) {
-    st.params = joined_in(parts, st.joined);
-  } else if (st.setup->device_handover) { // used on the device by the next compute
-    st.params = params_msg{};
-    st.params.version = parts.front().version;
-    st.params.round = parts.front().round;
-    st.params.staleness = parts.front().staleness;
-    st.params.losses = std::move(parts.front().losses);
-    st.device_parts = std::move(parts);
-  } else {
-    st.params = join_params(parts, st.setup->store.parameter_count, st.joined);
-  }
-  ++st.next_round;
-  run_round(self);
-}
-
-// Copies a shard's answer to push `serial` into the joined parameters as it
-// comes, when the shards do not all share one buffer with this replica.
-void join_as_it_comes(replica_pointer self, uint64_t serial, size_t k, const params_msg& part) {
-  auto& st = self->state;
-  if (!st.joins_as_answers_come || !st.waiting || serial != st.pushes
-      || !part.values.fault.empty())
-    return;
-  const auto start = clock_type::now();
-  join_shard_answer(st, k, part);
-  if (st.setup->config.trace)
-    st.report.trace.push_back(make_trace_span(trace_kind::join, st.first_round + st.next_round,
-                                              start, clock_type::now()));
-}
-
-// Sends each shard its slice of the gradient (a view of the same buffer)
-// and waits for every answer. No timeout per request: each would wake CAF's
-// clock thread twice per push; the watchdog bounds the wait instead.
-void push_to_shards(replica_pointer self, const push_msg& push) {
-  auto& st = self->state;
-  const uint64_t serial = ++st.pushes;
-  st.waiting = true;
-  if (st.joins_as_answers_come) // writable before the first answer comes
-    prepare_join(st);
-  arm_watchdog(self);
-  const auto& store = st.setup->store;
-  gather<params_msg>(
-    store.shards.size(),
-    [self, &store, &push](size_t k) {
-      const auto [offset, count] = store.ranges[k];
-      push_msg slice = push;
-      if (push.gradient.size() > 0)
-        slice.gradient = push.gradient.slice(offset, count);
-      if (push.device_gradient)
-        slice.device_gradient = push.device_gradient.slice(offset, count);
-      if (push.residual.size() > 0)
-        slice.residual = push.residual.slice(offset, count);
-      mask_push_zeros(self, k, slice);
-      ask_delta(self, k, slice);
-      return self->request(store.push_route(k), caf::infinite, push_atom::value,
-                           std::move(slice));
-    },
-    [self, serial](size_t k, const params_msg& part) { join_as_it_comes(self, serial, k, part); },
-    [self, serial](std::vector<params_msg>& parts) { take_answers(self, serial, parts); },
-    [self, serial](size_t k, caf::error& err) {
-      auto& st = self->state;
-      if (!st.waiting || serial != st.pushes)
-        return;
-      st.waiting = false;
-      st.promise.deliver(push_failure(err,
-                                      "replica " + std::to_string(st.setup->config.index)
-                                        + ": push of round "
-                                        + std::to_string(st.first_round + st.next_round)
-                                        + " failed: ",
-                                      k, st.setup->store.shards.size()));
-    });
-}
+} // namespace
 
 void run_round(replica_pointer self) {
   auto& st = self->state;
@@ -252,12 +125,13 @@ void run_round(replica_pointer self) {
   push.base_version = st.params.version;
   push.batch_size = static_cast<uint32_t>(positions.size());
   push.membership = cfg.membership;
+  st.out = replica_state::push_out{}; // none of this push's slices has left
   if (st.residual_due) { // before this push's quantizing changes it
     push.residual = st.compute->residual_copy();
     st.residual_due = false;
   }
   if (!positions.empty())
-    if (auto err = compute_share(st, positions, push)) {
+    if (auto err = compute_share(self, positions, push)) {
       st.promise.deliver(std::move(err));
       return;
     }
@@ -278,9 +152,11 @@ void run_round(replica_pointer self) {
   ++st.report.pushes;
   if (cfg.fault_signal != 0 && push.round == cfg.fault_round)
     fire_node_fault(cfg.fault_signal);
-  push_to_shards(self, push);
+  push_rest(self, push);
   gather_next_round(st);
 }
+
+namespace {
 
 // Ends the replica with its store: a node must not keep replicas of a
 // coordinator that died. Any shard's end is the store's.

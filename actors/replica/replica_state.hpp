@@ -59,6 +59,14 @@ struct replica_state {
   uint64_t first_round = 0;                     // the store's round at epoch start
   uint64_t pushes = 0;                          // over the replica's life
   bool waiting = false;                         // for the answers to push `pushes`
+  // The push out: which shards' slices have left (none yet: empty) and
+  // each shard's answer as it comes.
+  struct push_out {
+    std::vector<bool> sent;
+    std::vector<params_msg> answers;
+    size_t missing = 0;
+  };
+  push_out out;
   bool residual_due = false; // an answer cut (params_msg::cut): the next push carries the residual
   bool watchdog_armed = false;                  // a tick is on its way
   replica_report report;
@@ -67,6 +75,10 @@ struct replica_state {
 };
 
 using replica_pointer = replica_actor::stateful_pointer<replica_state>;
+
+/// Runs the replica's next round of its epoch, or answers the epoch order
+/// with its report when none is left.
+void run_round(replica_pointer self);
 
 /// Returns the behaviour of a replica that trains with `setup`.
 replica_actor::behavior_type replica_behavior(replica_pointer self,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "actors/replica/slices_ahead.hpp"
 #include "messages/errors.hpp"
 #include "messages/int8_blocks.hpp"
 #include "model/class_weights.hpp"
@@ -96,37 +97,48 @@ caf::expected<shared_floats> share_compute::residual_before(uint64_t round) cons
 }
 
 batch_stats share_compute::on_host(const std::vector<uint32_t>& indices,
-                                   const float* parameters, uint64_t round, push_msg& push) {
+                                   const float* parameters, uint64_t round, push_msg& push,
+                                   const ahead_plan* plan) {
   auto& setup = *setup_;
   const size_t count = setup.store.parameter_count;
   if (!host_gradients_)
     host_gradients_ =
       std::make_unique<device_buffer_pool>(setup.compute, count, buffer_memory::host);
   auto buffer = host_gradients_->take();
+  float* const values = buffer.get();
+  const float_codec codec = setup.config.wire;
+  // The view exists before the model runs: slices sent ahead are views of it.
+  push.gradient = shared_floats{std::move(buffer), 0, count};
+  push.gradient.codec = codec;
   batch samples{rows_.images.data(), rows_.labels.data(), indices.size(), setup.inputs,
                 setup.train->regression() ? rows_.targets.data() : nullptr,
                 setup.config.class_weights.empty() ? nullptr : rows_.weights.data()};
   samples.indices = indices.data();
   samples.step = round;
   samples.seed = setup.config.seed;
-  const batch_result result = setup.model->gradient(parameters, samples, buffer.get());
+  std::optional<slices_ahead> ahead;
+  if (plan != nullptr && codec != float_codec::int8) {
+    ahead.emplace(setup.store.ranges, *plan, codec, values);
+    samples.listener = &*ahead;
+  }
+  const batch_result result = setup.model->gradient(parameters, samples, values);
   // The push's rounding (--wire), in place: the only pass over the gradient
-  // before it is handed to the shards.
-  const float_codec codec = setup.config.wire;
-  std::shared_ptr<const int8_values> quantized;
+  // before it is handed to the shards (a slice sent ahead was rounded then).
   if (codec == float_codec::int8) {
     residual_.resize(count); // zeros at the first push: a new replica has no residual
     residual_before_.resize(count);
     residual_.swap(residual_before_);
-    quantized = std::make_shared<int8_values>(
-      quantize_with_feedback(buffer.get(), residual_before_.data(), residual_.data(), count));
+    push.gradient.int8 = std::make_shared<int8_values>(
+      quantize_with_feedback(values, residual_before_.data(), residual_.data(), count));
     residual_round_ = round;
+  } else if (ahead) {
+    const auto& ranges = setup.store.ranges;
+    for (size_t k = 0; k < ranges.size(); ++k)
+      if (!ahead->sent(k))
+        round_in_place(codec, values + ranges[k].offset, ranges[k].count);
   } else {
-    round_in_place(codec, buffer.get(), count);
+    round_in_place(codec, values, count);
   }
-  push.gradient = shared_floats{std::move(buffer), 0, count};
-  push.gradient.codec = codec;
-  push.gradient.int8 = std::move(quantized);
   // A finite float may round to Inf (past fp16's largest): then the shard reads it.
   if (setup.device && codec == float_codec::fp32)
     push.proven_finite = setup.device->last_gradient_proven_finite();

@@ -13,6 +13,7 @@
 
 #include "actors/replica/device_step.hpp"
 #include "actors/replica/replica_setup.hpp"
+#include "actors/replica/slices_ahead.hpp"
 #include "messages/protocol.hpp"
 #include "model/backend/device_buffers.hpp"
 #include "model/network.hpp"
@@ -39,8 +40,11 @@ public:
   /// `parameters` for store round `round` into a host buffer, rounded to the
   /// run's codec (int8: with this replica's error feedback): sets
   /// push.gradient and push.proven_finite, and returns the batch's stats.
+  /// With a `plan` (not int8) a model that tells which parts it has written
+  /// (troupe::gradient_listener) has the planned shards' slices sent while
+  /// it computes on.
   batch_stats on_host(const std::vector<uint32_t>& indices, const float* parameters,
-                      uint64_t round, push_msg& push);
+                      uint64_t round, push_msg& push, const ahead_plan* plan = nullptr);
 
   /// Queues the gradient of the rows `indices` on the device at the shards'
   /// answers `parts` or, without parts, at `host_parameters` (an epoch's

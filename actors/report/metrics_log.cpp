@@ -83,6 +83,7 @@ void metrics_log::write_epoch(const epoch_record& r, const run_config& options) 
     {"delta_answer_whole_bytes", r.coded.answer_whole_bytes},
     {"masked_pushes", r.coded.pushes}, {"masked_push_bytes", r.coded.push_bytes},
     {"masked_push_whole_bytes", r.coded.push_whole_bytes},
+    {"pushes_ahead", r.coded.pushes_ahead},
   };
   for (const auto& [name, value] : r.test_metrics)
     j["test_" + name] = value;

@@ -77,6 +77,7 @@ const char* replica_span_name(uint8_t kind) {
   case trace_kind::compute: return "compute";
   case trace_kind::gather: return "gather";
   case trace_kind::join: return "join";
+  case trace_kind::send: return "send";
   default: return "wait";
   }
 }

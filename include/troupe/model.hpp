@@ -16,6 +16,8 @@
 
 namespace troupe {
 
+class gradient_listener;
+
 /// Views a batch of samples: `count` rows of `inputs` features each
 /// (row-major), and per row a class label (classification) or outputs()
 /// float targets (regression, where labels is null). With class weights
@@ -36,6 +38,9 @@ struct TROUPE_API batch {
   const uint32_t* indices = nullptr;
   uint64_t step = 0;
   uint64_t seed = 0;
+  // Set by a replica that sends parts of the gradient while gradient() is
+  // still running (null otherwise): see gradient_listener.
+  gradient_listener* listener = nullptr;
 
   /// Returns row `i`'s features.
   const float* row(size_t i) const { return features + i * static_cast<size_t>(inputs); }
@@ -52,6 +57,26 @@ struct TROUPE_API parameter_span {
 struct TROUPE_API batch_result {
   double loss_sum = 0;
   int64_t correct = 0;
+};
+
+/// Hears, during model::gradient(), which parts of the gradient are written
+/// for good, so that a replica can send them to the store while the model
+/// computes the rest. A model may ignore it: all it wrote is done when
+/// gradient() returns. A model that reports calls loss_known() once, before
+/// any done(), and done() for spans it will not write again in this call.
+class TROUPE_API gradient_listener {
+public:
+  virtual ~gradient_listener() = default;
+
+  /// Returns the spans wanted first: a model that can choose the order in
+  /// which it writes its gradient writes these first.
+  virtual std::vector<parameter_span> wanted_first() const = 0;
+
+  /// Tells the batch's sums, which the forward pass has made.
+  virtual void loss_known(const batch_result& sums) = 0;
+
+  /// Tells that the gradient's floats in `span` are written for good.
+  virtual void done(parameter_span span) = 0;
 };
 
 /// Describes a model Troupe can train: a fixed number of float parameters in
@@ -82,7 +107,8 @@ public:
   /// parameters into `gradient` (parameter_count() floats) and returns the
   /// batch's summed loss and correct predictions. A model that honours
   /// samples.weights returns the weighted sum of the losses and the gradient
-  /// of that sum divided by samples.count.
+  /// of that sum divided by samples.count. It may tell samples.listener, if
+  /// set, as parts of the gradient are done (the built-in models do).
   virtual batch_result gradient(const float* parameters, const batch& samples,
                                 float* gradient) = 0;
 

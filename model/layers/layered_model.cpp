@@ -88,6 +88,9 @@ batch_result layered_model::gradient(const float* parameters, const batch& sampl
       row[k] *= scale;
   }
   upstream_ = dlogits_;
+  gradient_listener* listener = samples.listener;
+  if (listener != nullptr)
+    listener->loss_known(result);
   for (size_t i = ops_.size(); i-- > 0;) {
     const float* x = i == 0 ? samples.features : outputs_[i - 1].data();
     float* dx = nullptr;
@@ -97,6 +100,8 @@ batch_result layered_model::gradient(const float* parameters, const batch& sampl
     }
     ops_[i]->backward(parameters + offsets_[i], x, outputs_[i].data(), upstream_.data(), dx,
                       gradient + offsets_[i], count, keys);
+    if (listener != nullptr && ops_[i]->parameter_count() > 0)
+      listener->done(parameter_span{offsets_[i], ops_[i]->parameter_count()});
     std::swap(upstream_, downstream_);
   }
   return result;

@@ -6,6 +6,8 @@
 // nodes; the codings are smaller than the values; nothing through
 // shared-memory lanes is coded; and a node killed mid-run does not break
 // them (its replica's new actor holds no base and takes whole answers first).
+// A slice for a shard in another process leaves as soon as the model has
+// written it (counted as pushes_ahead), with the bits of pushes at the end.
 #include "tests/cluster/cluster_test.hpp"
 #include "tests/cluster/respawn_runs.hpp"
 
@@ -41,8 +43,8 @@ TEST_CASE("coded answers and masked pushes keep the bits of one process and of w
     const auto here = checksum_of_run(dir, wire + "-here",
                                       codec_run({"--wire=" + wire, "--replicas=2"}));
     const auto coded = run_to_success(dir, wire + "-coded", with({}));
-    const auto whole =
-      run_to_success(dir, wire + "-whole", with({"--whole-answers", "--whole-pushes"}));
+    const auto whole = run_to_success(
+      dir, wire + "-whole", with({"--whole-answers", "--whole-pushes", "--pushes-at-end"}));
     const auto three = run_to_success(dir, wire + "-three", with({"--store-shards=3"}));
     for (const auto* run : {&coded, &whole, &three})
       CHECK(final_record_of(*run)["params_fnv1a64"].get<std::string>() == here);
@@ -56,10 +58,15 @@ TEST_CASE("coded answers and masked pushes keep the bits of one process and of w
     // Every push but a short last round's holds zeros (inputs zero in every
     // sample of the batch); int8's blocks are left as they are.
     CHECK(epoch_sum(whole.metrics, "masked_pushes") == 0);
+    CHECK(epoch_sum(whole.metrics, "pushes_ahead") == 0);
     if (wire == "int8") {
       CHECK(epoch_sum(coded.metrics, "masked_pushes") == 0);
+      CHECK(epoch_sum(coded.metrics, "pushes_ahead") == 0);
       continue;
     }
+    // Each replica sends the other node's shard its slice while it computes.
+    CHECK(epoch_sum(coded.metrics, "pushes_ahead") > 0);
+    CHECK(epoch_sum(coded.metrics, "pushes_ahead") == epoch_sum(coded.metrics, "masked_pushes"));
     CHECK(epoch_sum(coded.metrics, "masked_pushes") > 0);
     CHECK(epoch_sum(three.metrics, "masked_pushes") > epoch_sum(coded.metrics, "masked_pushes"));
     CHECK(epoch_sum(coded.metrics, "masked_push_bytes")
@@ -80,6 +87,7 @@ TEST_CASE("answers and pushes through shared-memory lanes travel whole, with the
   CHECK(final_record_of(lanes)["params_fnv1a64"].get<std::string>() == here);
   CHECK(epoch_sum(lanes.metrics, "delta_answers") == 0);
   CHECK(epoch_sum(lanes.metrics, "masked_pushes") == 0);
+  CHECK(epoch_sum(lanes.metrics, "pushes_ahead") == 0);
   for (auto* node : {&a, &b})
     CLUSTER_CHECK(node->proc->err().find("a shared-memory lane to another process of this host "
                                          "is open")
@@ -96,5 +104,30 @@ TEST_CASE("a run with coded answers and masked pushes whose node is killed mid-r
   const auto metrics = metrics_of_killed_node_run(dir, {"--wire=bf16"}, {"--no-host-lanes"});
   CHECK(epoch_sum(metrics, "delta_answers") > 0);
   CHECK(epoch_sum(metrics, "masked_pushes") > 0);
+  CHECK(epoch_sum(metrics, "pushes_ahead") > 0);
   expect_local_bits(dir, 2, dir.file("coordinator.jsonl"), {"--wire=bf16"});
+}
+
+TEST_CASE("a convnet's slices sent while it computes keep the bits of one process and of "
+          "pushes at the end",
+          "[cluster][sync][wire][ahead][convnet][bits]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
+  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
+  const std::string model =
+    "--model=28x28x1-conv4k3relu-maxpool2-conv8k3-batchnorm-relu-maxpool2-flatten-dropout0.5-10";
+  const auto here = checksum_of_run(dir, "here", codec_run({model, "--replicas=2"}));
+  auto on_nodes = [&](const std::string& name, std::vector<std::string> more) {
+    more.insert(more.end(), {model, "--nodes=" + a.address + "," + b.address,
+                             "--replicas-per-node=1", "--store-shards=4"});
+    return run_to_success(dir, name, codec_run(more));
+  };
+  const auto ahead = on_nodes("ahead", {});
+  const auto at_end = on_nodes("at-end", {"--pushes-at-end"});
+  CHECK(final_record_of(ahead)["params_fnv1a64"].get<std::string>() == here);
+  CHECK(final_record_of(at_end)["params_fnv1a64"].get<std::string>() == here);
+  // Two of the four shards are on the other node of each replica.
+  CHECK(epoch_sum(ahead.metrics, "pushes_ahead") == epoch_sum(ahead.metrics, "masked_pushes"));
+  CHECK(epoch_sum(ahead.metrics, "pushes_ahead") > 0);
+  CHECK(epoch_sum(at_end.metrics, "pushes_ahead") == 0);
 }

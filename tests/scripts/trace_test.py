@@ -13,7 +13,9 @@ instant events for the epoch ends and checkpoints; the metadata states the
 clock's error bound. A second run across two node processes (a shard on
 each) puts its events on the coordinator's clock with a bound of half a
 round trip, and each replica's round holds a "join" per shard inside its
-wait: it copies each answer as it comes.
+wait: it copies each answer as it comes. A third run, on nodes without
+shared-memory lanes, holds a "send" inside each round's compute: the
+replica sends the other node's shard its slice while the model computes on.
 """
 import json
 import os
@@ -58,11 +60,12 @@ def check_tracks(events, replicas, shards):
             fail(f"track {tid} should be named {name!r}, is {names.get(tid)!r}")
 
 
-def check_round_parts(i, n, r, parts, joins):
+def check_round_parts(i, n, r, parts, joins, sends):
     """Checks round span `r` (the n-th) of replica i and returns its wait."""
     names = sorted(p["name"] for p in parts)
     gathered = n % ROUNDS_PER_EPOCH != 0
-    expected = ["compute"] + (["gather"] if gathered else []) + ["join"] * joins
+    expected = ["compute"] + (["gather"] if gathered else []) + ["join"] * joins \
+        + ["send"] * sends
     if names != sorted(expected + ["wait"]):
         fail(f"replica {i} round {r['args']['round']}: parts {parts}")
     for p in parts:
@@ -75,10 +78,12 @@ def check_round_parts(i, n, r, parts, joins):
     for p in parts:
         if p["name"] == "join" and not inside(p, wait):
             fail(f"replica {i}: {p} is not inside the wait {wait}")
+        if p["name"] == "send" and not inside(p, compute):
+            fail(f"replica {i}: {p} is not inside the compute {compute}")
     return wait
 
 
-def check_replica(events, i, joins):
+def check_replica(events, i, joins, sends):
     spans = [e for e in events if e["ph"] == "X" and e["tid"] == 1 + i]
     round_spans = [e for e in spans if e["cat"] == "round"]
     if len(round_spans) != EPOCHS * ROUNDS_PER_EPOCH:
@@ -97,7 +102,7 @@ def check_replica(events, i, joins):
     waits = {}
     for n, r in enumerate(round_spans):
         waits[r["args"]["round"]] = check_round_parts(i, n, r, inner.get(r["args"]["round"], []),
-                                                      joins)
+                                                      joins, sends)
     for e in spans:
         if e.get("name") != "gather":
             continue
@@ -106,7 +111,7 @@ def check_replica(events, i, joins):
             fail(f"replica {i}: {e} is not inside the wait before it, {before}")
 
 
-def check_trace(path, replicas, shards, joins):
+def check_trace(path, replicas, shards, joins, sends=0):
     try:
         trace = json.load(open(path))
     except (OSError, ValueError) as e:
@@ -114,7 +119,7 @@ def check_trace(path, replicas, shards, joins):
     events = trace["traceEvents"]
     check_tracks(events, replicas, shards)
     for i in range(replicas):
-        check_replica(events, i, joins)
+        check_replica(events, i, joins, sends)
     for k in range(shards):
         steps = [e for e in events if e["ph"] == "X" and e["tid"] == 1001 + k]
         if len(steps) != EPOCHS * ROUNDS_PER_EPOCH:
@@ -130,10 +135,10 @@ def check_trace(path, replicas, shards, joins):
     return trace
 
 
-def start_node(mnist, work, name):
+def start_node(mnist, work, name, *options):
     node = os.path.join(os.path.dirname(mnist), "node")
     log = open(os.path.join(work, name + ".log"), "w+")
-    proc = subprocess.Popen([node, "--port=0"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([node, "--port=0", *options], stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 20
     while time.time() < deadline:
         log.seek(0)
@@ -143,6 +148,24 @@ def start_node(mnist, work, name):
         time.sleep(0.05)
     proc.kill()
     fail(f"node {name} did not start")
+
+
+def run_on_nodes(mnist, work, common, name, joins, sends, options=()):
+    """Runs on two node processes (a replica and a shard each) and checks
+    the trace: events on the coordinator's clock, `joins` joins in each
+    round's wait and `sends` slices sent inside its compute."""
+    nodes = [start_node(mnist, work, f"{name}{n}", *options) for n in range(2)]
+    try:
+        path = os.path.join(work, name + ".trace.json")
+        run([mnist, *common, "--nodes=" + ",".join(a for _, a in nodes), f"--trace={path}"])
+        trace = check_trace(path, 2, 2, joins, sends)
+        bound = trace["otherData"]["clock_error_us"]
+        if not 0 < bound < 1e6:
+            fail(f"the clock error bound across nodes should be a round trip, is {bound} us")
+    finally:
+        for proc, _ in nodes:
+            proc.terminate()
+            proc.wait(timeout=20)
 
 
 def main():
@@ -156,19 +179,10 @@ def main():
         if [e["name"] for e in trace["traceEvents"] if e["ph"] == "i"].count("checkpoint") != 2:
             fail("expected a checkpoint instant per epoch")
 
-        nodes = [start_node(mnist, work, f"node{n}") for n in range(2)]
-        try:
-            path = os.path.join(work, "nodes.trace.json")
-            run([mnist, *common, "--nodes=" + ",".join(a for _, a in nodes), f"--trace={path}"])
-            trace = check_trace(path, 2, 2, 2)
-            bound = trace["otherData"]["clock_error_us"]
-            if not 0 < bound < 1e6:
-                fail(f"the clock error bound across nodes should be a round trip, is {bound} us")
-        finally:
-            for proc, _ in nodes:
-                proc.terminate()
-                proc.wait(timeout=20)
-    print("ok: tracks, rounds, nesting, order, joins, instants, clock bound")
+        run_on_nodes(mnist, work, common, "nodes", joins=2, sends=0)
+        run_on_nodes(mnist, work, common, "sockets", joins=2, sends=1,
+                     options=["--no-host-lanes"])
+    print("ok: tracks, rounds, nesting, order, joins, sends, instants, clock bound")
 
 
 if __name__ == "__main__":
