@@ -14,7 +14,7 @@ namespace troupe::detail {
 struct wire_coding {
   bool coded_answers = true; // ask for answers coded against its version; off: --whole-answers
   bool masked_pushes = true; // push gradients with their zeros as a mask; off: --whole-pushes
-  bool pushes_ahead = true;  // send a slice once the model wrote it; off: --pushes-at-end
+  bool pushes_ahead = false; // send a slice once the model wrote it: --pushes-ahead
 };
 
 /// Counts what the codings did: each kind's messages, the bytes they took

@@ -72,9 +72,9 @@ struct run_config {
   // Pushes to shards in other processes carry their zeros, never a mask of
   // them (messages/zero_mask.hpp).
   bool whole_pushes = false;
-  // Replicas push each shard its slice once the backward pass is done, not
-  // a slice in another process as soon as the model has written it.
-  bool pushes_at_end = false;
+  // Replicas send a shard in another process its slice as soon as the
+  // model has written it, not once the backward pass is done.
+  bool pushes_ahead = false;
   // Failures.
   replica_loss_action on_replica_loss = replica_loss_action::abort;
   bool respawn_anywhere = false; // respawn in this process once no node can host

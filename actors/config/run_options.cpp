@@ -218,10 +218,11 @@ void run_options::bind_store() {
            "replicas push shards they reach through the network every value of their "
            "gradient, not a mask of its zeros and the values it selects (lossless and smaller "
            "where a gradient holds zeros, but takes CPU)");
-  cli.bind(s, c.pushes_at_end, "pushes-at-end",
-           "replicas push every shard its slice once the backward pass is done, not a "
-           "shard they reach through the network as soon as the model has written its "
-           "slice (which lets the wire carry it while the model computes the rest)");
+  cli.bind(s, c.pushes_ahead, "pushes-ahead",
+           "replicas send a shard they reach through the network its slice as soon as the "
+           "model has written it, so the wire carries it while the model computes the rest, "
+           "not once the backward pass is done (it pays where each process has a core to "
+           "spare for sending)");
   cli.bind(s, c.store_device, "store-device",
            "cpu or cuda:N: where the shards keep and step the parameters (replicas on the same "
            "device hand gradients over in device memory)");

@@ -13,8 +13,18 @@ namespace troupe::detail {
 
 void prepare_join(replica_state& st) {
   const auto& store = st.setup->store;
-  if (make_join_buffer(st.joined, store.parameter_count)
-      || st.joined_versions.size() != store.shards.size())
+  // Held elsewhere too: a new buffer starts as its copy, since slices sent
+  // ahead may have asked for answers coded against what it holds.
+  std::shared_ptr<const std::vector<float>> held;
+  if (st.joined.use_count() > 1)
+    held = st.joined;
+  if (make_join_buffer(st.joined, store.parameter_count)) {
+    if (held && held->size() == store.parameter_count)
+      *st.joined = *held;
+    else
+      st.joined_versions.clear();
+  }
+  if (st.joined_versions.size() != store.shards.size())
     st.joined_versions.assign(store.shards.size(), std::nullopt);
   st.join_fault.clear();
 }

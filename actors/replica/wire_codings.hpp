@@ -9,8 +9,9 @@
 
 namespace troupe::detail {
 
-/// Before a push: makes the join buffer writable, forgetting what a new
-/// one's slices held, and clears the last round's fault.
+/// Before a push's answers come: makes the join buffer writable (a new one
+/// starts as a copy of the old, so what each slice holds stays true) and
+/// clears the last round's fault.
 void prepare_join(replica_state& st);
 
 /// Says whether the replica reaches shard `k` through the network: in

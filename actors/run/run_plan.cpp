@@ -151,7 +151,7 @@ replica_config replica_config_for(const run_plan& plan, uint32_t index, uint64_t
   r.wire = c.wire;
   r.coding.coded_answers = !c.whole_answers;
   r.coding.masked_pushes = !c.whole_pushes;
-  r.coding.pushes_ahead = !c.pushes_at_end;
+  r.coding.pushes_ahead = c.pushes_ahead;
   return r;
 }
 

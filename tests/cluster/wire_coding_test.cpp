@@ -6,8 +6,9 @@
 // nodes; the codings are smaller than the values; nothing through
 // shared-memory lanes is coded; and a node killed mid-run does not break
 // them (its replica's new actor holds no base and takes whole answers first).
-// A slice for a shard in another process leaves as soon as the model has
-// written it (counted as pushes_ahead), with the bits of pushes at the end.
+// With --pushes-ahead a slice for a shard in another process leaves as soon
+// as the model has written it (counted as pushes_ahead), with the bits of
+// pushes at the end.
 #include "tests/cluster/cluster_test.hpp"
 #include "tests/cluster/respawn_runs.hpp"
 
@@ -42,9 +43,9 @@ TEST_CASE("coded answers and masked pushes keep the bits of one process and of w
     };
     const auto here = checksum_of_run(dir, wire + "-here",
                                       codec_run({"--wire=" + wire, "--replicas=2"}));
-    const auto coded = run_to_success(dir, wire + "-coded", with({}));
-    const auto whole = run_to_success(
-      dir, wire + "-whole", with({"--whole-answers", "--whole-pushes", "--pushes-at-end"}));
+    const auto coded = run_to_success(dir, wire + "-coded", with({"--pushes-ahead"}));
+    const auto whole =
+      run_to_success(dir, wire + "-whole", with({"--whole-answers", "--whole-pushes"}));
     const auto three = run_to_success(dir, wire + "-three", with({"--store-shards=3"}));
     for (const auto* run : {&coded, &whole, &three})
       CHECK(final_record_of(*run)["params_fnv1a64"].get<std::string>() == here);
@@ -58,7 +59,7 @@ TEST_CASE("coded answers and masked pushes keep the bits of one process and of w
     // Every push but a short last round's holds zeros (inputs zero in every
     // sample of the batch); int8's blocks are left as they are.
     CHECK(epoch_sum(whole.metrics, "masked_pushes") == 0);
-    CHECK(epoch_sum(whole.metrics, "pushes_ahead") == 0);
+    CHECK(epoch_sum(three.metrics, "pushes_ahead") == 0); // only with --pushes-ahead
     if (wire == "int8") {
       CHECK(epoch_sum(coded.metrics, "masked_pushes") == 0);
       CHECK(epoch_sum(coded.metrics, "pushes_ahead") == 0);
@@ -83,7 +84,7 @@ TEST_CASE("answers and pushes through shared-memory lanes travel whole, with the
   const auto lanes = run_to_success(
     dir, "lanes",
     codec_run({"--wire=bf16", "--nodes=" + a.address + "," + b.address,
-               "--replicas-per-node=1"}));
+               "--replicas-per-node=1", "--pushes-ahead"}));
   CHECK(final_record_of(lanes)["params_fnv1a64"].get<std::string>() == here);
   CHECK(epoch_sum(lanes.metrics, "delta_answers") == 0);
   CHECK(epoch_sum(lanes.metrics, "masked_pushes") == 0);
@@ -95,13 +96,13 @@ TEST_CASE("answers and pushes through shared-memory lanes travel whole, with the
                   node->proc.get());
 }
 
-TEST_CASE("a run with coded answers and masked pushes whose node is killed mid-run respawns "
-          "the replica and "
-          "ends with the bits of one process",
+TEST_CASE("a run with coded answers, masked pushes and slices sent ahead whose node is killed "
+          "mid-run respawns the replica and ends with the bits of one process",
           "[cluster][wire][delta][kill][respawn]") {
   using namespace troupe::respawn_runs;
   temp_dir dir{"troupe-cluster"};
-  const auto metrics = metrics_of_killed_node_run(dir, {"--wire=bf16"}, {"--no-host-lanes"});
+  const auto metrics =
+    metrics_of_killed_node_run(dir, {"--wire=bf16", "--pushes-ahead"}, {"--no-host-lanes"});
   CHECK(epoch_sum(metrics, "delta_answers") > 0);
   CHECK(epoch_sum(metrics, "masked_pushes") > 0);
   CHECK(epoch_sum(metrics, "pushes_ahead") > 0);
@@ -122,8 +123,8 @@ TEST_CASE("a convnet's slices sent while it computes keep the bits of one proces
                              "--replicas-per-node=1", "--store-shards=4"});
     return run_to_success(dir, name, codec_run(more));
   };
-  const auto ahead = on_nodes("ahead", {});
-  const auto at_end = on_nodes("at-end", {"--pushes-at-end"});
+  const auto ahead = on_nodes("ahead", {"--pushes-ahead"});
+  const auto at_end = on_nodes("at-end", {});
   CHECK(final_record_of(ahead)["params_fnv1a64"].get<std::string>() == here);
   CHECK(final_record_of(at_end)["params_fnv1a64"].get<std::string>() == here);
   // Two of the four shards are on the other node of each replica.

@@ -14,8 +14,9 @@ clock's error bound. A second run across two node processes (a shard on
 each) puts its events on the coordinator's clock with a bound of half a
 round trip, and each replica's round holds a "join" per shard inside its
 wait: it copies each answer as it comes. A third run, on nodes without
-shared-memory lanes, holds a "send" inside each round's compute: the
-replica sends the other node's shard its slice while the model computes on.
+shared-memory lanes and with --pushes-ahead, holds a "send" inside each
+round's compute: the replica sends the other node's shard its slice while
+the model computes on.
 """
 import json
 import os
@@ -180,7 +181,7 @@ def main():
             fail("expected a checkpoint instant per epoch")
 
         run_on_nodes(mnist, work, common, "nodes", joins=2, sends=0)
-        run_on_nodes(mnist, work, common, "sockets", joins=2, sends=1,
+        run_on_nodes(mnist, work, common + ["--pushes-ahead"], "sockets", joins=2, sends=1,
                      options=["--no-host-lanes"])
     print("ok: tracks, rounds, nesting, order, joins, sends, instants, clock bound")
 
