@@ -132,3 +132,21 @@ TEST_CASE("a convnet's slices sent while it computes keep the bits of one proces
   CHECK(epoch_sum(ahead.metrics, "pushes_ahead") > 0);
   CHECK(epoch_sum(at_end.metrics, "pushes_ahead") == 0);
 }
+
+TEST_CASE("slices sent ahead under async, ssp and delayed train on two nodes",
+          "[cluster][wire][ahead][modes]") {
+  temp_dir dir{"troupe-cluster"};
+  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
+  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
+  const std::vector<std::vector<std::string>> modes{
+    {"--mode=async"}, {"--mode=ssp", "--staleness=2"}, {"--mode=delayed", "--staleness=1"}};
+  for (const auto& mode : modes) {
+    std::vector<std::string> args{"--epochs=1", "--batch-size=32", "--seed=4",
+                                  "--nodes=" + a.address + "," + b.address,
+                                  "--replicas-per-node=1", "--pushes-ahead"};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const auto run = run_to_success(dir, mode.front().substr(7), args);
+    CHECK(epoch_sum(run.metrics, "pushes_ahead") > 0);
+    CHECK(final_record_of(run)["test_accuracy"].get<double>() > 0.5);
+  }
+}
