@@ -24,16 +24,26 @@ uint64_t epoch_sum(const std::vector<nlohmann::json>& metrics, const char* field
   return sum;
 }
 
+// Two nodes that take no shared-memory lanes: every push and answer
+// crosses a socket.
+struct socket_nodes {
+  node_process a, b;
+
+  explicit socket_nodes(const temp_dir& dir)
+    : a(start_node(dir, "node-a", {"--no-host-lanes"})),
+      b(start_node(dir, "node-b", {"--no-host-lanes"})) {}
+
+  std::string option() const { return "--nodes=" + a.address + "," + b.address; }
+};
+
 } // namespace
 
 TEST_CASE("coded answers and masked pushes keep the bits of one process and of whole answers "
           "and pushes, and are smaller",
           "[cluster][sync][wire][delta][bits]") {
   temp_dir dir{"troupe-cluster"};
-  // Nodes that take no shared-memory lanes: every answer crosses a socket.
-  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
-  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
-  const std::string nodes = "--nodes=" + a.address + "," + b.address;
+  const socket_nodes sockets(dir);
+  const std::string nodes = sockets.option();
   for (const std::string wire : {"fp32", "bf16", "int8"}) {
     INFO(wire);
     const std::vector<std::string> on_nodes{"--wire=" + wire, nodes, "--replicas-per-node=1"};
@@ -113,14 +123,13 @@ TEST_CASE("a convnet's slices sent while it computes keep the bits of one proces
           "pushes at the end",
           "[cluster][sync][wire][ahead][convnet][bits]") {
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
-  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
+  const socket_nodes sockets(dir);
   const std::string model =
     "--model=28x28x1-conv4k3relu-maxpool2-conv8k3-batchnorm-relu-maxpool2-flatten-dropout0.5-10";
   const auto here = checksum_of_run(dir, "here", codec_run({model, "--replicas=2"}));
   auto on_nodes = [&](const std::string& name, std::vector<std::string> more) {
-    more.insert(more.end(), {model, "--nodes=" + a.address + "," + b.address,
-                             "--replicas-per-node=1", "--store-shards=4"});
+    more.insert(more.end(),
+                {model, sockets.option(), "--replicas-per-node=1", "--store-shards=4"});
     return run_to_success(dir, name, codec_run(more));
   };
   const auto ahead = on_nodes("ahead", {"--pushes-ahead"});
@@ -136,13 +145,11 @@ TEST_CASE("a convnet's slices sent while it computes keep the bits of one proces
 TEST_CASE("slices sent ahead under async, ssp and delayed train on two nodes",
           "[cluster][wire][ahead][modes]") {
   temp_dir dir{"troupe-cluster"};
-  auto a = start_node(dir, "node-a", {"--no-host-lanes"});
-  auto b = start_node(dir, "node-b", {"--no-host-lanes"});
+  const socket_nodes sockets(dir);
   const std::vector<std::vector<std::string>> modes{
     {"--mode=async"}, {"--mode=ssp", "--staleness=2"}, {"--mode=delayed", "--staleness=1"}};
   for (const auto& mode : modes) {
-    std::vector<std::string> args{"--epochs=1", "--batch-size=32", "--seed=4",
-                                  "--nodes=" + a.address + "," + b.address,
+    std::vector<std::string> args{"--epochs=1", "--batch-size=32", "--seed=4", sockets.option(),
                                   "--replicas-per-node=1", "--pushes-ahead"};
     args.insert(args.end(), mode.begin(), mode.end());
     const auto run = run_to_success(dir, mode.front().substr(7), args);
