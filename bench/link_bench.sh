@@ -94,7 +94,7 @@ ddp_rate() { # one DDP run's samples/s (rank 0's)
 runs="${LINK_RUNS:-store in the coordinator=--store-nodes=here;default layout=;default layout, bf16=--wire=bf16;default layout, int8=--wire=int8}"
 IFS=';' read -r -a configs <<< "$runs"
 declare -A rates=()
-declare -A shares=() push_shares=()
+declare -A shares=() push_shares=() parameters=()
 ddp=()
 for _ in $(seq "$repeats"); do
   line=""
@@ -105,13 +105,13 @@ for _ in $(seq "$repeats"); do
     rates[$name]+="$rate "
     shares[$name]="$(coded_share delta_answer)"
     push_shares[$name]="$(coded_share masked_push)"
+    parameters[$name]="$(grep '"record":"final"' "$work/run.jsonl" \
+      | sed -n 's/.*"parameters":\([0-9]*\).*/\1/p')"
     line+="$name $rate, "
   done
   [ -n "$torch_python" ] && ddp+=("$(ddp_rate)") && line+="DDP ${ddp[-1]}"
   echo "${line%, }"
 done
-parameters="$(sed -n 's/.*"parameters":\([0-9]*\).*/\1/p' "$work/run.jsonl" | head -1)"
-parameters="${parameters:-101770}"
 ddp_median=""
 [ ${#ddp[@]} -gt 0 ] && ddp_median="$(printf "%s\n" "${ddp[@]}" | median)"
 echo "sync, global batch $batch, 1 Gbit/s egress per namespace, medians of $repeats:"
@@ -125,7 +125,7 @@ for config in "${configs[@]}"; do
     *--wire=int8*) push=1.015625; answer=2 ;;
     *) push=4; answer=4 ;;
   esac
-  awk -v name="$name" -v got="$got" -v ddp="$ddp_median" -v p="$parameters" -v b="$batch" \
+  awk -v name="$name" -v got="$got" -v ddp="$ddp_median" -v p="${parameters[$name]}" -v b="$batch" \
       -v push="$push" -v answer="$answer" -v share="${shares[$name]}" \
       -v push_share="${push_shares[$name]}" \
       -v options="${config#*=}" 'BEGIN {

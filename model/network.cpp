@@ -105,25 +105,21 @@ void network::weight_gradient(size_t l, int rows, float* gradient) {
   const float* x = l == 0 ? input_ptr_ : activations_[l - 1].data();
   const float* delta = deltas_[l].data();
   float* dw = gradient + view.weights_offset;
-  if (l != 0 || listener_ == nullptr) {
+  const auto blocks =
+    l == 0 && listener_ != nullptr
+      ? wanted_rows_first(listener_->wanted_first(), view.weights_offset, view.in, view.out)
+      : std::vector<row_block>{row_block{0, view.in}};
+  if (blocks.size() == 1) { // no copy of x's columns
     backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f, dw);
     tell_done(view.weights_offset, static_cast<size_t>(view.in) * view.out);
     return;
   }
-  const auto blocks =
-    wanted_rows_first(listener_->wanted_first(), view.weights_offset, view.in, view.out);
-  if (blocks.size() == 1) {
-    backend_->gemm(true, false, view.in, view.out, rows, 1.0f, x, delta, 0.0f, dw);
-  } else {
-    for (const row_block block : blocks) {
-      weight_gradient_rows(*backend_, x, delta, rows, view.in, view.out, block, dw,
-                           row_scratch_);
-      tell_done(view.weights_offset + static_cast<size_t>(block.begin) * view.out,
-                static_cast<size_t>(block.end - block.begin) * view.out);
-    }
-    return;
+  for (const row_block block : blocks) {
+    weight_gradient_rows(*backend_, x, delta, rows, view.in, view.out, block, dw,
+                         row_scratch_);
+    tell_done(view.weights_offset + static_cast<size_t>(block.begin) * view.out,
+              static_cast<size_t>(block.end - block.begin) * view.out);
   }
-  tell_done(view.weights_offset, static_cast<size_t>(view.in) * view.out);
 }
 
 void network::tell_done(size_t offset, size_t count) {

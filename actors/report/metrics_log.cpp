@@ -133,6 +133,7 @@ void metrics_log::write_summary(const fit_summary& s, const run_config& options)
     {"batch_size", options.batch_size},
     {"seed", options.seed},
     {"model", options.model},
+    {"parameters", s.params.size()},
     {"test_loss", s.test_loss},
     {"test_accuracy", s.test_accuracy},
     {"samples_per_second", s.samples_per_second},

@@ -124,6 +124,8 @@ TEST_CASE("mnist takes a boolean option bare, as --help shows it, or as =true an
     CHECK(run.status.code == 0);
     const auto final_records = records_of(run.metrics, "final");
     REQUIRE(final_records.size() == 1);
+    // The MLP's size: 784 x 128 + 128 + 128 x 10 + 10.
+    CHECK(final_records.front().value("parameters", 0) == 101770);
     checksums.push_back(final_records.front().value("params_fnv1a64", ""));
   }
   // Pinning changes no bit; Nesterov's momentum does.
