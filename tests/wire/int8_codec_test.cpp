@@ -16,6 +16,7 @@
 #include "messages/protocol.hpp"
 #include "messages/register.hpp"
 #include "model/shard_layout.hpp"
+#include "tests/actors/serial_roundtrip.hpp"
 
 using namespace troupe;
 
@@ -69,10 +70,7 @@ std::vector<char> crafted_push(caf::actor_system& sys, size_t count, uint64_t fi
 }
 
 push_msg read_push(caf::actor_system& sys, const std::vector<char>& buf) {
-  push_msg back;
-  caf::binary_deserializer source{sys, buf};
-  REQUIRE_FALSE(source(back));
-  return back;
+  return testing::deserialize<push_msg>(sys, buf);
 }
 
 } // namespace

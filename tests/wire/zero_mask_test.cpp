@@ -20,10 +20,11 @@
 
 #include "messages/protocol.hpp"
 #include "messages/register.hpp"
-#include "tests/wire/scrambled.hpp"
 #include "messages/exponent_split.hpp"
 #include "messages/masked_floats.hpp"
 #include "messages/zero_mask.hpp"
+#include "tests/actors/serial_roundtrip.hpp"
+#include "tests/wire/scrambled.hpp"
 
 using namespace troupe;
 using namespace troupe::detail;
@@ -64,17 +65,11 @@ shared_floats marked(const std::vector<float>& values, float_codec codec) {
 }
 
 std::vector<char> written(caf::actor_system& sys, shared_floats view) {
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  REQUIRE_FALSE(sink(view));
-  return buf;
+  return testing::serialize(sys, view);
 }
 
 shared_floats read_back(caf::actor_system& sys, const std::vector<char>& buf) {
-  shared_floats back;
-  caf::binary_deserializer source{sys, buf};
-  REQUIRE_FALSE(source(back));
-  return back;
+  return testing::deserialize<shared_floats>(sys, buf);
 }
 
 bool same_bits(const shared_floats& view, const std::vector<float>& values) {
